@@ -1,0 +1,48 @@
+// The judges. Each checker reads only the trace — never an algorithm's
+// internals — and reports every violation of one property (product.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace locksim {
+
+enum class ViolationKind : std::uint8_t { Overlap, StaleWrite, LostUpdate, ForeignRelease, Stuck };
+inline constexpr ViolationKind kAllViolationKinds[] = {
+    ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate,
+    ViolationKind::ForeignRelease, ViolationKind::Stuck};
+
+std::string_view violation_name(ViolationKind k);  // "overlap", "stale-write", ...
+std::optional<ViolationKind> parse_violation(std::string_view name);
+std::string_view violation_help(ViolationKind k);   // one line, for `locksim list`
+
+struct Violation {
+  ViolationKind kind;
+  Instant at;                    // true time it began
+  Instant until;                 // true time it ended (== at for a point event)
+  std::vector<ProcId> processes; // the clients involved
+  std::string detail;            // one line in plain words
+};
+
+struct CheckOptions {
+  Instant run_end;                         // the true time the run stopped
+  std::optional<Duration> ttl;             // the lock's TTL, if it has one
+  std::optional<Duration> liveness_window; // overrides the default (2 x TTL; see stuck)
+};
+
+// All violations of all kinds, ordered by (at, kind).
+std::vector<Violation> check_trace(const Trace& trace, const CheckOptions& options);
+
+// One checker each, for tests and for the reports.
+std::vector<Violation> check_overlap(const Trace& trace, const CheckOptions& options);
+std::vector<Violation> check_stale_write(const Trace& trace, const CheckOptions& options);
+std::vector<Violation> check_lost_update(const Trace& trace, const CheckOptions& options);
+std::vector<Violation> check_foreign_release(const Trace& trace, const CheckOptions& options);
+std::vector<Violation> check_stuck(const Trace& trace, const CheckOptions& options);
+
+}  // namespace locksim

@@ -1,0 +1,64 @@
+#include "sim/message.hpp"
+
+namespace locksim {
+
+namespace redis {
+
+std::string describe(const Request& r) {
+  switch (r.op) {
+    case Op::Get: return "GET " + r.key;
+    case Op::Set: {
+      std::string s = "SET " + r.key + " " + r.value;
+      if (r.nx) s += " NX";
+      if (!r.px.is_zero()) s += " PX " + std::to_string(r.px.whole_ms());
+      return s;
+    }
+    case Op::SetNx: return "SETNX " + r.key + " " + r.value;
+    case Op::Del: return "DEL " + r.key;
+    case Op::Incr: return "INCR " + r.key;
+    case Op::Exists: return "EXISTS " + r.key;
+    case Op::Pttl: return "PTTL " + r.key;
+    case Op::CompareAndDelete: return "EVAL compare-and-delete " + r.key + " " + r.value;
+    case Op::AcquireWithToken:
+      return "EVAL acquire-with-token " + r.key + " " + r.value + " PX " +
+             std::to_string(r.px.whole_ms()) + " INCR " + r.token_key;
+    case Op::CompareAndPexpire:
+      return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
+  }
+  return "?";
+}
+
+std::string describe(const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::Nil: return "(nil)";
+    case Reply::Kind::Ok: return "OK";
+    case Reply::Kind::Int: return "(integer) " + std::to_string(r.integer);
+    case Reply::Kind::Str: return "\"" + r.str + "\"";
+    case Reply::Kind::Err: return "(error) " + r.str;
+  }
+  return "?";
+}
+
+}  // namespace redis
+
+namespace storage {
+
+std::string describe(const Request& r) {
+  if (r.op == Request::Op::Read) return "READ counter";
+  std::string s = "WRITE counter=" + std::to_string(r.value);
+  if (r.token >= 0) s += " token=" + std::to_string(r.token);
+  return s;
+}
+
+std::string describe(const Reply& r) {
+  if (!r.accepted) return "REJECTED (" + r.reason + ")";
+  return "OK counter=" + std::to_string(r.value);
+}
+
+}  // namespace storage
+
+std::string describe(const Payload& p) {
+  return std::visit([](const auto& x) { return describe(x); }, p);
+}
+
+}  // namespace locksim

@@ -1,0 +1,92 @@
+// What travels over the simulated network: requests and replies of the
+// simulated servers. One variant, so the trace can describe every message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "sim/time.hpp"
+
+namespace locksim {
+
+using ProcId = std::uint32_t;
+inline constexpr ProcId kNoProc = ~ProcId{0};
+
+namespace redis {
+
+enum class Op : std::uint8_t {
+  Get,
+  Set,                // SET key value [NX] [PX ttl]
+  SetNx,              // SETNX key value (no TTL)
+  Del,
+  Incr,
+  Exists,
+  Pttl,
+  CompareAndDelete,   // EVAL: if GET(key) == value then DEL(key) (returns 1) else 0
+  AcquireWithToken,   // EVAL: SET key value NX PX ttl; on OK, INCR token_key and return it
+  CompareAndPexpire,  // EVAL: if GET(key) == value then PEXPIRE(key, ttl) (1) else 0
+};
+
+struct Request {
+  Op op = Op::Get;
+  std::string key;
+  std::string value;
+  bool nx = false;
+  Duration px = Duration::zero();  // zero: no expiry
+  std::string token_key;           // for AcquireWithToken
+};
+
+struct Reply {
+  enum class Kind : std::uint8_t { Nil, Ok, Int, Str, Err };
+  Kind kind = Kind::Nil;
+  std::int64_t integer = 0;
+  std::string str;
+
+  static Reply nil() { return {}; }
+  static Reply ok() { return {Kind::Ok, 0, {}}; }
+  static Reply of(std::int64_t n) { return {Kind::Int, n, {}}; }
+  static Reply of(std::string s) { return {Kind::Str, 0, std::move(s)}; }
+  static Reply error(std::string s) { return {Kind::Err, 0, std::move(s)}; }
+  bool is_ok() const { return kind == Kind::Ok; }
+  bool is_nil() const { return kind == Kind::Nil; }
+};
+
+std::string describe(const Request& r);
+std::string describe(const Reply& r);
+
+}  // namespace redis
+
+namespace storage {
+
+struct Request {
+  enum class Op : std::uint8_t { Read, Write };
+  Op op = Op::Read;
+  std::int64_t value = 0;   // for Write: the new counter value
+  std::int64_t token = -1;  // fencing token presented, -1: none
+};
+
+struct Reply {
+  bool accepted = true;
+  std::int64_t value = 0;  // Read: the counter; Write: the value now stored
+  std::string reason;      // why a write was rejected
+};
+
+std::string describe(const Request& r);
+std::string describe(const Reply& r);
+
+}  // namespace storage
+
+using Payload = std::variant<redis::Request, redis::Reply, storage::Request, storage::Reply>;
+
+std::string describe(const Payload& p);
+
+struct Message {
+  std::uint64_t id = 0;
+  std::uint64_t reply_to = 0;  // the request's id, for replies; 0 for requests
+  ProcId from = kNoProc;
+  ProcId to = kNoProc;
+  Payload body;
+};
+
+}  // namespace locksim

@@ -1,0 +1,128 @@
+// Seeded randomness: xoshiro256** seeded through splitmix64, and our own draw
+// functions (the standard library's distributions differ between
+// implementations, and a trace must be the same bytes on every machine).
+//
+// Each component forks its own stream by name (`fork("client3")`), so adding a
+// client or a fault changes only the draws of what it touches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/time.hpp"
+
+namespace locksim {
+
+constexpr std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t fnv1a64(std::string_view s, std::uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed = 0) { reseed(seed); }
+
+  void reseed(std::uint64_t seed) {
+    seed_ = seed;
+    std::uint64_t sm = seed;
+    for (auto& w : s_) w = splitmix64(sm);
+  }
+  std::uint64_t seed() const { return seed_; }
+
+  // A child stream named `name`: independent of every sibling, and of how many
+  // draws this stream has made.
+  Rng fork(std::string_view name) const {
+    std::uint64_t mix = seed_ ^ fnv1a64(name);
+    return Rng{splitmix64(mix)};
+  }
+
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, n), unbiased (Lemire's multiply-and-reject). REQUIRES: n > 0.
+  std::uint64_t below(std::uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(next()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
+
+  // Uniform integer in [lo, hi] inclusive. REQUIRES: lo <= hi.
+  std::int64_t between(std::int64_t lo, std::int64_t hi) {
+    const auto span = static_cast<std::uint64_t>(hi - lo);
+    if (span == ~std::uint64_t{0}) return static_cast<std::int64_t>(next());
+    return lo + static_cast<std::int64_t>(below(span + 1));
+  }
+
+  // Uniform duration in [lo, hi], at nanosecond resolution.
+  Duration between(Duration lo, Duration hi) {
+    return Duration::ns(between(lo.count_ns(), hi.count_ns()));
+  }
+
+  // True with probability p, compared on 53 bits so the result is exact and portable.
+  bool chance(double p) {
+    if (p <= 0.0) return false;
+    if (p >= 1.0) return true;
+    const auto threshold = static_cast<std::uint64_t>(p * 9007199254740992.0);  // 2^53
+    return (next() >> 11) < threshold;
+  }
+
+  // `bytes` random bytes as lower-case hex: lock values, like the 20 urandom bytes of redlock-rb.
+  std::string hex_token(int bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(static_cast<std::size_t>(bytes) * 2);
+    std::uint64_t word = 0;
+    for (int i = 0; i < bytes; ++i) {
+      if (i % 8 == 0) word = next();
+      const auto byte = static_cast<unsigned>(word & 0xff);
+      word >>= 8;
+      out += digits[byte >> 4];
+      out += digits[byte & 0xf];
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t s_[4]{};
+  std::uint64_t seed_ = 0;
+};
+
+// A fixed duration or a uniform range "1ms..3ms".
+struct DurationRange {
+  Duration lo, hi;
+  static DurationRange fixed(Duration d) { return {d, d}; }
+  bool is_fixed() const { return lo == hi; }
+  Duration draw(Rng& rng) const { return is_fixed() ? lo : rng.between(lo, hi); }
+};
+
+std::string format_range(const DurationRange& r);
+
+}  // namespace locksim

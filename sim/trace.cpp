@@ -1,0 +1,96 @@
+#include "sim/trace.hpp"
+
+#include <cstdio>
+
+#include "sim/rng.hpp"
+
+namespace locksim {
+
+std::string_view event_name(Ev kind) {
+  switch (kind) {
+    case Ev::Started: return "started";
+    case Ev::Paused: return "paused";
+    case Ev::Resumed: return "resumed";
+    case Ev::Crashed: return "crashed";
+    case Ev::Restarted: return "restarted";
+    case Ev::ClockJumped: return "clock-jumped";
+    case Ev::ClockDrift: return "clock-drift";
+    case Ev::Acquiring: return "acquiring";
+    case Ev::Acquired: return "acquired";
+    case Ev::AcquireFailed: return "acquire-failed";
+    case Ev::OwnerChecked: return "owner-checked";
+    case Ev::Read: return "read";
+    case Ev::Checked: return "checked";
+    case Ev::Lost: return "lost";
+    case Ev::Writing: return "writing";
+    case Ev::Wrote: return "wrote";
+    case Ev::WriteRejected: return "write-rejected";
+    case Ev::Releasing: return "releasing";
+    case Ev::Released: return "released";
+    case Ev::ReleaseFailed: return "release-failed";
+    case Ev::JobDone: return "done";
+    case Ev::Sent: return "sent";
+    case Ev::Delivered: return "delivered";
+    case Ev::Dropped: return "dropped";
+    case Ev::Command: return "command";
+    case Ev::Expired: return "expired";
+    case Ev::KeyDeleted: return "key-deleted";
+    case Ev::Promoted: return "promoted";
+    case Ev::StorageRead: return "storage-read";
+    case Ev::StorageWrite: return "storage-write";
+    case Ev::StorageReject: return "storage-reject";
+    case Ev::Fault: return "fault";
+  }
+  return "?";
+}
+
+ProcId Trace::add_process(std::string name, ProcessRole role) {
+  processes_.push_back({std::move(name), role});
+  return static_cast<ProcId>(processes_.size() - 1);
+}
+
+const std::string& Trace::name(ProcId p) const {
+  static const std::string world = "world";
+  return p < processes_.size() ? processes_[p].name : world;
+}
+
+std::optional<ProcId> Trace::find(std::string_view name) const {
+  for (ProcId i = 0; i < processes_.size(); ++i)
+    if (processes_[i].name == name) return i;
+  return std::nullopt;
+}
+
+std::string Trace::line(const TraceEvent& e) const {
+  std::string s = std::to_string(e.at.ns());
+  s += ' ';
+  s += name(e.process);
+  s += ' ';
+  s += event_name(e.kind);
+  if (e.peer != kNoProc) s += " peer=" + name(e.peer);
+  if (e.owner != kNoProc) s += " owner=" + name(e.owner);
+  if (e.value != 0) s += " value=" + std::to_string(e.value);
+  if (e.token >= 0) s += " token=" + std::to_string(e.token);
+  if (e.process != kNoProc) {
+    s += " wall=" + std::to_string(e.wall.ns());
+    s += " mono=" + std::to_string(e.mono.ns());
+  }
+  if (!e.key.empty()) s += " key=" + e.key;
+  if (!e.detail.empty()) s += " | " + e.detail;
+  return s;
+}
+
+void Trace::record(TraceEvent e) {
+  e.seq = count_++;
+  hash_ = fnv1a64(line(e), hash_);
+  hash_ = fnv1a64("\n", hash_);
+  if (listener_) listener_(e);
+  if (keep_events_) events_.push_back(std::move(e));
+}
+
+std::string Trace::hash_hex() const {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash_));
+  return buf;
+}
+
+}  // namespace locksim

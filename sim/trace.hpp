@@ -1,0 +1,117 @@
+// The trace: every event of a run, in true-time order, and a hash of it.
+//
+// The trace is the only thing the checkers and the reports read. Each event
+// carries the true instant, the process it happened at and that process's own
+// clock readings at that moment, so a report can say both "t=30.002s" and
+// "redis1's clock read 45.002s".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/message.hpp"
+#include "sim/time.hpp"
+
+namespace locksim {
+
+enum class Ev : std::uint8_t {
+  // Any process.
+  Started,      // value: storage's initial counter
+  Paused,       // detail: for how long (true time)
+  Resumed,
+  Crashed,
+  Restarted,
+  ClockJumped,  // value: jump in ns (wall clock)
+  ClockDrift,   // value: new drift in ppb
+  // Clients: the lock's life as the client sees it.
+  Acquiring,
+  Acquired,       // key: lock value; token: fencing token or -1; detail: validity
+  AcquireFailed,
+  OwnerChecked,   // a two-step release found its value still in place
+  Read,           // value: counter read
+  Checked,        // validity re-checked on the local clock and still fine
+  Lost,           // the client noticed its lock is gone and abandons its work
+  Writing,        // value: counter to write
+  Wrote,          // value: counter written (storage accepted)
+  WriteRejected,
+  Releasing,
+  Released,
+  ReleaseFailed,  // the release found the lock no longer ours (or could not reach a node)
+  JobDone,
+  // Network.
+  Sent,       // peer: destination; detail: content
+  Delivered,  // peer: source
+  Dropped,    // peer: destination; detail: why
+  // Lock-service nodes.
+  Command,     // peer: requester; detail: "SET lock v NX PX 30000 -> OK"
+  Expired,     // key: the key; owner: who set it; detail: how (lazily/actively)
+  KeyDeleted,  // a command removed a key: peer: requester; owner: who set it
+  Promoted,
+  // Storage.
+  StorageRead,    // peer: client; value: counter
+  StorageWrite,   // peer: client; value: new counter; token
+  StorageReject,  // peer: client; value: counter offered; token; detail: why
+  // The fault engine and the network's state.
+  Fault,  // detail: what was applied
+};
+
+// The name used in the trace and in `on = "<process> <event>"` fault triggers.
+std::string_view event_name(Ev kind);
+
+struct TraceEvent {
+  Instant at;                // true time
+  std::uint64_t seq = 0;     // position in the trace
+  ProcId process = kNoProc;  // where it happened (kNoProc: the world itself)
+  Ev kind = Ev::Fault;
+  ProcId peer = kNoProc;     // the other party, by event kind (see Ev)
+  ProcId owner = kNoProc;    // whose lock entry (Expired, KeyDeleted)
+  std::int64_t value = 0;
+  std::int64_t token = -1;   // fencing token, -1: none
+  Instant wall;              // the process's wall clock reading at `at`
+  Instant mono;              // the process's monotonic clock reading at `at`
+  std::string key;           // lock key, or the lock's random value (Acquired)
+  std::string detail;        // plain words
+};
+
+enum class ProcessRole : std::uint8_t { Client, LockNode, Storage };
+
+struct ProcessInfo {
+  std::string name;
+  ProcessRole role;
+};
+
+class Trace {
+ public:
+  // Called for every event as it is recorded (fault triggers listen here).
+  using Listener = std::function<void(const TraceEvent&)>;
+
+  ProcId add_process(std::string name, ProcessRole role);
+  const std::vector<ProcessInfo>& processes() const { return processes_; }
+  const std::string& name(ProcId p) const;
+  std::optional<ProcId> find(std::string_view name) const;
+
+  void record(TraceEvent e);
+  void set_listener(Listener l) { listener_ = std::move(l); }
+  // Keep only the hash and counts, not the events (long benchmark runs).
+  void set_keep_events(bool keep) { keep_events_ = keep; }
+
+  const std::vector<TraceEvent>& events() const { return events_; }
+  std::uint64_t size() const { return count_; }
+  // 64-bit FNV-1a over the canonical line of every event, as 16 hex digits.
+  std::string hash_hex() const;
+  // One line per event, the form the hash is computed over.
+  std::string line(const TraceEvent& e) const;
+
+ private:
+  std::vector<ProcessInfo> processes_;
+  std::vector<TraceEvent> events_;
+  Listener listener_;
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+  std::uint64_t count_ = 0;
+  bool keep_events_ = true;
+};
+
+}  // namespace locksim

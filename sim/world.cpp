@@ -1,0 +1,465 @@
+#include "sim/world.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace locksim {
+
+// --- EventQueue -------------------------------------------------------------
+
+void EventQueue::push(Event e) {
+  // Hole-based sift-up: move parents down until e's place is found.
+  heap_.emplace_back();
+  std::size_t i = heap_.size() - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(e, heap_[parent])) break;
+    heap_[i] = std::move(heap_[parent]);
+    i = parent;
+  }
+  heap_[i] = std::move(e);
+}
+
+Event EventQueue::pop() {
+  Event top = std::move(heap_.front());
+  Event last = std::move(heap_.back());
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n > 0) {
+    std::size_t i = 0;
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      if (!before(heap_[child], last)) break;
+      heap_[i] = std::move(heap_[child]);
+      i = child;
+    }
+    heap_[i] = std::move(last);
+  }
+  return top;
+}
+
+// --- Process ----------------------------------------------------------------
+
+Process::Process(World& world, std::string name, ProcessRole role, const ClockSpec& clock)
+    : world_(world),
+      name_(std::move(name)),
+      role_(role),
+      id_(world.trace().add_process(name_, role)),
+      clocks_(clock),
+      rng_(world.fork_rng("process/" + name_)) {}
+
+Process::~Process() = default;
+
+Instant Process::wall_now() const { return clocks_.wall.read(world_.now()); }
+Instant Process::mono_now() const { return clocks_.mono.read(world_.now()); }
+
+void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) {
+  Event e;
+  e.at = p.world_.now();
+  e.pid = p.id_;
+  e.epoch = p.epoch_;
+  e.kind = Event::Kind::Resume;
+  e.handle = h;
+  p.world_.schedule(e);
+}
+
+struct Process::CallAwaiter {
+  Process& p;
+  ProcId to;
+  Payload request;
+  Duration timeout;
+  std::optional<Payload> result;
+
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    const std::uint64_t id = p.world_.network().send(p.id_, to, 0, std::move(request));
+    PendingCall pending{h, &result, 0};
+    if (timeout > Duration::zero()) pending.timer_id = p.start_timer(p.mono_now() + timeout, {}, id);
+    p.calls_.emplace(id, pending);
+  }
+  std::optional<Payload> await_resume() { return std::move(result); }
+};
+
+Task<std::optional<Payload>> Process::call(ProcId to, Payload request, Duration timeout) {
+  co_return co_await CallAwaiter{*this, to, std::move(request), timeout, std::nullopt};
+}
+
+void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
+
+void Process::reply(const Message& request, Payload body) {
+  world_.network().send(id_, request.from, request.id, std::move(body));
+}
+
+void Process::spawn(Task<void> task) {
+  std::erase_if(roots_, [](const Task<void>& t) { return t.done() && !t.handle().promise().error; });
+  Event e;
+  e.at = world_.now();
+  e.pid = id_;
+  e.epoch = epoch_;
+  e.kind = Event::Kind::Resume;
+  e.handle = task.handle();
+  roots_.push_back(std::move(task));
+  world_.schedule(e);
+}
+
+void Process::note(Ev kind, TraceEvent fields) {
+  fields.at = world_.now();
+  fields.process = id_;
+  fields.kind = kind;
+  fields.wall = wall_now();
+  fields.mono = mono_now();
+  world_.trace().record(std::move(fields));
+}
+
+void Process::deliver(Message& m) {
+  if (m.reply_to != 0) {
+    auto it = calls_.find(m.reply_to);
+    if (it == calls_.end()) return;  // a late reply: its call timed out or was abandoned
+    PendingCall pending = it->second;
+    calls_.erase(it);
+    if (pending.timer_id != 0) cancel_timer(pending.timer_id);
+    *pending.result = std::move(m.body);
+    pending.waiter.resume();
+    return;
+  }
+  on_message(m);
+}
+
+void Process::on_message(Message& m) {
+  note(Ev::Dropped, {.peer = m.from, .detail = "not expecting " + describe(m.body)});
+}
+
+std::uint64_t Process::start_timer(Instant mono_deadline, std::coroutine_handle<> h,
+                                   std::uint64_t call_id) {
+  Timer t{next_timer_++, mono_deadline, h, call_id};
+  schedule_timer_event(t);
+  timers_.push_back(t);
+  return t.id;
+}
+
+void Process::schedule_timer_event(const Timer& t) {
+  Event e;
+  e.at = clocks_.mono.when_reads(t.deadline, world_.now());
+  e.pid = id_;
+  e.epoch = epoch_;
+  e.kind = Event::Kind::Timer;
+  e.arg = t.id;
+  world_.schedule(e);
+}
+
+void Process::cancel_timer(std::uint64_t id) {
+  // The queued event stays; it finds no timer and does nothing.
+  std::erase_if(timers_, [id](const Timer& t) { return t.id == id; });
+}
+
+void Process::fire_timer(std::uint64_t timer_id) {
+  auto it = std::find_if(timers_.begin(), timers_.end(),
+                         [timer_id](const Timer& t) { return t.id == timer_id; });
+  if (it == timers_.end()) return;  // cancelled, or superseded by a reschedule
+  if (mono_now() < it->deadline) {  // the clock slowed down since the timer was set
+    schedule_timer_event(*it);
+    return;
+  }
+  const Timer t = *it;
+  timers_.erase(it);
+  if (t.call_id != 0) {
+    auto call = calls_.find(t.call_id);
+    if (call == calls_.end()) return;
+    auto waiter = call->second.waiter;
+    calls_.erase(call);
+    waiter.resume();  // result stays nullopt: timed out
+    return;
+  }
+  t.waiter.resume();
+}
+
+void Process::reschedule_timers() {
+  for (Timer& t : timers_) {
+    const std::uint64_t old = t.id;
+    t.id = next_timer_++;
+    for (auto& [id, call] : calls_)
+      if (call.timer_id == old) call.timer_id = t.id;
+    schedule_timer_event(t);
+  }
+}
+
+void Process::pause() { state_ = State::Paused; }
+
+void Process::resume() {
+  state_ = State::Running;
+  // Everything that came due during the pause happens now, in its original order.
+  std::vector<Event> held = std::move(held_);
+  held_.clear();
+  for (Event& e : held) {
+    e.at = world_.now();
+    world_.schedule(e);
+  }
+}
+
+void Process::destroy_coroutines() {
+  // Destroying a root destroys every frame it awaits; their destructors run now.
+  std::vector<Task<void>> roots = std::move(roots_);
+  roots_.clear();
+  roots.clear();
+  calls_.clear();
+  timers_.clear();
+  held_.clear();
+}
+
+void Process::crash() {
+  ++epoch_;
+  state_ = State::Down;
+  destroy_coroutines();
+  on_crash();
+}
+
+void Process::restart() {
+  ++epoch_;  // nothing addressed to the crashed incarnation reaches the new one
+  state_ = State::Running;
+  on_restart();
+}
+
+std::exception_ptr Process::failed_root() const {
+  for (const Task<void>& t : roots_)
+    if (t.valid() && t.done() && t.handle().promise().error) return t.handle().promise().error;
+  return nullptr;
+}
+
+// --- Network ----------------------------------------------------------------
+
+Network::Link& Network::link(ProcId from, ProcId to) {
+  auto it = links_.find({from, to});
+  if (it == links_.end()) {
+    // Each link draws from its own stream: adding a client leaves every other link's draws alone.
+    Rng rng = world_.fork_rng("link/" + world_.trace().name(from) + "->" + world_.trace().name(to));
+    it = links_.emplace(std::pair{from, to}, Link{rng, Instant::zero()}).first;
+  }
+  return it->second;
+}
+
+bool Network::blocked(ProcId from, ProcId to) const {
+  for (const Partition& p : partitions_) {
+    int gf = -1, gt = -1;
+    for (std::size_t g = 0; g < p.groups.size(); ++g) {
+      if (std::find(p.groups[g].begin(), p.groups[g].end(), from) != p.groups[g].end()) gf = static_cast<int>(g);
+      if (std::find(p.groups[g].begin(), p.groups[g].end(), to) != p.groups[g].end()) gt = static_cast<int>(g);
+    }
+    if (gf < 0 || gt < 0 || gf == gt) continue;
+    if (!p.one_way || gf == 0) return true;
+  }
+  return false;
+}
+
+std::uint64_t Network::partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label) {
+  const std::uint64_t id = next_partition_++;
+  partitions_.push_back({id, std::move(groups), one_way, std::move(label)});
+  return id;
+}
+
+void Network::heal(std::optional<std::uint64_t> id) {
+  if (!id) partitions_.clear();
+  else std::erase_if(partitions_, [&](const Partition& p) { return p.id == *id; });
+}
+
+std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payload body) {
+  const std::uint64_t id = next_message_++;
+  ++sent_;
+  Process& src = world_.process(from);
+  const Instant now = world_.now();
+  src.note(Ev::Sent, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = describe(body)});
+  auto drop = [&](std::string why) {
+    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = std::move(why)});
+    return id;
+  };
+  if (blocked(from, to)) return drop("partition");
+  Link& l = link(from, to);
+  for (LinkRule& r : rules_) {
+    if (r.kind != LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
+    if (!l.rng.chance(r.probability)) continue;
+    if (r.remaining > 0) --r.remaining;
+    return drop(r.label);
+  }
+  if (config_.loss > 0.0 && l.rng.chance(config_.loss)) return drop("lost (loss " + std::to_string(config_.loss) + ")");
+
+  const Duration delay = config_.delay.draw(l.rng);
+  Instant at = now + delay;
+  for (LinkRule& r : rules_) {
+    if (r.kind == LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
+    if (r.kind == LinkRule::Kind::Hold) at = max(at, r.until + delay);
+    else at += r.extra;
+    if (r.remaining > 0) --r.remaining;
+  }
+  if (config_.fifo) {
+    at = max(at, l.last_delivery);
+    l.last_delivery = at;
+  }
+  Event e;
+  e.at = at;
+  e.pid = to;
+  e.epoch = world_.process(to).epoch();
+  e.kind = Event::Kind::Deliver;
+  e.arg = world_.store_message(Message{id, reply_to, from, to, std::move(body)});
+  world_.schedule(e);
+  return id;
+}
+
+// --- World ------------------------------------------------------------------
+
+World::World(std::uint64_t seed) : seed_(seed), root_rng_(seed), network_(*this) {
+  network_.configure({});
+}
+
+World::~World() {
+  // Coroutine frames may refer to processes: destroy them all before any process.
+  for (auto& p : processes_) p->destroy_coroutines();
+}
+
+void World::schedule(Event e) {
+  assert(e.at >= now_ && "an event in the past");
+  e.seq = queue_.next_seq();
+  queue_.push(e);
+}
+
+std::uint64_t World::store_message(Message m) {
+  if (!free_messages_.empty()) {
+    const std::uint64_t slot = free_messages_.back();
+    free_messages_.pop_back();
+    messages_[slot] = std::move(m);
+    return slot;
+  }
+  messages_.push_back(std::move(m));
+  return messages_.size() - 1;
+}
+
+void World::at(Instant when, std::function<void()> action) {
+  std::uint64_t slot;
+  if (!free_actions_.empty()) {
+    slot = free_actions_.back();
+    free_actions_.pop_back();
+    actions_[slot] = std::move(action);
+  } else {
+    actions_.push_back(std::move(action));
+    slot = actions_.size() - 1;
+  }
+  Event e;
+  e.at = max(when, now_);
+  e.kind = Event::Kind::Action;
+  e.arg = slot;
+  schedule(e);
+}
+
+void World::note_world(Ev kind, std::string detail) {
+  TraceEvent e;
+  e.at = now_;
+  e.kind = kind;
+  e.detail = std::move(detail);
+  trace_.record(std::move(e));
+}
+
+void World::dispatch(Event& e) {
+  if (e.pid != kNoProc) {
+    Process& p = *processes_[e.pid];
+    if (e.epoch != p.epoch_ || p.state_ == Process::State::Down) {
+      if (e.kind == Event::Kind::Deliver) {
+        Message m = std::move(messages_[e.arg]);
+        free_messages_.push_back(e.arg);
+        p.note(Ev::Dropped, {.peer = m.from,
+                             .value = static_cast<std::int64_t>(m.id),
+                             .detail = p.state_ == Process::State::Down ? "destination down"
+                                                                        : "destination restarted"});
+      }
+      return;
+    }
+    if (p.state_ == Process::State::Paused) {
+      p.held_.push_back(e);
+      return;
+    }
+  }
+  switch (e.kind) {
+    case Event::Kind::Resume:
+      e.handle.resume();
+      break;
+    case Event::Kind::Timer:
+      processes_[e.pid]->fire_timer(e.arg);
+      break;
+    case Event::Kind::Deliver: {
+      Message m = std::move(messages_[e.arg]);
+      free_messages_.push_back(e.arg);
+      Process& p = *processes_[e.pid];
+      p.note(Ev::Delivered, {.peer = m.from, .value = static_cast<std::int64_t>(m.id), .detail = describe(m.body)});
+      p.deliver(m);
+      break;
+    }
+    case Event::Kind::Action: {
+      std::function<void()> action = std::move(actions_[e.arg]);
+      free_actions_.push_back(e.arg);
+      action();
+      break;
+    }
+  }
+}
+
+bool World::run_until(Instant end, std::uint64_t max_events) {
+  std::uint64_t budget = max_events;
+  while (!queue_.empty() && queue_.top().at <= end) {
+    if (budget-- == 0) return false;
+    Event e = queue_.pop();
+    now_ = e.at;
+    dispatch(e);
+    ++events_run_;
+  }
+  now_ = max(now_, end);
+  for (auto& p : processes_)
+    if (auto err = p->failed_root()) std::rethrow_exception(err);
+  return true;
+}
+
+void World::pause(ProcId id, Duration for_how_long) {
+  Process& p = process(id);
+  if (p.state() == Process::State::Down) return;
+  const Instant until = now_ + for_how_long;
+  if (p.state() == Process::State::Paused && until <= p.pause_until_) return;
+  p.pause_until_ = until;
+  const bool was_paused = p.state() == Process::State::Paused;
+  p.pause();
+  if (!was_paused) p.note(Ev::Paused, {.value = for_how_long.count_ns(), .detail = format_duration(for_how_long)});
+  const std::uint32_t epoch = p.epoch();
+  at(until, [this, id, epoch, until] {
+    Process& q = process(id);
+    if (q.epoch() != epoch || q.state() != Process::State::Paused || q.pause_until_ != until) return;
+    q.resume();
+    q.note(Ev::Resumed);
+  });
+}
+
+void World::crash(ProcId id) {
+  Process& p = process(id);
+  if (p.state() == Process::State::Down) return;
+  p.note(Ev::Crashed);
+  p.crash();
+}
+
+void World::restart(ProcId id) {
+  Process& p = process(id);
+  if (p.state() != Process::State::Down) return;
+  p.restart();
+  p.note(Ev::Restarted);
+}
+
+void World::clock_jump(ProcId id, Duration by) {
+  Process& p = process(id);
+  p.clocks().wall.jump(now_, by);
+  p.note(Ev::ClockJumped, {.value = by.count_ns(), .detail = (by >= Duration::zero() ? "+" : "") + format_duration(by)});
+}
+
+void World::set_drift_ppb(ProcId id, std::int64_t ppb) {
+  Process& p = process(id);
+  p.clocks().set_drift_ppb(now_, ppb);
+  p.reschedule_timers();
+  p.note(Ev::ClockDrift, {.value = ppb});
+}
+
+}  // namespace locksim

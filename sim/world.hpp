@@ -1,0 +1,325 @@
+// The simulation world: true time, the event queue, the processes, the
+// network, the random streams and the trace. It owns everything and is passed
+// explicitly; nothing in locksim is global.
+//
+// Processes run coroutines (Task<T>). Every resumption of a process's code
+// goes through the event queue tagged with the process and its incarnation
+// (epoch), so that:
+//   * a paused process sees nothing: its due timers and arriving messages are
+//     held and run, in their original order, when it resumes (stop-the-world GC);
+//   * a crashed process's coroutines are destroyed (their RAII clean-up runs)
+//     and anything still addressed to that incarnation is dropped.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/clock.hpp"
+#include "sim/message.hpp"
+#include "sim/rng.hpp"
+#include "sim/task.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace locksim {
+
+class World;
+
+// ---------------------------------------------------------------------------
+// The event queue: a binary min-heap ordered by (time, sequence), so events at
+// equal times run in the order they were scheduled.
+
+struct Event {
+  enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action };
+  Instant at;
+  std::uint64_t seq = 0;
+  ProcId pid = kNoProc;      // kNoProc: not addressed to a process
+  std::uint32_t epoch = 0;   // the incarnation of `pid` it is addressed to
+  Kind kind = Kind::Action;
+  std::uint64_t arg = 0;     // Timer: timer id; Deliver: message slot; Action: action slot
+  std::coroutine_handle<> handle;
+};
+
+class EventQueue {
+ public:
+  void push(Event e);
+  Event pop();
+  const Event& top() const { return heap_.front(); }
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  std::uint64_t next_seq() { return seq_++; }
+
+ private:
+  static bool before(const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.seq < b.seq;
+  }
+  std::vector<Event> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// A process: a client, a lock-service node, the storage.
+
+class Process {
+ public:
+  enum class State : std::uint8_t { Running, Paused, Down };
+
+  Process(World& world, std::string name, ProcessRole role, const ClockSpec& clock);
+  virtual ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  World& world() { return world_; }
+  ProcId id() const { return id_; }
+  const std::string& name() const { return name_; }
+  ProcessRole role() const { return role_; }
+  State state() const { return state_; }
+  std::uint32_t epoch() const { return epoch_; }
+  Rng& rng() { return rng_; }
+
+  // This process's own clocks, read now. The only time a process may see.
+  Instant wall_now() const;
+  Instant mono_now() const;
+  Clocks& clocks() { return clocks_; }
+
+  // --- Awaitables for this process's coroutines -----------------------------
+
+  // Sleep `d` as measured by this process's monotonic clock.
+  auto sleep(Duration d) { return SleepAwaiter{*this, d}; }
+  // Let everything else scheduled for this instant run first (a fault
+  // triggered by the event just recorded, say), then continue.
+  auto yield() { return YieldAwaiter{*this}; }
+  // Send a request and wait for its reply, or `timeout` on the monotonic
+  // clock (Duration::zero(): wait forever). nullopt on timeout.
+  Task<std::optional<Payload>> call(ProcId to, Payload request, Duration timeout);
+
+  // Fire and forget.
+  void send(ProcId to, Payload body);
+  void reply(const Message& request, Payload body);
+
+  // Run a coroutine as one of this process's roots: it starts at the current
+  // instant and is destroyed if the process crashes.
+  void spawn(Task<void> task);
+
+  // Record a trace event at this process, stamped with its clock readings.
+  void note(Ev kind, TraceEvent fields = {});
+  // note(), then yield(): the recorded event may trigger a fault that must
+  // take effect before this process does anything else.
+  auto mark(Ev kind, TraceEvent fields = {}) {
+    note(kind, std::move(fields));
+    return yield();
+  }
+
+  // --- Called by the world ----------------------------------------------------
+  void deliver(Message& m);      // a message reached this (running) process
+  void fire_timer(std::uint64_t timer_id);
+  void pause();
+  void resume();
+  void crash();
+  void restart();
+  void reschedule_timers();     // after a drift change: timers move in true time
+  // Destroy every coroutine of this process (a crash, or the end of the run).
+  void destroy_coroutines();
+  std::vector<Event>& held_events() { return held_; }
+  // The first error thrown out of one of this process's coroutines, if any.
+  std::exception_ptr failed_root() const;
+
+ protected:
+  // A message that is not a reply to one of our calls.
+  virtual void on_message(Message& m);
+  // Lose volatile state (a crash). The coroutines are already gone.
+  virtual void on_crash() {}
+  // Start again after a crash.
+  virtual void on_restart() {}
+
+ private:
+  struct SleepAwaiter {
+    Process& p;
+    Duration d;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { p.start_timer(p.mono_now() + d, h, 0); }
+    void await_resume() const noexcept {}
+  };
+  struct YieldAwaiter {
+    Process& p;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  struct CallAwaiter;
+  struct PendingCall {
+    std::coroutine_handle<> waiter;
+    std::optional<Payload>* result;
+    std::uint64_t timer_id = 0;
+  };
+  struct Timer {
+    std::uint64_t id;
+    Instant deadline;  // on the monotonic clock
+    std::coroutine_handle<> waiter;
+    std::uint64_t call_id;  // nonzero: a call's timeout rather than a sleep
+  };
+  std::uint64_t start_timer(Instant mono_deadline, std::coroutine_handle<> h, std::uint64_t call_id);
+  void cancel_timer(std::uint64_t id);
+  void schedule_timer_event(const Timer& t);
+
+  World& world_;
+  // Constant after construction.
+  std::string name_;
+  ProcessRole role_;
+  ProcId id_;
+  // Mutable state.
+  Clocks clocks_;
+  Rng rng_;
+  State state_ = State::Running;
+  std::uint32_t epoch_ = 0;
+  Instant pause_until_;
+  std::vector<Task<void>> roots_;
+  std::vector<Event> held_;  // events that came due while paused
+  std::map<std::uint64_t, PendingCall> calls_;
+  std::vector<Timer> timers_;
+  std::uint64_t next_timer_ = 1;
+  friend class World;
+};
+
+// ---------------------------------------------------------------------------
+// The network: point-to-point links with one-way delays, loss, partitions, and
+// rules that hold back or drop the messages of particular links.
+
+struct LinkRule {
+  enum class Kind : std::uint8_t { Hold, Drop, ExtraDelay };
+  Kind kind = Kind::Hold;
+  ProcId from = kNoProc;  // kNoProc: any
+  ProcId to = kNoProc;    // kNoProc: any
+  Instant from_time;
+  Instant until = Instant::never();  // messages sent before this are affected
+  std::int64_t remaining = -1;       // -1: any number of messages
+  double probability = 1.0;          // Drop
+  Duration extra;                    // ExtraDelay
+  std::string label;                 // the fault it comes from, for the trace
+  bool matches(ProcId f, ProcId t, Instant now) const {
+    return (from == kNoProc || from == f) && (to == kNoProc || to == t) && now >= from_time &&
+           now < until && remaining != 0;
+  }
+};
+
+struct Partition {
+  std::uint64_t id;
+  std::vector<std::vector<ProcId>> groups;
+  bool one_way = false;  // only messages from groups[0] to the others are cut
+  std::string label;
+};
+
+struct NetworkConfig {
+  DurationRange delay = DurationRange::fixed(Duration::ms(1));
+  double loss = 0.0;
+  bool fifo = true;  // per link, like a TCP connection
+};
+
+class Network {
+ public:
+  explicit Network(World& world) : world_(world) {}
+  void configure(const NetworkConfig& c) { config_ = c; }
+  const NetworkConfig& config() const { return config_; }
+
+  // Returns the message id (replies name it in `reply_to`).
+  std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Payload body);
+
+  std::uint64_t partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label);
+  void heal(std::optional<std::uint64_t> id = std::nullopt);
+  void add_rule(LinkRule r) { rules_.push_back(std::move(r)); }
+  bool blocked(ProcId from, ProcId to) const;
+
+  std::uint64_t messages_sent() const { return sent_; }
+
+ private:
+  struct Link {
+    Rng rng;
+    Instant last_delivery;
+  };
+  Link& link(ProcId from, ProcId to);
+
+  World& world_;
+  NetworkConfig config_;
+  std::map<std::pair<ProcId, ProcId>, Link> links_;
+  std::vector<Partition> partitions_;
+  std::vector<LinkRule> rules_;
+  std::uint64_t next_partition_ = 1;
+  std::uint64_t next_message_ = 1;
+  std::uint64_t sent_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+
+class World {
+ public:
+  explicit World(std::uint64_t seed);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  Instant now() const { return now_; }
+  std::uint64_t seed() const { return seed_; }
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+  Network& network() { return network_; }
+  // A named child of the run's root random stream.
+  Rng fork_rng(std::string_view name) const { return root_rng_.fork(name); }
+
+  template <typename P, typename... Args>
+  P& add(Args&&... args) {
+    auto p = std::make_unique<P>(*this, std::forward<Args>(args)...);
+    P& ref = *p;
+    processes_.push_back(std::move(p));
+    return ref;
+  }
+  Process& process(ProcId id) { return *processes_.at(id); }
+  std::size_t process_count() const { return processes_.size(); }
+  std::optional<ProcId> find(std::string_view name) const { return trace_.find(name); }
+
+  // Run `action` at `at` (not addressed to any process: faults, the engine).
+  void at(Instant at, std::function<void()> action);
+
+  // Run until the queue is empty, `end` is reached, or `max_events` have run.
+  // Returns false if the event budget ran out first.
+  bool run_until(Instant end, std::uint64_t max_events = ~std::uint64_t{0});
+  std::uint64_t events_run() const { return events_run_; }
+
+  // Faults, applied now.
+  void pause(ProcId p, Duration for_how_long);
+  void crash(ProcId p);
+  void restart(ProcId p);
+  void clock_jump(ProcId p, Duration by);
+  void set_drift_ppb(ProcId p, std::int64_t ppb);
+
+  // Kernel plumbing for Process and Network.
+  void schedule(Event e);
+  std::uint64_t store_message(Message m);
+  void note_world(Ev kind, std::string detail);
+
+ private:
+  void dispatch(Event& e);
+
+  std::uint64_t seed_;
+  Rng root_rng_;
+  Instant now_ = Instant::zero();
+  EventQueue queue_;
+  Trace trace_;
+  Network network_;
+  std::vector<std::unique_ptr<Process>> processes_;
+  std::vector<Message> messages_;           // in flight, by slot
+  std::vector<std::uint64_t> free_messages_;
+  std::vector<std::function<void()>> actions_;
+  std::vector<std::uint64_t> free_actions_;
+  std::uint64_t events_run_ = 0;
+  friend class Process;
+  friend class Network;
+};
+
+}  // namespace locksim
