@@ -1,0 +1,197 @@
+// locksim: the command line (product.md, "The command line").
+// Exit status: 0 as expected, 1 not as expected, 2 bad input or usage, 3 a bug in locksim.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "harness/faults.hpp"
+#include "harness/run.hpp"
+#include "lockalgos/registry.hpp"
+#include "reports/report.hpp"
+#include "reports/trace_jsonl.hpp"
+
+using namespace locksim;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2, kExitBug = 3;
+
+bool use_colour() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
+
+// The first event where two runs of the same scenario and seed differ.
+std::string first_divergence(const Trace& a, const Trace& b) {
+  const auto& ea = a.events();
+  const auto& eb = b.events();
+  for (std::size_t i = 0; i < std::min(ea.size(), eb.size()); ++i) {
+    const std::string la = a.line(ea[i]), lb = b.line(eb[i]);
+    if (la != lb) return "event " + std::to_string(i) + ":\n  run 1: " + la + "\n  run 2: " + lb;
+  }
+  if (ea.size() != eb.size())
+    return "run 1 has " + std::to_string(ea.size()) + " events, run 2 has " + std::to_string(eb.size());
+  return "";
+}
+
+struct RunArgs {
+  std::vector<std::string> files;
+  std::optional<std::uint64_t> seed;
+  std::string format = "text";
+  std::string trace_path;
+  bool check_determinism = false;
+};
+
+int cmd_run(const RunArgs& a) {
+  int status = kExitOk;
+  for (const std::string& file : a.files) {
+    const Scenario s = load_scenario(file);
+    RunOptions opts;
+    opts.seed = a.seed;
+    RunResult r = run_scenario(s, opts);
+    if (a.format == "json") std::cout << json_report(r) << "\n";
+    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    if (!a.trace_path.empty()) {
+      std::string path = a.trace_path;
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + ".jsonl";
+      std::ofstream out(path);
+      if (!out) throw ScenarioError(path + ": cannot write the trace there");
+      write_trace_jsonl(r.world->trace(), out);
+    }
+    if (a.check_determinism) {
+      RunResult again = run_scenario(s, opts);
+      const std::string diff = first_divergence(r.world->trace(), again.world->trace());
+      if (!diff.empty() || again.trace_hash != r.trace_hash) {
+        std::cout << "NOT deterministic: the second run diverged at " << diff << "\n";
+        status = std::max(status, kExitUnexpected);
+      } else {
+        std::cout << "deterministic: a second run gave the same " << r.stats.events << " events (trace "
+                  << r.trace_hash << ")\n";
+      }
+    }
+    if (!r.as_expected()) status = std::max(status, kExitUnexpected);
+  }
+  return status;
+}
+
+std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  for (const std::string& a : args) {
+    if (fs::is_directory(a)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::recursive_directory_iterator(a))
+        if (e.is_regular_file() && e.path().extension() == ".toml") found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(a);
+    }
+  }
+  return files;
+}
+
+int cmd_check(const std::vector<std::string>& args, const std::string& format) {
+  const std::vector<std::string> files = scenario_files(args);
+  int ok = 0, failed = 0, bad = 0;
+  for (const std::string& file : files) {
+    try {
+      const Scenario s = load_scenario(file);
+      RunResult r = run_scenario(s);
+      if (format == "json") std::cout << json_report(r) << "\n";
+      else std::cout << check_line(r) << "\n";
+      (r.as_expected() ? ok : failed)++;
+    } catch (const ScenarioError& e) {
+      std::cout << "BAD  " << e.what() << "\n";
+      ++bad;
+    }
+  }
+  if (format != "json")
+    std::cout << "\n" << files.size() << " scenarios: " << ok << " as expected, " << failed << " not as expected"
+              << (bad ? ", " + std::to_string(bad) + " unreadable" : "") << "\n";
+  if (files.empty()) {
+    std::cerr << "locksim check: no scenario files found\n";
+    return kExitBadInput;
+  }
+  return bad ? kExitBadInput : failed ? kExitUnexpected : kExitOk;
+}
+
+int cmd_list() {
+  std::cout << "Algorithms ([lock] algorithm = ...):\n";
+  for (const AlgorithmInfo& a : algorithms()) {
+    std::cout << "  " << a.name << " — " << a.help << "\n";
+    std::cout << "      source: " << a.source << "\n";
+    std::cout << "      ttl: " << (a.needs_ttl ? "required" : a.takes_ttl ? "optional" : "none (no expiry)")
+              << "; fencing tokens: " << (a.monotonic_token ? "yes" : "no (random values only)") << "\n";
+    for (std::string_view f : a.flavours) std::cout << "      flavour " << f << "\n";
+    for (const OptionInfo& o : a.options) std::cout << "      " << o.key << ": " << o.help << "\n";
+  }
+  std::cout << "\nFault kinds ([[fault]] kind = ...):\n"
+               "  pause        stop-the-world pause of target for duration: nothing runs, timers and messages wait\n"
+               "  crash        target crashes: its coroutines are destroyed, volatile state is lost\n"
+               "  restart      a crashed target starts again (a node's restart_delay holds it down longer)\n"
+               "  clock-jump   target's wall clock steps by `by` (\"+15s\", \"-3s\"); monotonic clocks never jump\n"
+               "  clock-drift  target's clocks run drift_ppm parts per million fast (or slow, if negative)\n"
+               "  partition    no messages between groups (one_way: only from the first group); ends after duration or at heal\n"
+               "  heal         every partition ends\n"
+               "  delay        messages on the link from -> to are held back until the window of duration ends, or delayed by `by`\n"
+               "  drop         messages on the link from -> to are dropped (count, duration, probability)\n";
+  std::cout << "\nViolation kinds ([expect] violations = [...]):\n";
+  for (ViolationKind k : kAllViolationKinds)
+    std::cout << "  " << std::string(violation_name(k)) << std::string(16 - violation_name(k).size(), ' ')
+              << violation_help(k) << "\n";
+  std::cout << "\nEvents a fault can wait for (on = \"<process> <event>[#N]\"):\n  ";
+  for (int i = 0; i <= static_cast<int>(Ev::Fault); ++i) {
+    const auto name = event_name(static_cast<Ev>(i));
+    if (name == "sent" || name == "delivered" || name == "dropped" || name == "command" || name == "fault") continue;
+    std::cout << name << " ";
+  }
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
+  app.require_subcommand(1);
+
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
+  run_cmd->add_option("files", run.files, "scenario files")->required();
+  run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
+  run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  run_cmd->add_option("--trace", run.trace_path, "write every event as JSON Lines to PATH");
+  run_cmd->add_flag("--check-determinism", run.check_determinism,
+                    "run twice and name the first event where the runs differ");
+
+  std::vector<std::string> check_args;
+  std::string check_format = "text";
+  auto* check_cmd = app.add_subcommand("check", "run every scenario and compare with its [expect] table");
+  check_cmd->add_option("paths", check_args, "directories or files")->required();
+  check_cmd->add_option("--format", check_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+
+  auto* list_cmd = app.add_subcommand("list", "algorithms, fault kinds and violation kinds");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (*run_cmd) return cmd_run(run);
+    if (*check_cmd) return cmd_check(check_args, check_format);
+    if (*list_cmd) return cmd_list();
+  } catch (const ScenarioError& e) {
+    std::cerr << "locksim: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "locksim: internal error (a bug in locksim, please report it): " << e.what() << "\n";
+    return kExitBug;
+  }
+  return kExitBadInput;
+}

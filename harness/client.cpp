@@ -1,0 +1,87 @@
+#include "harness/client.hpp"
+
+namespace locksim {
+
+Client::Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
+               const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage)
+    : Process(world, config.name, ProcessRole::Client, config.clock),
+      config_(config),
+      lock_config_(lock_config),
+      storage_(storage),
+      lock_(algorithm.make(LockEnv{*this, std::move(nodes), lock_config})) {}
+
+void Client::schedule_start() {
+  world().at(Instant::zero() + config_.start, [this] {
+    if (state() == State::Down) return;
+    note(Ev::Started);
+    spawn(run_job());
+  });
+}
+
+// A restarted client has forgotten any lock it held, and starts its job afresh.
+void Client::on_restart() { spawn(run_job()); }
+
+Task<void> Client::run_job() {
+  for (int round = 0; config_.repeat == kForever || round < config_.repeat; ++round) {
+    if (round > 0) co_await sleep(config_.think.draw(rng()));
+    co_await read_modify_write();
+  }
+  note(Ev::JobDone);
+}
+
+Task<void> Client::read_modify_write() {
+  co_await mark(Ev::Acquiring);
+  const std::optional<Grant> grant = co_await lock_->acquire();
+  if (!grant) {
+    co_await mark(Ev::AcquireFailed);
+    co_return;
+  }
+  co_await mark(Ev::Acquired, {.value = grant->valid_until ? grant->valid_until->ns() : -1,
+                               .token = grant->token,
+                               .key = grant->value,
+                               .detail = grant->where});
+
+  const bool fenced = lock_config_.fencing == Fencing::Token;
+  bool write = true;
+  std::int64_t counter = 0;
+  const auto read = co_await call(storage_, storage::Request{storage::Request::Op::Read, 0, -1},
+                                  config_.storage_timeout);
+  if (read) {
+    counter = std::get<storage::Reply>(*read).value;
+    co_await mark(Ev::Read, {.value = counter});
+    co_await sleep(config_.work.draw(rng()));
+  } else {
+    write = false;
+    note(Ev::WriteRejected, {.detail = "storage did not answer the read"});
+  }
+
+  if (write && config_.check_before_write && grant->valid_until) {
+    // The seed's `if lock.notExpired: commit`, on this client's own clock.
+    const Duration left = *grant->valid_until - mono_now();
+    if (left <= Duration::zero()) {
+      co_await mark(Ev::Lost, {.value = left.count_ns(), .detail = "lease over by " + format_duration(-left)});
+      write = false;
+    } else {
+      co_await mark(Ev::Checked, {.value = left.count_ns(), .detail = format_duration(left) + " left"});
+    }
+  }
+
+  if (write) {
+    const std::int64_t token = fenced ? grant->token : -1;
+    co_await mark(Ev::Writing, {.value = counter + 1, .token = token});
+    const auto reply = co_await call(
+        storage_, storage::Request{storage::Request::Op::Write, counter + 1, token}, config_.storage_timeout);
+    if (reply && std::get<storage::Reply>(*reply).accepted)
+      co_await mark(Ev::Wrote, {.value = counter + 1, .token = token});
+    else
+      co_await mark(Ev::WriteRejected,
+                    {.value = counter + 1, .token = token,
+                     .detail = reply ? std::get<storage::Reply>(*reply).reason : "storage did not answer"});
+  }
+
+  co_await mark(Ev::Releasing, {.key = grant->value});
+  const bool released = co_await lock_->release(*grant);
+  note(released ? Ev::Released : Ev::ReleaseFailed, {.key = grant->value});
+}
+
+}  // namespace locksim

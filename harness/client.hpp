@@ -1,0 +1,36 @@
+// A client process: runs its job (read-modify-write of the protected counter)
+// under a lock, and tells the trace each step of the lock's life as it sees it.
+#pragma once
+
+#include <memory>
+
+#include "harness/scenario.hpp"
+#include "lockalgos/lock.hpp"
+#include "lockalgos/registry.hpp"
+#include "sim/world.hpp"
+
+namespace locksim {
+
+class Client : public Process {
+ public:
+  // REQUIRES: `config` and `lock_config` outlive the client.
+  Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
+         const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage);
+
+  // Start the job at the configured time.
+  void schedule_start();
+
+ protected:
+  void on_restart() override;
+
+ private:
+  Task<void> run_job();
+  Task<void> read_modify_write();
+
+  const ClientConfig& config_;
+  const LockConfig& lock_config_;
+  ProcId storage_;
+  std::unique_ptr<Lock> lock_;
+};
+
+}  // namespace locksim

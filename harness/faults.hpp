@@ -1,0 +1,40 @@
+// Faults are data: the engine turns each [[fault]] of a scenario into actions
+// on the world, at an absolute time or when a named event appears in the trace.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "harness/scenario.hpp"
+#include "sim/world.hpp"
+
+namespace locksim {
+
+class FaultEngine {
+ public:
+  // REQUIRES: the scenario outlives the engine; every name in it is a process of `world`.
+  FaultEngine(World& world, const Scenario& scenario);
+  // Schedule the timed faults and start listening to the trace for the others.
+  void arm();
+
+ private:
+  struct Trigger {
+    const FaultSpec* fault;
+    ProcId process;
+    Ev event;
+    int seen = 0;
+  };
+  void on_event(const TraceEvent& e);
+  void apply(const FaultSpec& f);
+  ProcId id(const std::string& name) const;
+
+  World& world_;
+  const Scenario& scenario_;
+  std::vector<Trigger> triggers_;
+  std::map<ProcId, Instant> crashed_at_;
+};
+
+// Ev from its trace name ("acquired"), for `on = "client1 acquired"`.
+std::optional<Ev> event_from_name(std::string_view name);
+
+}  // namespace locksim

@@ -1,0 +1,48 @@
+#include "lockalgos/registry.hpp"
+
+#include <array>
+
+#include "lockalgos/redis_common.hpp"
+
+namespace locksim {
+
+namespace {
+
+const OptionInfo kKey{"key", "the lock's key (default \"lock\")"};
+const OptionInfo kRetryDelay{"retry_delay", "pause between tries, fixed or a range \"a..b\" (default 100ms)"};
+const OptionInfo kRetryCount{"retry_count", "retries after the first try, or \"forever\" (default forever)"};
+const OptionInfo kRequestTimeout{"request_timeout", "how long a command may take before the client gives up on it (default 2s)"};
+
+const std::vector<AlgorithmInfo>& table() {
+  static const std::vector<AlgorithmInfo> algos = {
+      {.name = "redis-single",
+       .help = "SET key value NX PX ttl on one Redis node; release by compare-and-delete",
+       .source = "redis.io, Distributed locks with Redis: the single-instance lock",
+       .options = {kKey,
+                   {"release", "\"compare-and-delete\" (default, one script) | \"del\" | \"get-then-del\" (broken variants)"},
+                   kRetryDelay, kRetryCount, kRequestTimeout,
+                   {"first_token", "with fencing = \"token\": the first token issued (default 1)"}},
+       .needs_ttl = true,
+       .monotonic_token = true,
+       .make = make_redis_single},
+      {.name = "setnx",
+       .help = "SETNX key value with no TTL, release DEL: a crashed holder keeps the lock forever",
+       .source = "redis.io, SETNX: the naive locking pattern",
+       .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
+       .takes_ttl = false,
+       .make = make_setnx},
+  };
+  return algos;
+}
+
+}  // namespace
+
+std::span<const AlgorithmInfo> algorithms() { return table(); }
+
+const AlgorithmInfo* find_algorithm(std::string_view name) {
+  for (const AlgorithmInfo& a : table())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+}  // namespace locksim

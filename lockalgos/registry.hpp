@@ -1,0 +1,34 @@
+// The catalogue of algorithms: names, one-line help, the [lock] keys each
+// accepts, and how to make one. `locksim list` and the scenario loader read it.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lockalgos/lock.hpp"
+
+namespace locksim {
+
+struct OptionInfo {
+  std::string_view key;   // as written under [lock]
+  std::string_view help;  // one line, with the default
+};
+
+struct AlgorithmInfo {
+  std::string_view name;
+  std::string_view help;                 // one line
+  std::string_view source;               // where its behaviour comes from
+  std::vector<OptionInfo> options;       // [lock] keys beyond algorithm, flavour, fencing
+  std::vector<std::string_view> flavours;
+  bool needs_ttl = false;                // `ttl` must be given
+  bool takes_ttl = true;                 // `ttl` may be given at all
+  bool monotonic_token = false;          // can issue fencing tokens (fencing = "token")
+  std::unique_ptr<Lock> (*make)(LockEnv env) = nullptr;
+};
+
+std::span<const AlgorithmInfo> algorithms();
+const AlgorithmInfo* find_algorithm(std::string_view name);
+
+}  // namespace locksim

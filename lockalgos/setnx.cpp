@@ -1,0 +1,44 @@
+// SETNX with no TTL, released with DEL: the naive pattern the SETNX page of
+// the Redis documentation warns about.
+//
+//   acquire:  SETNX key <random value>    (retry every retry_delay)
+//   release:  DEL key
+//
+// Assumes: the holder never crashes. If it does, its key stays forever and
+// nobody gets the lock again (catalogue R1).
+#include "lockalgos/redis_common.hpp"
+
+namespace locksim {
+namespace {
+
+class SetNx final : public Lock {
+ public:
+  explicit SetNx(LockEnv env) : env_(std::move(env)), node_(env_.self, env_.nodes.front(), env_.config) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const LockConfig& c = env_.config;
+    for (int attempt = 0;; ++attempt) {
+      const std::string value = env_.self.rng().hex_token(20);
+      const auto reply = co_await node_.call({.op = redis::Op::SetNx, .key = c.key, .value = value});
+      if (reply && reply->kind == redis::Reply::Kind::Int && reply->integer == 1)
+        co_return Grant{value, -1, std::nullopt, node_.name()};
+      if (c.retry_count != kForever && attempt >= c.retry_count) co_return std::nullopt;
+      co_await env_.self.sleep(c.retry_delay.draw(env_.self.rng()));
+    }
+  }
+
+  Task<bool> release(const Grant&) override {
+    const auto r = co_await node_.call({.op = redis::Op::Del, .key = env_.config.key});
+    co_return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+  }
+
+ private:
+  LockEnv env_;
+  RedisConnection node_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_setnx(LockEnv env) { return std::make_unique<SetNx>(std::move(env)); }
+
+}  // namespace locksim

@@ -1,0 +1,130 @@
+#include <algorithm>
+
+#include "reports/report.hpp"
+
+namespace locksim {
+
+namespace {
+
+std::string clock_reading(const TraceEvent& e, const Trace& t, bool wall) {
+  return t.name(e.process) + "'s " + (wall ? "wall" : "monotonic") + " clock reads " +
+         format_instant(wall ? e.wall : e.mono);
+}
+
+// The lock value's owner, for "client1's key".
+std::string owner_of(const Trace& t, ProcId owner) {
+  return owner == kNoProc ? "nobody's" : t.name(owner) + "'s";
+}
+
+std::string token_text(std::int64_t token) {
+  return token >= 0 ? " (token " + std::to_string(token) + ")" : "";
+}
+
+}  // namespace
+
+std::vector<Step> narrate(const Trace& trace) {
+  std::vector<Step> steps;
+  // Whose clock is off from true time: only then is the reading worth a mention.
+  std::vector<bool> clock_moved(trace.processes().size(), false);
+  auto who = [&](const TraceEvent& e) { return trace.name(e.process); };
+  auto peer = [&](const TraceEvent& e) { return trace.name(e.peer); };
+  auto add = [&](const TraceEvent& e, std::string text) { steps.push_back({e.at, std::move(text)}); };
+  auto local = [&](const TraceEvent& e) -> std::string {
+    if (e.process >= clock_moved.size()) return "";
+    if (!clock_moved[e.process] && e.wall == e.at) return "";
+    return " — " + clock_reading(e, trace, true);
+  };
+
+  for (const TraceEvent& e : trace.events()) {
+    if (e.process < clock_moved.size() && (e.wall != e.at || e.mono != e.at)) clock_moved[e.process] = true;
+    switch (e.kind) {
+      case Ev::Acquiring:
+        add(e, who(e) + " asks for the lock");
+        break;
+      case Ev::Acquired: {
+        std::string s = who(e) + " acquires the lock on " + e.detail + token_text(e.token);
+        if (e.value >= 0)
+          s += "; it believes the lock is valid until " + format_instant(Instant::from_ns(e.value)) +
+               " on its monotonic clock (now " + format_instant(e.mono) + ")";
+        else
+          s += "; the lock has no expiry";
+        add(e, s);
+        break;
+      }
+      case Ev::AcquireFailed:
+        add(e, who(e) + " gives up acquiring the lock");
+        break;
+      case Ev::OwnerChecked:
+        add(e, who(e) + " GETs the key and sees its own value: it goes on to DEL it, in a separate command");
+        break;
+      case Ev::Read:
+        add(e, who(e) + " reads counter = " + std::to_string(e.value) + " from storage");
+        break;
+      case Ev::Checked:
+        add(e, who(e) + " checks its lock on its own clock: " + e.detail + ", so it goes ahead with the write");
+        break;
+      case Ev::Lost:
+        add(e, who(e) + " checks its lock on its own clock: " + e.detail + "; it abandons the write");
+        break;
+      case Ev::Writing:
+        add(e, who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token));
+        break;
+      case Ev::Releasing:
+        add(e, who(e) + " releases the lock");
+        break;
+      case Ev::Released:
+        add(e, who(e) + "'s release is confirmed");
+        break;
+      case Ev::ReleaseFailed:
+        add(e, who(e) + "'s release removes nothing: the lock was no longer its own");
+        break;
+      case Ev::Paused:
+        add(e, who(e) + " is paused for " + e.detail + " (a stop-the-world pause: nothing in it runs, not even timers)");
+        break;
+      case Ev::Resumed:
+        add(e, who(e) + " resumes, unaware that it was paused; " + clock_reading(e, trace, false));
+        break;
+      case Ev::Crashed:
+        add(e, who(e) + " crashes");
+        break;
+      case Ev::Restarted:
+        add(e, who(e) + " restarts");
+        break;
+      case Ev::ClockJumped:
+        add(e, who(e) + "'s wall clock jumps " + e.detail + "; " + clock_reading(e, trace, true));
+        break;
+      case Ev::ClockDrift:
+        add(e, who(e) + "'s clocks now run at " + std::to_string(e.value / 1000) + " ppm off true time");
+        break;
+      case Ev::Expired:
+        if (trace.processes()[e.process].role == ProcessRole::LockNode)
+          add(e, who(e) + " expires '" + e.key + "' (" + owner_of(trace, e.owner) + " lock) " + e.detail + "; " +
+                     clock_reading(e, trace, true));
+        break;
+      case Ev::KeyDeleted:
+        if (e.owner != kNoProc && e.owner != e.peer)
+          add(e, who(e) + " deletes '" + e.key + "' at " + peer(e) + "'s request — but it held " +
+                     owner_of(trace, e.owner) + " lock");
+        break;
+      case Ev::StorageWrite:
+        add(e, trace.name(e.process) + " accepts " + peer(e) + "'s write: counter = " + std::to_string(e.value) +
+                   token_text(e.token));
+        break;
+      case Ev::StorageReject:
+        add(e, trace.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) +
+                   ": " + e.detail);
+        break;
+      case Ev::Fault:
+        add(e, "the network: " + e.detail);
+        break;
+      case Ev::Promoted:
+        add(e, who(e) + " is promoted to master" + local(e));
+        break;
+      default:
+        break;
+    }
+  }
+  return steps;
+}
+
+}  // namespace locksim

@@ -1,0 +1,186 @@
+#include "sim/redis.hpp"
+
+namespace locksim {
+
+using redis::Op;
+using redis::Reply;
+using redis::Request;
+
+RedisNode::RedisNode(World& world, std::string name, const ClockSpec& clock, RedisConfig config)
+    : Process(world, std::move(name), ProcessRole::LockNode, clock), config_(config) {
+  spawn(active_expire_loop());
+}
+
+void RedisNode::on_message(Message& m) {
+  if (const auto* req = std::get_if<Request>(&m.body)) {
+    reply(m, execute(*req, m.from));
+    return;
+  }
+  Process::on_message(m);
+}
+
+void RedisNode::on_crash() {
+  if (!config_.aof_always) keys_.clear();
+}
+
+void RedisNode::on_restart() { spawn(active_expire_loop()); }
+
+RedisNode::Entry* RedisNode::lookup(const std::string& key, Instant now, const char* how) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return nullptr;
+  if (it->second.expires_at && now > *it->second.expires_at) {
+    expire(it, how);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void RedisNode::expire(std::map<std::string, Entry>::iterator it, const char* how) {
+  note(Ev::Expired, {.owner = it->second.setter,
+                     .value = it->second.expires_at->ns(),
+                     .key = it->first,
+                     .detail = std::string(how) + "; it was due at " + format_instant(*it->second.expires_at) +
+                               " on " + name() + "'s clock"});
+  keys_.erase(it);
+}
+
+void RedisNode::erase(const std::string& key, ProcId requester) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.setter, .key = key,
+                        .detail = "value " + it->second.value});
+  keys_.erase(it);
+}
+
+bool RedisNode::set(const Request& req, Instant now, ProcId from) {
+  if (req.nx && lookup(req.key, now, "lazily, on SET NX")) return false;
+  Entry& e = keys_[req.key];
+  e.value = req.value;
+  e.setter = from;
+  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(now + req.px);
+  return true;
+}
+
+Reply RedisNode::execute(const Request& req, ProcId from) {
+  // One wall-clock reading for the whole command or script (commandTimeSnapshot).
+  const Instant now = wall_now();
+  Reply r;
+  switch (req.op) {
+    case Op::Get: {
+      const Entry* e = lookup(req.key, now, "lazily, on GET");
+      r = e ? Reply::of(e->value) : Reply::nil();
+      break;
+    }
+    case Op::Set:
+      r = set(req, now, from) ? Reply::ok() : Reply::nil();
+      break;
+    case Op::SetNx: {
+      Request nx = req;
+      nx.nx = true;
+      nx.px = Duration::zero();
+      r = Reply::of(set(nx, now, from) ? 1 : 0);
+      break;
+    }
+    case Op::Del: {
+      const bool existed = lookup(req.key, now, "lazily, on DEL") != nullptr;
+      if (existed) erase(req.key, from);
+      r = Reply::of(existed ? 1 : 0);
+      break;
+    }
+    case Op::Incr: {
+      Entry* e = lookup(req.key, now, "lazily, on INCR");
+      std::int64_t n = 0;
+      if (e) {
+        try {
+          n = std::stoll(e->value);
+        } catch (const std::exception&) {
+          r = Reply::error("ERR value is not an integer or out of range");
+          break;
+        }
+      }
+      ++n;
+      if (!e) e = &keys_[req.key];
+      e->value = std::to_string(n);
+      e->setter = from;
+      r = Reply::of(n);
+      break;
+    }
+    case Op::Exists:
+      r = Reply::of(lookup(req.key, now, "lazily, on EXISTS") ? 1 : 0);
+      break;
+    case Op::Pttl: {
+      const Entry* e = lookup(req.key, now, "lazily, on PTTL");
+      if (!e) r = Reply::of(-2);
+      else if (!e->expires_at) r = Reply::of(-1);
+      else r = Reply::of((*e->expires_at - now).whole_ms());
+      break;
+    }
+    case Op::CompareAndDelete: {
+      const Entry* e = lookup(req.key, now, "lazily, in the compare-and-delete script");
+      const bool ours = e && e->value == req.value;
+      if (ours) erase(req.key, from);
+      r = Reply::of(ours ? 1 : 0);
+      break;
+    }
+    case Op::AcquireWithToken: {
+      Request set_req = req;
+      set_req.op = Op::Set;
+      set_req.nx = true;
+      if (!set(set_req, now, from)) {
+        r = Reply::nil();
+        break;
+      }
+      Entry* t = lookup(req.token_key, now, "lazily, on INCR");
+      std::int64_t n = t ? std::stoll(t->value) : 0;
+      ++n;
+      if (!t) t = &keys_[req.token_key];
+      t->value = std::to_string(n);
+      r = Reply::of(n);
+      break;
+    }
+    case Op::CompareAndPexpire: {
+      Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
+      const bool ours = e && e->value == req.value;
+      if (ours) e->expires_at = now + req.px;
+      r = Reply::of(ours ? 1 : 0);
+      break;
+    }
+  }
+  note(Ev::Command, {.peer = from, .key = req.key, .detail = describe(req) + " -> " + describe(r)});
+  return r;
+}
+
+Task<void> RedisNode::active_expire_loop() {
+  for (;;) {
+    co_await sleep(config_.active_expire_period);
+    active_expire_cycle();
+  }
+}
+
+void RedisNode::active_expire_cycle() {
+  // activeExpireCycle: sample keys that have a TTL, delete the expired ones,
+  // and go again while more than a quarter of the sample had expired.
+  const Instant now = wall_now();
+  for (int round = 0; round < 16; ++round) {
+    std::vector<std::map<std::string, Entry>::iterator> volatile_keys;
+    for (auto it = keys_.begin(); it != keys_.end(); ++it)
+      if (it->second.expires_at) volatile_keys.push_back(it);
+    if (volatile_keys.empty()) return;
+    const auto n = static_cast<int>(volatile_keys.size());
+    const int sample = std::min(n, config_.active_expire_sample);
+    // A partial Fisher-Yates shuffle on the node's own stream picks the sample.
+    for (int i = 0; i < sample; ++i) {
+      const auto j = i + static_cast<int>(rng().below(static_cast<std::uint64_t>(n - i)));
+      std::swap(volatile_keys[i], volatile_keys[j]);
+    }
+    int expired = 0;
+    for (int i = 0; i < sample; ++i)
+      if (now > *volatile_keys[i]->second.expires_at) {
+        expire(volatile_keys[i], "by the active expiry cycle");
+        ++expired;
+      }
+    if (expired * 4 <= sample) return;
+  }
+}
+
+}  // namespace locksim

@@ -1,0 +1,61 @@
+// A Redis node, as far as locks care (algorithms.md §1, from src/db.c,
+// expire.c, t_string.c):
+//   * key -> value, with an absolute expiry on the node's *wall* clock;
+//   * a command (or script) reads the wall clock once when it starts
+//     (commandTimeSnapshot) and a key is expired when now > when;
+//   * lazy expiry on every lookup, plus a periodic active-expiry cycle that
+//     samples keys with a TTL (serverCron at hz = 10);
+//   * a crash loses the keyspace unless persistence is aof-always.
+// A step of the wall clock by +D therefore expires every key with less than D
+// left at its next lookup or cycle: the heart of Kleppmann's Redlock argument.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/world.hpp"
+
+namespace locksim {
+
+struct RedisConfig {
+  bool aof_always = false;                    // keys survive a crash (fsync always)
+  Duration active_expire_period = Duration::ms(100);  // 1/hz
+  int active_expire_sample = 20;              // keys sampled per cycle loop
+};
+
+class RedisNode : public Process {
+ public:
+  RedisNode(World& world, std::string name, const ClockSpec& clock, RedisConfig config);
+
+  // Run one command now, as if it had arrived from `from` (tests; on_message).
+  redis::Reply execute(const redis::Request& req, ProcId from);
+
+  struct Entry {
+    std::string value;
+    std::optional<Instant> expires_at;  // on this node's wall clock
+    ProcId setter = kNoProc;            // annotation for the trace only: who wrote it
+  };
+  // The keyspace as it is (no expiry applied): for tests.
+  const std::map<std::string, Entry>& keyspace() const { return keys_; }
+
+ protected:
+  void on_message(Message& m) override;
+  void on_crash() override;
+  void on_restart() override;
+
+ private:
+  Task<void> active_expire_loop();
+  void active_expire_cycle();
+  // Lazy expiry: the entry if it exists and has not expired at `now`.
+  Entry* lookup(const std::string& key, Instant now, const char* how);
+  void expire(std::map<std::string, Entry>::iterator it, const char* how);
+  bool set(const redis::Request& req, Instant now, ProcId from);  // SET NX PX semantics
+  void erase(const std::string& key, ProcId requester);
+
+  RedisConfig config_;
+  std::map<std::string, Entry> keys_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,31 @@
+// The resource the lock protects: a counter that clients read and write over
+// the network. With fencing = "token" it remembers the highest token it has
+// seen and rejects any lower one (Kleppmann 2016, fig. 2).
+#pragma once
+
+#include "sim/world.hpp"
+
+namespace locksim {
+
+enum class StorageFencing : std::uint8_t { None, Token };
+
+class Storage : public Process {
+ public:
+  Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
+          StorageFencing fencing);
+
+  std::int64_t counter() const { return counter_; }
+  std::int64_t highest_token() const { return highest_token_; }
+
+ protected:
+  void on_message(Message& m) override;
+
+ private:
+  storage::Reply write(const storage::Request& req, ProcId from);
+
+  StorageFencing fencing_;
+  std::int64_t counter_;        // durable: a crash of the storage keeps it
+  std::int64_t highest_token_ = -1;
+};
+
+}  // namespace locksim

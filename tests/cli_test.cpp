@@ -1,0 +1,157 @@
+// The command line as a user meets it: exit statuses, and one clear message
+// naming file, line and key for every class of bad input.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int status;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome locksim(const std::string& args) {
+  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+std::string source(const std::string& relative) { return (fs::path(LOCKSIM_SOURCE_DIR) / relative).string(); }
+
+// A valid scenario with one line replaced: each bad-input test breaks one thing.
+const char* kValid = R"(title = "t"
+about = "a"
+source = "s"
+duration = "10s"
+
+[lock]
+algorithm = "redis-single"
+ttl = "5s"
+
+[[node]]
+name = "redis1"
+
+[[client]]
+name = "client1"
+work = "1s"
+
+[[fault]]
+at = "1s"
+kind = "pause"
+target = "client1"
+duration = "2s"
+)";
+
+std::string write_variant(const std::string& name, const std::string& from, const std::string& to) {
+  std::string text = kValid;
+  if (!from.empty()) {
+    const auto pos = text.find(from);
+    REQUIRE(pos != std::string::npos);
+    text.replace(pos, from.size(), to);
+  }
+  const fs::path path = fs::temp_directory_path() / ("locksim-cli-" + name + ".toml");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+void expect_bad_input(const std::string& file, const std::string& line, const std::string& needle) {
+  const Outcome o = locksim("run " + file);
+  INFO(o.output);
+  CHECK(o.status == 2);
+  CHECK(o.output.find(file + ":" + line + ":") != std::string::npos);
+  CHECK(o.output.find(needle) != std::string::npos);
+  CHECK(o.output.find("internal error") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("the flagship scenario prints the story, the verdict, the seed, the hash and the replay command") {
+  const Outcome o = locksim("run " + source("scenarios/kleppmann/gc-pause.toml"));
+  INFO(o.output);
+  CHECK(o.status == 0);
+  CHECK(o.output.find("client1 is paused for 40s") != std::string::npos);
+  CHECK(o.output.find("redis1 expires 'lock'") != std::string::npos);
+  CHECK(o.output.find("Verdict: overlap, stale-write, lost-update — as expected") != std::string::npos);
+  CHECK(o.output.find("seed 1 · trace ") != std::string::npos);
+  CHECK(o.output.find("replay: locksim run ") != std::string::npos);
+}
+
+TEST_CASE("the JSON report carries the contract's fields") {
+  const Outcome o = locksim("run --format json " + source("scenarios/kleppmann/gc-pause-fenced.toml"));
+  CHECK(o.status == 0);
+  for (const char* field : {"\"scenario\":", "\"seed\":1", "\"algorithm\":\"redis-single\"", "\"violations\":[{\"kind\":\"overlap\"",
+                            "\"at_ns\":", "\"until_ns\":", "\"processes\":[\"client1\",\"client2\"]", "\"expected\":[\"overlap\"]",
+                            "\"as_expected\":true", "\"stats\":{\"events\":", "\"trace_hash\":"})
+    CHECK_MESSAGE(o.output.find(field) != std::string::npos, field);
+}
+
+TEST_CASE("check runs the whole catalogue and exits 0 only when every outcome is as declared") {
+  const Outcome ok = locksim("check " + source("scenarios"));
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+  CHECK(ok.output.find("FAIL") == std::string::npos);
+  // A scenario whose declared verdict is wrong makes check (and run) exit 1.
+  const std::string wrong = write_variant("wrong-expect", "", "");
+  std::ofstream(wrong, std::ios::app) << "\n[expect]\nviolations = [\"overlap\"]\n";
+  CHECK(locksim("check " + wrong).status == 1);
+  CHECK(locksim("run " + wrong).status == 1);
+}
+
+TEST_CASE("run --check-determinism confirms two runs give the same trace") {
+  const Outcome o = locksim("run --check-determinism " + source("scenarios/kleppmann/gc-pause.toml"));
+  CHECK(o.status == 0);
+  CHECK(o.output.find("deterministic: a second run gave the same") != std::string::npos);
+}
+
+TEST_CASE("a TOML syntax error names the file and line") {
+  expect_bad_input(write_variant("syntax", "ttl = \"5s\"", "ttl = \"5s"), "8", "TOML");
+}
+
+TEST_CASE("an unknown key is rejected with a suggestion") {
+  expect_bad_input(write_variant("unknown-key", "work = \"1s\"", "wrok = \"1s\""), "15", "'wrok'");
+}
+
+TEST_CASE("a bad duration names its key") {
+  expect_bad_input(write_variant("bad-duration", "ttl = \"5s\"", "ttl = \"5 seconds\""), "8", "'ttl'");
+}
+
+TEST_CASE("an unknown process in a fault names its key") {
+  expect_bad_input(write_variant("unknown-process", "target = \"client1\"", "target = \"clinet1\""), "20", "clinet1");
+}
+
+TEST_CASE("a fault that makes no sense is rejected") {
+  expect_bad_input(write_variant("no-duration", "duration = \"2s\"\n", ""), "17", "duration");
+  expect_bad_input(write_variant("restart-uncrashed", "kind = \"pause\"", "kind = \"restart\""), "17", "restart");
+}
+
+TEST_CASE("an algorithm that offers no monotonic token refuses fencing = \"token\"") {
+  const std::string file =
+      write_variant("setnx-token", "algorithm = \"redis-single\"\nttl = \"5s\"", "algorithm = \"setnx\"\nfencing = \"token\"");
+  expect_bad_input(file, "8", "fencing");
+}
+
+TEST_CASE("a missing file and a bad command line are errors of input, exit 2") {
+  CHECK(locksim("run /nonexistent/scenario.toml").status == 2);
+  CHECK(locksim("run --format yaml " + source("scenarios/kleppmann/gc-pause.toml")).status == 2);
+  CHECK(locksim("frobnicate").status == 2);
+}
+
+TEST_CASE("list describes the algorithms, fault kinds and violation kinds") {
+  const Outcome o = locksim("list");
+  CHECK(o.status == 0);
+  for (const char* name : {"redis-single", "setnx", "pause", "clock-jump", "overlap", "stale-write", "stuck"})
+    CHECK_MESSAGE(o.output.find(name) != std::string::npos, name);
+}

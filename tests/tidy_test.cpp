@@ -1,0 +1,54 @@
+// Determinism is enforced by a machine, not by review: sim/ and lockalgos/ may
+// not reach for real time, unseeded randomness, threads, or the standard
+// library's (implementation-defined) distributions.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> banned_uses(const fs::path& dir) {
+  static const std::regex banned(
+      R"(system_clock|steady_clock|high_resolution_clock|random_device|\bs?rand\s*\(|std::thread|std::jthread|std::async|\btime\s*\(\s*(nullptr|NULL|0)\s*\)|gettimeofday|clock_gettime|_distribution\b|std::mt19937|std::unordered_)");
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    const auto ext = entry.path().extension();
+    if (ext != ".cpp" && ext != ".hpp" && ext != ".h") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      const auto comment = line.find("//");
+      const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+      if (std::regex_search(code, banned)) hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  return hits;
+}
+
+}  // namespace
+
+TEST_CASE("the simulation core uses no wall clock, unseeded randomness, threads or std distributions") {
+  for (const char* dir : {"sim", "lockalgos"}) {
+    const fs::path path = fs::path(LOCKSIM_SOURCE_DIR) / dir;
+    REQUIRE(fs::is_directory(path));
+    const auto hits = banned_uses(path);
+    for (const auto& h : hits) MESSAGE(h);
+    CHECK(hits.empty());
+  }
+}
+
+TEST_CASE("the tidy check itself catches a banned name") {
+  const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-probe";
+  fs::create_directories(tmp);
+  std::ofstream(tmp / "bad.cpp") << "auto t = std::chrono::steady_clock::now();\n// rand() in a comment is fine\n";
+  const auto hits = banned_uses(tmp);
+  fs::remove_all(tmp);
+  CHECK(hits.size() == 1);
+}
