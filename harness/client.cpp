@@ -36,10 +36,11 @@ Task<void> Client::read_modify_write() {
     co_await mark(Ev::AcquireFailed);
     co_return;
   }
-  co_await mark(Ev::Acquired, {.value = grant->valid_until ? grant->valid_until->ns() : -1,
-                               .token = grant->token,
-                               .key = grant->value,
-                               .detail = grant->where});
+  note(Ev::Acquired, {.value = grant->valid_until ? grant->valid_until->ns() : -1,
+                      .token = grant->token,
+                      .key = grant->value,
+                      .detail = grant->where});
+  co_await yield();
 
   const bool fenced = lock_config_.fencing == Fencing::Token;
   bool write = true;
@@ -48,7 +49,8 @@ Task<void> Client::read_modify_write() {
                                   config_.storage_timeout);
   if (read) {
     counter = std::get<storage::Reply>(*read).value;
-    co_await mark(Ev::Read, {.value = counter});
+    note(Ev::Read, {.value = counter});
+    co_await yield();
     co_await sleep(config_.work.draw(rng()));
   } else {
     write = false;
@@ -59,27 +61,31 @@ Task<void> Client::read_modify_write() {
     // The seed's `if lock.notExpired: commit`, on this client's own clock.
     const Duration left = *grant->valid_until - mono_now();
     if (left <= Duration::zero()) {
-      co_await mark(Ev::Lost, {.value = left.count_ns(), .detail = "lease over by " + format_duration(-left)});
+      note(Ev::Lost, {.value = left.count_ns(), .detail = "lease over by " + format_duration(-left)});
+      co_await yield();
       write = false;
     } else {
-      co_await mark(Ev::Checked, {.value = left.count_ns(), .detail = format_duration(left) + " left"});
+      note(Ev::Checked, {.value = left.count_ns(), .detail = format_duration(left) + " left"});
+      co_await yield();
     }
   }
 
   if (write) {
     const std::int64_t token = fenced ? grant->token : -1;
-    co_await mark(Ev::Writing, {.value = counter + 1, .token = token});
+    note(Ev::Writing, {.value = counter + 1, .token = token});
+    co_await yield();
     const auto reply = co_await call(
         storage_, storage::Request{storage::Request::Op::Write, counter + 1, token}, config_.storage_timeout);
     if (reply && std::get<storage::Reply>(*reply).accepted)
-      co_await mark(Ev::Wrote, {.value = counter + 1, .token = token});
+      note(Ev::Wrote, {.value = counter + 1, .token = token});
     else
-      co_await mark(Ev::WriteRejected,
-                    {.value = counter + 1, .token = token,
-                     .detail = reply ? std::get<storage::Reply>(*reply).reason : "storage did not answer"});
+      note(Ev::WriteRejected, {.value = counter + 1, .token = token,
+                               .detail = reply ? std::get<storage::Reply>(*reply).reason : "storage did not answer"});
+    co_await yield();
   }
 
-  co_await mark(Ev::Releasing, {.key = grant->value});
+  note(Ev::Releasing, {.key = grant->value});
+  co_await yield();
   const bool released = co_await lock_->release(*grant);
   note(released ? Ev::Released : Ev::ReleaseFailed, {.key = grant->value});
 }

@@ -26,10 +26,9 @@ class RedisSingle final : public Lock {
     for (int attempt = 0;; ++attempt) {
       const std::string value = env_.self.rng().hex_token(20);
       const Instant start = env_.self.mono_now();
-      redis::Request req{.op = fenced ? redis::Op::AcquireWithToken : redis::Op::Set,
-                         .key = c.key, .value = value, .nx = true, .px = *c.ttl,
-                         .token_key = c.key + ":token"};
-      const auto reply = co_await node_.call(std::move(req));
+      std::optional<redis::Reply> reply;
+      if (fenced) reply = co_await node_.acquire_with_token(c.key, value, *c.ttl, c.key + ":token");
+      else reply = co_await node_.set_nx_px(c.key, value, *c.ttl);
       const bool granted = reply && (fenced ? reply->kind == redis::Reply::Kind::Int : reply->is_ok());
       if (granted) {
         // Validity counts from before the request was sent: the key may have been
@@ -43,20 +42,16 @@ class RedisSingle final : public Lock {
 
   Task<bool> release(const Grant& grant) override {
     const LockConfig& c = env_.config;
-    if (c.release == "del") {
-      const auto r = co_await node_.call({.op = redis::Op::Del, .key = c.key});
-      co_return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
-    }
+    if (c.release == "del") co_return RedisConnection::is_one(co_await node_.del(c.key));
     if (c.release == "get-then-del") {
-      const auto current = co_await node_.call({.op = redis::Op::Get, .key = c.key});
+      const auto current = co_await node_.get(c.key);
       if (!current || current->kind != redis::Reply::Kind::Str || current->str != grant.value) co_return false;
-      co_await env_.self.mark(Ev::OwnerChecked, {.key = grant.value});
+      env_.self.note(Ev::OwnerChecked, {.key = grant.value});
+      co_await env_.self.yield();
       // Anything may happen between the GET and the DEL.
-      const auto r = co_await node_.call({.op = redis::Op::Del, .key = c.key});
-      co_return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+      co_return RedisConnection::is_one(co_await node_.del(c.key));
     }
-    const auto r = co_await node_.call({.op = redis::Op::CompareAndDelete, .key = c.key, .value = grant.value});
-    co_return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+    co_return RedisConnection::is_one(co_await node_.compare_and_delete(c.key, grant.value));
   }
 
  private:

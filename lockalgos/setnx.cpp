@@ -19,8 +19,7 @@ class SetNx final : public Lock {
     const LockConfig& c = env_.config;
     for (int attempt = 0;; ++attempt) {
       const std::string value = env_.self.rng().hex_token(20);
-      const auto reply = co_await node_.call({.op = redis::Op::SetNx, .key = c.key, .value = value});
-      if (reply && reply->kind == redis::Reply::Kind::Int && reply->integer == 1)
+      if (RedisConnection::is_one(co_await node_.setnx(c.key, value)))
         co_return Grant{value, -1, std::nullopt, node_.name()};
       if (c.retry_count != kForever && attempt >= c.retry_count) co_return std::nullopt;
       co_await env_.self.sleep(c.retry_delay.draw(env_.self.rng()));
@@ -28,8 +27,7 @@ class SetNx final : public Lock {
   }
 
   Task<bool> release(const Grant&) override {
-    const auto r = co_await node_.call({.op = redis::Op::Del, .key = env_.config.key});
-    co_return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+    co_return RedisConnection::is_one(co_await node_.del(env_.config.key));
   }
 
  private:

@@ -3,6 +3,14 @@
 // Task object owns its frame: destroying the Task destroys the frame and,
 // through the frame's locals, every Task it is awaiting. That is how a crash
 // destroys a process's coroutines and runs their RAII clean-up.
+//
+// g++ 12 bug, and our rule: never write an aggregate temporary with
+// non-trivial members (a braced `{.key = ...}` holding a std::string) inside a
+// co_await expression. g++ 12 copies such a temporary bit by bit into the
+// frame, so its strings end up pointing into the wrong storage. Build it as a
+// named local first, or call a function that takes plain arguments. The tidy
+// test rejects `co_await ... {.` in our sources. Likewise, no co_await inside
+// `?:` (g++ 12 destroys the result of the branch not taken).
 #pragma once
 
 #include <coroutine>

@@ -84,7 +84,10 @@ struct Process::CallAwaiter {
 };
 
 Task<std::optional<Payload>> Process::call(ProcId to, Payload request, Duration timeout) {
-  co_return co_await CallAwaiter{*this, to, std::move(request), timeout, std::nullopt};
+  // A named awaiter, not a temporary: g++ 12 copies an aggregate temporary
+  // awaiter bit by bit inside the frame, which breaks the strings it holds.
+  CallAwaiter awaiter{*this, to, std::move(request), timeout, std::nullopt};
+  co_return co_await awaiter;
 }
 
 void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }

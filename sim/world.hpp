@@ -111,9 +111,11 @@ class Process {
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent fields = {});
   // note(), then yield(): the recorded event may trigger a fault that must
-  // take effect before this process does anything else.
-  auto mark(Ev kind, TraceEvent fields = {}) {
-    note(kind, std::move(fields));
+  // take effect before this process does anything else. For an event with
+  // fields, write `note(kind, {...}); co_await yield();` (see task.hpp on
+  // aggregate temporaries in co_await expressions).
+  auto mark(Ev kind) {
+    note(kind);
     return yield();
   }
 

@@ -134,7 +134,13 @@ TEST_CASE("an unknown process in a fault names its key") {
 
 TEST_CASE("a fault that makes no sense is rejected") {
   expect_bad_input(write_variant("no-duration", "duration = \"2s\"\n", ""), "17", "duration");
-  expect_bad_input(write_variant("restart-uncrashed", "kind = \"pause\"", "kind = \"restart\""), "17", "restart");
+  expect_bad_input(write_variant("restart-uncrashed", "kind = \"pause\"\ntarget = \"client1\"\nduration = \"2s\"",
+                                 "kind = \"restart\"\ntarget = \"client1\""),
+                   "20", "restart of client1, which no earlier fault crashes");
+  expect_bad_input(write_variant("key-not-for-kind", "duration = \"2s\"", "by = \"2s\""), "21",
+                   "'by': does not apply to a pause fault");
+  expect_bad_input(write_variant("at-and-on", "at = \"1s\"", "at = \"1s\"\non = \"client1 acquired\""), "17",
+                   "exactly one of at");
 }
 
 TEST_CASE("an algorithm that offers no monotonic token refuses fencing = \"token\"") {

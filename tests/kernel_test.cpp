@@ -298,7 +298,9 @@ std::string run_random_traffic(std::uint64_t seed) {
   auto& server = w.add<Echo>("server");
   client.spawn([](Probe& self, ProcId to) -> Task<void> {
     for (int i = 0; i < 200; ++i) {
-      co_await self.call(to, redis::Request{.key = std::to_string(i)}, Duration::ms(30));
+      redis::Request req;
+      req.key = std::to_string(i);
+      co_await self.call(to, std::move(req), Duration::ms(30));
       co_await self.sleep(self.rng().between(Duration::ms(0), Duration::ms(5)));
     }
   }(client, server.id()));

@@ -44,6 +44,28 @@ TEST_CASE("the simulation core uses no wall clock, unseeded randomness, threads 
   }
 }
 
+// g++ 12 corrupts aggregate temporaries inside co_await expressions (task.hpp).
+std::vector<std::string> braced_temporaries_in_co_await(const fs::path& dir) {
+  static const std::regex pattern(R"(co_await[^;]*\{\s*\.[a-z_]+\s*=)");
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || (entry.path().extension() != ".cpp" && entry.path().extension() != ".hpp")) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::regex_search(line, pattern)) hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+  }
+  return hits;
+}
+
+TEST_CASE("no co_await expression builds an aggregate temporary (g++ 12 miscompiles it)") {
+  for (const char* dir : {"sim", "lockalgos", "harness", "reports", "tests"}) {
+    const auto hits = braced_temporaries_in_co_await(fs::path(LOCKSIM_SOURCE_DIR) / dir);
+    for (const auto& h : hits) MESSAGE(h);
+    CHECK(hits.empty());
+  }
+}
+
 TEST_CASE("the tidy check itself catches a banned name") {
   const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-probe";
   fs::create_directories(tmp);

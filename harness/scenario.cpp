@@ -1,0 +1,625 @@
+// Scenario files to typed scenarios. Every rejection is one line naming the
+// file, the line and the key: "x.toml:12: [[client]] 'wrok': unknown key (did you mean 'work'?)".
+#include "harness/scenario.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "harness/faults.hpp"
+#include "lockalgos/registry.hpp"
+
+namespace locksim {
+
+std::string_view fencing_name(Fencing f) {
+  switch (f) {
+    case Fencing::None: return "none";
+    case Fencing::Token: return "token";
+    case Fencing::LockValue: return "lock-value";
+  }
+  return "?";
+}
+
+std::string_view fault_kind_name(FaultKind k) {
+  switch (k) {
+    case FaultKind::Pause: return "pause";
+    case FaultKind::Crash: return "crash";
+    case FaultKind::Restart: return "restart";
+    case FaultKind::ClockJump: return "clock-jump";
+    case FaultKind::ClockDrift: return "clock-drift";
+    case FaultKind::Partition: return "partition";
+    case FaultKind::Heal: return "heal";
+    case FaultKind::Delay: return "delay";
+    case FaultKind::Drop: return "drop";
+  }
+  return "?";
+}
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "true/false";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date or time";
+  }
+}
+
+class Loader {
+ public:
+  explicit Loader(std::string path) : path_(std::move(path)) {}
+
+  Scenario load(std::string_view text) {
+    toml::table root;
+    try {
+      root = toml::parse(text, path_);
+    } catch (const toml::parse_error& e) {
+      throw ScenarioError(path_ + ":" + std::to_string(e.source().begin.line) + ":" +
+                          std::to_string(e.source().begin.column) + ": TOML syntax error: " +
+                          std::string(e.description()));
+    }
+    Scenario s;
+    s.path = path_;
+    const std::string top = "top level";
+    check_keys(root, top, {"title", "about", "source", "seed", "duration", "lock", "network", "node", "storage",
+                           "client", "fault", "expect"});
+    s.title = str(root, "title", top, 1, true).value();
+    s.about = str(root, "about", top, 1, true).value();
+    s.source = str(root, "source", top, 1, true).value();
+    if (auto seed = integer(root, "seed", top, 0, INT64_MAX)) s.seed = static_cast<std::uint64_t>(*seed);
+    s.duration = duration(root, "duration", top, 1, true, Positive).value();
+
+    lock(root, s);
+    network(root, s);
+    nodes(root, s);
+    storage(root, s);
+    clients(root, s);
+    faults(root, s);
+    expect(root, s);
+    return s;
+  }
+
+ private:
+  enum Sign { Any, NonNegative, Positive, NonZero };
+
+  [[noreturn]] void fail(int line, const std::string& where, const std::string& key, const std::string& what) const {
+    std::string msg = path_ + ":" + std::to_string(line) + ": " + where;
+    if (!key.empty()) msg += " '" + key + "'";
+    throw ScenarioError(msg + ": " + what);
+  }
+
+  int key_line(const toml::table& t, std::string_view key) const {
+    for (auto&& [k, v] : t)
+      if (k.str() == key) return static_cast<int>(k.source().begin.line);
+    return line_of(t);
+  }
+
+  void check_keys(const toml::table& t, const std::string& where, const std::vector<std::string>& allowed,
+                  const std::string& why = "unknown key") const {
+    for (auto&& [k, v] : t) {
+      const std::string key(k.str());
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      std::string msg = why;
+      std::string best;
+      std::size_t best_d = 3;
+      for (const auto& a : allowed)
+        if (const auto d = edit_distance(key, a); d < best_d) {
+          best_d = d;
+          best = a;
+        }
+      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+      fail(static_cast<int>(k.source().begin.line), where, key, msg);
+    }
+  }
+
+  const toml::node* get(const toml::table& t, std::string_view key, const std::string& where, int table_line,
+                        bool required) const {
+    const toml::node* n = t.get(key);
+    if (!n && required) fail(table_line, where, std::string(key), "missing (it is required)");
+    return n;
+  }
+
+  std::optional<std::string> str(const toml::table& t, std::string_view key, const std::string& where,
+                                 int table_line, bool required = false) const {
+    const toml::node* n = get(t, key, where, table_line, required);
+    if (!n) return std::nullopt;
+    if (!n->is_string()) fail(key_line(t, key), where, std::string(key), std::string("expected a string, found ") + type_name(*n));
+    return n->as_string()->get();
+  }
+
+  std::optional<std::string> choice(const toml::table& t, std::string_view key, const std::string& where,
+                                    const std::vector<std::string>& options) const {
+    auto v = str(t, key, where, 0);
+    if (v && std::find(options.begin(), options.end(), *v) == options.end()) {
+      std::string opts;
+      for (const auto& o : options) opts += (opts.empty() ? "" : " | ") + ("\"" + o + "\"");
+      fail(key_line(t, key), where, std::string(key), "\"" + *v + "\" is not one of " + opts);
+    }
+    return v;
+  }
+
+  std::optional<bool> boolean(const toml::table& t, std::string_view key, const std::string& where) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_boolean()) fail(key_line(t, key), where, std::string(key), std::string("expected true or false, found ") + type_name(*n));
+    return n->as_boolean()->get();
+  }
+
+  std::optional<std::int64_t> integer(const toml::table& t, std::string_view key, const std::string& where,
+                                      std::int64_t lo, std::int64_t hi) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_integer()) fail(key_line(t, key), where, std::string(key), std::string("expected an integer, found ") + type_name(*n));
+    const std::int64_t v = n->as_integer()->get();
+    if (v < lo || v > hi)
+      fail(key_line(t, key), where, std::string(key),
+           std::to_string(v) + " is out of range (" + std::to_string(lo) + (hi == INT64_MAX ? " or more" : " to " + std::to_string(hi)) + ")");
+    return v;
+  }
+
+  // An integer count, or "forever".
+  std::optional<int> count(const toml::table& t, std::string_view key, const std::string& where, int lo) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (n->is_string()) {
+      if (n->as_string()->get() == "forever") return kForever;
+      fail(key_line(t, key), where, std::string(key), "expected a whole number or \"forever\"");
+    }
+    return static_cast<int>(*integer(t, key, where, lo, 1'000'000'000));
+  }
+
+  std::optional<double> number(const toml::table& t, std::string_view key, const std::string& where) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
+    if (n->is_floating_point()) return n->as_floating_point()->get();
+    fail(key_line(t, key), where, std::string(key), std::string("expected a number, found ") + type_name(*n));
+  }
+
+  Duration check_sign(Duration d, Sign sign, const toml::table& t, std::string_view key, const std::string& where) const {
+    const bool ok = sign == Any || (sign == NonNegative && d >= Duration::zero()) ||
+                    (sign == Positive && d > Duration::zero()) || (sign == NonZero && !d.is_zero());
+    if (!ok)
+      fail(key_line(t, key), where, std::string(key),
+           format_duration(d) + " is not allowed here (it must be " +
+               (sign == NonNegative ? "zero or more" : sign == Positive ? "more than zero" : "nonzero") + ")");
+    return d;
+  }
+
+  static constexpr const char* kDurationHelp = "(write e.g. \"250ms\", \"10s\", \"1.5s\", \"2m\")";
+
+  std::optional<Duration> duration(const toml::table& t, std::string_view key, const std::string& where,
+                                   int table_line, bool required = false, Sign sign = NonNegative) const {
+    const toml::node* n = get(t, key, where, table_line, required);
+    if (!n) return std::nullopt;
+    if (!n->is_string())
+      fail(key_line(t, key), where, std::string(key),
+           std::string("expected a duration string, found ") + type_name(*n) + " " + kDurationHelp);
+    const std::string text = n->as_string()->get();
+    const auto d = parse_duration(text);
+    if (!d) fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a duration " + kDurationHelp);
+    return check_sign(*d, sign, t, key, where);
+  }
+
+  std::optional<DurationRange> range(const toml::table& t, std::string_view key, const std::string& where) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (!n->is_string())
+      fail(key_line(t, key), where, std::string(key),
+           std::string("expected a duration or a range like \"1ms..3ms\", found ") + type_name(*n));
+    const std::string text = n->as_string()->get();
+    const auto dots = text.find("..");
+    if (dots == std::string::npos) {
+      const auto d = parse_duration(text);
+      if (!d) fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a duration " + kDurationHelp);
+      return DurationRange::fixed(check_sign(*d, NonNegative, t, key, where));
+    }
+    const auto lo = parse_duration(text.substr(0, dots));
+    const auto hi = parse_duration(text.substr(dots + 2));
+    if (!lo || !hi)
+      fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a range (write e.g. \"1ms..3ms\")");
+    check_sign(*lo, NonNegative, t, key, where);
+    if (*hi < *lo) fail(key_line(t, key), where, std::string(key), "\"" + text + "\": the range ends before it starts");
+    return DurationRange{*lo, *hi};
+  }
+
+  std::optional<ClockSpec> clock(const toml::table& t, const std::string& where) const {
+    const toml::node* n = t.get("clock");
+    if (!n) return std::nullopt;
+    if (!n->is_table())
+      fail(key_line(t, "clock"), where, "clock", "expected a table like { offset = \"0s\", drift_ppm = 0 }");
+    const toml::table& c = *n->as_table();
+    const std::string w = where + " clock";
+    check_keys(c, w, {"offset", "drift_ppm"});
+    ClockSpec spec;
+    if (auto off = duration(c, "offset", w, line_of(c), false, Any)) spec.offset = *off;
+    if (auto ppm = number(c, "drift_ppm", w)) {
+      if (!(*ppm > -1e6 && *ppm < 1e9)) fail(key_line(c, "drift_ppm"), w, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
+      spec.drift_ppb = std::llround(*ppm * 1000.0);
+    }
+    return spec;
+  }
+
+  const toml::table* table(const toml::table& root, std::string_view key, bool required) const {
+    const toml::node* n = root.get(key);
+    if (!n) {
+      if (required) fail(1, "top level", std::string("[") + std::string(key) + "]", "missing (it is required)");
+      return nullptr;
+    }
+    if (!n->is_table()) fail(key_line(root, key), "top level", std::string(key), "expected a table [" + std::string(key) + "]");
+    return n->as_table();
+  }
+
+  std::vector<const toml::table*> array_of_tables(const toml::table& root, std::string_view key) const {
+    std::vector<const toml::table*> out;
+    const toml::node* n = root.get(key);
+    if (!n) return out;
+    const toml::array* arr = n->as_array();
+    if (!arr) fail(key_line(root, key), "top level", std::string(key), "expected [[" + std::string(key) + "]] tables");
+    for (const toml::node& item : *arr) {
+      if (!item.is_table()) fail(line_of(item), "top level", std::string(key), "expected [[" + std::string(key) + "]] tables");
+      out.push_back(item.as_table());
+    }
+    return out;
+  }
+
+  void lock(const toml::table& root, Scenario& s) {
+    const toml::table& t = *table(root, "lock", true);
+    const std::string w = "[lock]";
+    LockConfig& c = s.lock;
+    c.line = line_of(t);
+    c.algorithm = str(t, "algorithm", w, c.line, true).value();
+    const AlgorithmInfo* algo = find_algorithm(c.algorithm);
+    if (!algo) {
+      std::vector<std::string> known;
+      for (const AlgorithmInfo& a : algorithms()) known.emplace_back(a.name);
+      fail(key_line(t, "algorithm"), w, "algorithm", "unknown algorithm \"" + c.algorithm + "\" (known: " + join(known) + ")");
+    }
+    std::vector<std::string> allowed{"algorithm", "flavour", "fencing"};
+    if (algo->takes_ttl) allowed.emplace_back("ttl");
+    std::vector<std::string> option_names;
+    for (const OptionInfo& o : algo->options) option_names.emplace_back(o.key);
+    allowed.insert(allowed.end(), option_names.begin(), option_names.end());
+    for (auto&& [k, v] : t) {
+      const std::string key(k.str());
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      if (key == "ttl")
+        fail(key_line(t, key), w, key, c.algorithm + " sets no expiry on its lock, so it takes no ttl");
+      check_keys(t, w, allowed, "not an option of " + c.algorithm + " (its options: " + join(option_names) + ")");
+    }
+    if (auto f = str(t, "flavour", w, c.line)) {
+      if (algo->flavours.empty()) fail(key_line(t, "flavour"), w, "flavour", c.algorithm + " has no flavours");
+      if (std::find(algo->flavours.begin(), algo->flavours.end(), *f) == algo->flavours.end()) {
+        std::vector<std::string> fl(algo->flavours.begin(), algo->flavours.end());
+        fail(key_line(t, "flavour"), w, "flavour", "\"" + *f + "\" is not a flavour of " + c.algorithm + " (flavours: " + join(fl) + ")");
+      }
+      c.flavour = *f;
+    }
+    if (auto f = choice(t, "fencing", w, {"none", "token", "lock-value"})) {
+      c.fencing = *f == "token" ? Fencing::Token : *f == "lock-value" ? Fencing::LockValue : Fencing::None;
+      if (c.fencing == Fencing::Token && !algo->monotonic_token)
+        fail(key_line(t, "fencing"), w, "fencing",
+             c.algorithm + " offers no monotonic fencing token: its values are random (Kleppmann 2016); use "
+             "fencing = \"lock-value\" for antirez's check-and-set proposal, or an algorithm that issues tokens");
+      if (c.fencing == Fencing::LockValue)
+        fail(key_line(t, "fencing"), w, "fencing", "\"lock-value\" fencing is not supported yet");
+    }
+    c.ttl = duration(t, "ttl", w, c.line, algo->needs_ttl, Positive);
+    if (auto k = str(t, "key", w, c.line)) {
+      if (k->empty()) fail(key_line(t, "key"), w, "key", "the key must not be empty");
+      c.key = *k;
+    }
+    if (auto r = choice(t, "release", w, {"compare-and-delete", "del", "get-then-del"})) c.release = *r;
+    if (auto r = range(t, "retry_delay", w)) c.retry_delay = *r;
+    if (auto n = count(t, "retry_count", w, 0)) c.retry_count = *n;
+    if (auto d = duration(t, "request_timeout", w, c.line, false, Positive)) c.request_timeout = *d;
+    if (auto n = integer(t, "first_token", w, 0, INT64_MAX / 2)) c.first_token = *n;
+  }
+
+  void network(const toml::table& root, Scenario& s) {
+    const toml::table* t = table(root, "network", false);
+    if (!t) return;
+    const std::string w = "[network]";
+    check_keys(*t, w, {"delay", "loss", "fifo"});
+    if (auto r = range(*t, "delay", w)) s.network.delay = *r;
+    if (auto l = number(*t, "loss", w)) {
+      if (!(*l >= 0.0 && *l < 1.0)) fail(key_line(*t, "loss"), w, "loss", "a probability from 0 up to (not including) 1");
+      s.network.loss = *l;
+    }
+    if (auto f = boolean(*t, "fifo", w)) s.network.fifo = *f;
+  }
+
+  void name(const toml::table& t, const std::string& w, std::string& out) {
+    out = str(t, "name", w, line_of(t), true).value();
+    if (out.empty() || out.find_first_of(" #\t") != std::string::npos)
+      fail(key_line(t, "name"), w, "name", "\"" + out + "\": a name needs at least one character and no spaces or '#'");
+    if (std::find(names_.begin(), names_.end(), out) != names_.end())
+      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is already the name of another process");
+    names_.push_back(out);
+  }
+
+  void nodes(const toml::table& root, Scenario& s) {
+    const auto tables = array_of_tables(root, "node");
+    if (tables.empty()) fail(1, "top level", "[[node]]", "missing: the lock service needs at least one node");
+    for (const toml::table* t : tables) {
+      const std::string w = "[[node]]";
+      check_keys(*t, w, {"name", "clock", "persistence", "restart_delay"});
+      NodeConfig n;
+      n.line = line_of(*t);
+      name(*t, w, n.name);
+      if (auto c = clock(*t, w)) n.clock = *c;
+      if (auto p = choice(*t, "persistence", w, {"none", "aof-always"}))
+        n.persistence = *p == "aof-always" ? Persistence::AofAlways : Persistence::None;
+      if (auto d = duration(*t, "restart_delay", w, n.line)) n.restart_delay = *d;
+      s.nodes.push_back(n);
+    }
+  }
+
+  void storage(const toml::table& root, Scenario& s) {
+    const toml::table* t = table(root, "storage", false);
+    if (t) {
+      const std::string w = "[storage]";
+      check_keys(*t, w, {"name", "initial", "clock"});
+      if (t->get("name")) name(*t, w, s.storage.name);
+      else names_.push_back(s.storage.name);
+      if (auto i = integer(*t, "initial", w, INT64_MIN / 4, INT64_MAX / 4)) s.storage.initial = *i;
+      if (auto c = clock(*t, w)) s.storage.clock = *c;
+    } else {
+      if (std::find(names_.begin(), names_.end(), s.storage.name) != names_.end())
+        fail(1, "[storage]", "name", "\"storage\" is taken by a node: give the storage another name in [storage]");
+      names_.push_back(s.storage.name);
+    }
+  }
+
+  void clients(const toml::table& root, Scenario& s) {
+    const auto tables = array_of_tables(root, "client");
+    if (tables.empty()) fail(1, "top level", "[[client]]", "missing: a scenario needs at least one client");
+    for (const toml::table* t : tables) {
+      const std::string w = "[[client]]";
+      check_keys(*t, w, {"name", "start", "job", "work", "repeat", "think", "check_before_write", "storage_timeout", "clock"});
+      ClientConfig c;
+      c.line = line_of(*t);
+      name(*t, w, c.name);
+      if (auto d = duration(*t, "start", w, c.line)) c.start = *d;
+      if (auto j = choice(*t, "job", w, {"read-modify-write"})) c.job = *j;
+      if (auto r = range(*t, "work", w)) c.work = *r;
+      if (auto n = count(*t, "repeat", w, 1)) c.repeat = *n;
+      if (auto r = range(*t, "think", w)) c.think = *r;
+      if (auto b = boolean(*t, "check_before_write", w)) c.check_before_write = *b;
+      if (auto d = duration(*t, "storage_timeout", w, c.line)) c.storage_timeout = *d;
+      if (auto cl = clock(*t, w)) c.clock = *cl;
+      s.clients.push_back(c);
+    }
+  }
+
+  std::string process(const toml::table& t, std::string_view key, const std::string& w, bool required) const {
+    auto v = str(t, key, w, line_of(t), required);
+    if (!v) return "";
+    if (std::find(names_.begin(), names_.end(), *v) == names_.end())
+      fail(key_line(t, key), w, std::string(key), "no process named \"" + *v + "\" (processes: " + join(names_) + ")");
+    return *v;
+  }
+
+  void faults(const toml::table& root, Scenario& s) {
+    std::vector<std::string> crashed;
+    for (const toml::table* t : array_of_tables(root, "fault")) {
+      const std::string w = "[[fault]]";
+      FaultSpec f;
+      f.line = line_of(*t);
+      const std::string kind = str(*t, "kind", w, f.line, true).value();
+      static const std::vector<std::pair<std::string, FaultKind>> kinds = {
+          {"pause", FaultKind::Pause}, {"crash", FaultKind::Crash}, {"restart", FaultKind::Restart},
+          {"clock-jump", FaultKind::ClockJump}, {"clock-drift", FaultKind::ClockDrift},
+          {"partition", FaultKind::Partition}, {"heal", FaultKind::Heal}, {"delay", FaultKind::Delay},
+          {"drop", FaultKind::Drop}};
+      auto k = std::find_if(kinds.begin(), kinds.end(), [&](const auto& p) { return p.first == kind; });
+      if (k == kinds.end()) {
+        if (kind == "failover") fail(key_line(*t, "kind"), w, "kind", "\"failover\" needs replicated Redis, which is not supported yet");
+        fail(key_line(*t, "kind"), w, "kind",
+             "\"" + kind + "\" is not a fault kind (pause | crash | restart | clock-jump | clock-drift | partition | heal | delay | drop)");
+      }
+      f.kind = k->second;
+      const std::string wk = "[[fault]] " + kind;
+
+      std::vector<std::string> allowed{"kind", "at", "on", "after"};
+      switch (f.kind) {
+        case FaultKind::Pause: allowed.insert(allowed.end(), {"target", "duration"}); break;
+        case FaultKind::Crash:
+        case FaultKind::Restart: allowed.insert(allowed.end(), {"target"}); break;
+        case FaultKind::ClockJump: allowed.insert(allowed.end(), {"target", "by"}); break;
+        case FaultKind::ClockDrift: allowed.insert(allowed.end(), {"target", "drift_ppm"}); break;
+        case FaultKind::Partition: allowed.insert(allowed.end(), {"groups", "one_way", "duration"}); break;
+        case FaultKind::Heal: break;
+        case FaultKind::Delay: allowed.insert(allowed.end(), {"from", "to", "duration", "by", "count"}); break;
+        case FaultKind::Drop: allowed.insert(allowed.end(), {"from", "to", "duration", "count", "probability"}); break;
+      }
+      check_keys(*t, wk, allowed, "does not apply to a " + kind + " fault");
+
+      // When.
+      const bool has_at = t->get("at") != nullptr, has_on = t->get("on") != nullptr;
+      if (has_at == has_on)
+        fail(f.line, wk, has_at ? "on" : "at", "a fault needs exactly one of at = \"<time>\" and on = \"<process> <event>\"");
+      if (has_at) {
+        f.at = duration(*t, "at", wk, f.line);
+        if (t->get("after")) fail(key_line(*t, "after"), wk, "after", "goes with on = \"...\", not with at");
+      } else {
+        trigger(*t, wk, f);
+        if (auto a = duration(*t, "after", wk, f.line)) f.after = *a;
+      }
+
+      // What.
+      switch (f.kind) {
+        case FaultKind::Pause:
+          f.target = process(*t, "target", wk, true);
+          f.duration = duration(*t, "duration", wk, f.line, true, Positive);
+          break;
+        case FaultKind::Crash:
+          f.target = process(*t, "target", wk, true);
+          crashed.push_back(f.target);
+          break;
+        case FaultKind::Restart:
+          f.target = process(*t, "target", wk, true);
+          if (std::find(crashed.begin(), crashed.end(), f.target) == crashed.end())
+            fail(key_line(*t, "target"), wk, "target", "restart of " + f.target + ", which no earlier fault crashes");
+          break;
+        case FaultKind::ClockJump:
+          f.target = process(*t, "target", wk, true);
+          f.by = duration(*t, "by", wk, f.line, true, NonZero).value();
+          break;
+        case FaultKind::ClockDrift: {
+          f.target = process(*t, "target", wk, true);
+          if (!t->get("drift_ppm")) fail(f.line, wk, "drift_ppm", "missing (it is required)");
+          const double ppm = *number(*t, "drift_ppm", wk);
+          if (!(ppm > -1e6 && ppm < 1e9)) fail(key_line(*t, "drift_ppm"), wk, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
+          f.drift_ppb = std::llround(ppm * 1000.0);
+          break;
+        }
+        case FaultKind::Partition:
+          groups(*t, wk, f);
+          if (auto o = boolean(*t, "one_way", wk)) f.one_way = *o;
+          f.duration = duration(*t, "duration", wk, f.line, false, Positive);
+          break;
+        case FaultKind::Heal:
+          break;
+        case FaultKind::Delay:
+        case FaultKind::Drop: {
+          f.from = process(*t, "from", wk, false);
+          f.to = process(*t, "to", wk, false);
+          if (f.from.empty() && f.to.empty()) fail(f.line, wk, "from", "name the link: from = \"...\" and/or to = \"...\"");
+          f.duration = duration(*t, "duration", wk, f.line, false, Positive);
+          if (auto c = integer(*t, "count", wk, 1, 1'000'000'000)) f.count = static_cast<int>(*c);
+          if (f.kind == FaultKind::Delay) {
+            if (auto b = duration(*t, "by", wk, f.line, false, Positive)) f.by = *b;
+            if (!f.duration && f.by.is_zero())
+              fail(f.line, wk, "duration", "a delay needs duration (hold messages until the window ends) and/or by (extra delay)");
+          } else {
+            if (auto p = number(*t, "probability", wk)) {
+              if (!(*p > 0.0 && *p <= 1.0)) fail(key_line(*t, "probability"), wk, "probability", "must be more than 0 and at most 1");
+              f.probability = *p;
+            }
+          }
+          break;
+        }
+      }
+      s.faults.push_back(f);
+    }
+  }
+
+  void trigger(const toml::table& t, const std::string& w, FaultSpec& f) const {
+    const std::string on = str(t, "on", w, f.line).value();
+    const auto space = on.find(' ');
+    if (space == std::string::npos)
+      fail(key_line(t, "on"), w, "on", "\"" + on + "\": write on = \"<process> <event>\", e.g. \"client1 acquired\"");
+    f.on_process = on.substr(0, space);
+    std::string event = on.substr(space + 1);
+    if (const auto hash = event.find('#'); hash != std::string::npos) {
+      const std::string n = event.substr(hash + 1);
+      event = event.substr(0, hash);
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1)
+        fail(key_line(t, "on"), w, "on", "\"#" + n + "\": the occurrence must be a whole number from 1");
+      f.on_occurrence = std::stoi(n);
+    }
+    f.on_event = event;
+    if (std::find(names_.begin(), names_.end(), f.on_process) == names_.end())
+      fail(key_line(t, "on"), w, "on", "no process named \"" + f.on_process + "\" (processes: " + join(names_) + ")");
+    const auto ev = event_from_name(event);
+    if (!ev || *ev == Ev::Sent || *ev == Ev::Delivered || *ev == Ev::Dropped || *ev == Ev::Command || *ev == Ev::Fault)
+      fail(key_line(t, "on"), w, "on", "\"" + event + "\" is not an event a fault can wait for (see `locksim list`)");
+  }
+
+  void groups(const toml::table& t, const std::string& w, FaultSpec& f) const {
+    const toml::node* n = t.get("groups");
+    if (!n) fail(f.line, w, "groups", "missing: write groups = [[\"client1\"], [\"redis1\", \"redis2\"]]");
+    const toml::array* arr = n->as_array();
+    const int line = key_line(t, "groups");
+    if (!arr || arr->size() < 2) fail(line, w, "groups", "expected at least two groups, e.g. [[\"client1\"], [\"redis1\"]]");
+    std::vector<std::string> seen;
+    for (const toml::node& g : *arr) {
+      const toml::array* ga = g.as_array();
+      if (!ga || ga->empty()) fail(line, w, "groups", "each group is a non-empty array of process names");
+      f.groups.emplace_back();
+      for (const toml::node& name : *ga) {
+        if (!name.is_string()) fail(line, w, "groups", "each group is an array of process names (strings)");
+        const std::string p = name.as_string()->get();
+        if (std::find(names_.begin(), names_.end(), p) == names_.end())
+          fail(line, w, "groups", "no process named \"" + p + "\" (processes: " + join(names_) + ")");
+        if (std::find(seen.begin(), seen.end(), p) != seen.end())
+          fail(line, w, "groups", "\"" + p + "\" is in two groups");
+        seen.push_back(p);
+        f.groups.back().push_back(p);
+      }
+    }
+  }
+
+  void expect(const toml::table& root, Scenario& s) const {
+    const toml::table* t = table(root, "expect", false);
+    if (!t) return;
+    const std::string w = "[expect]";
+    check_keys(*t, w, {"violations", "liveness_window"});
+    s.expect.present = true;
+    const toml::node* v = t->get("violations");
+    if (!v) fail(line_of(*t), w, "violations", "missing: write violations = [] for a safe run");
+    const toml::array* arr = v->as_array();
+    if (!arr) fail(key_line(*t, "violations"), w, "violations", "expected an array of violation kinds");
+    for (const toml::node& item : *arr) {
+      const int line = key_line(*t, "violations");
+      if (!item.is_string()) fail(line, w, "violations", "expected violation kinds as strings");
+      const std::string name = item.as_string()->get();
+      const auto kind = parse_violation(name);
+      if (!kind) {
+        std::vector<std::string> known;
+        for (ViolationKind k : kAllViolationKinds) known.emplace_back(violation_name(k));
+        fail(line, w, "violations", "\"" + name + "\" is not a violation kind (" + join(known) + ")");
+      }
+      if (!s.expect.violations.insert(*kind).second) fail(line, w, "violations", "\"" + name + "\" is listed twice");
+    }
+    s.expect.liveness_window = duration(*t, "liveness_window", w, line_of(*t), false, Positive);
+  }
+
+  std::string path_;
+  std::vector<std::string> names_;  // every process, in declaration order
+};
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& path) { return Loader(path).load(text); }
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_scenario(buf.str(), path);
+}
+
+}  // namespace locksim
