@@ -36,6 +36,10 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   for (const ClientConfig& c : s.clients)
     clients.push_back(&world.add<Client>(c, *algorithm, s.lock, node_ids, storage_id));
   for (const NodeConfig& n : s.nodes) {
+    if (algorithm->make_node) {
+      algorithm->make_node(world, n, s.lock);
+      continue;
+    }
     RedisConfig rc;
     rc.aof_always = n.persistence == Persistence::AofAlways;
     auto& node = world.add<RedisNode>(n.name, n.clock, rc);

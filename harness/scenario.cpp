@@ -91,8 +91,8 @@ class Loader {
     Scenario s;
     s.path = path_;
     const std::string top = "top level";
-    check_keys(root, top, {"title", "about", "source", "seed", "duration", "lock", "network", "node", "storage",
-                           "client", "fault", "expect"});
+    check_keys(root, top, {"title", "about", "source", "seed", "duration", "lock", "network", "node", "sentinel",
+                           "storage", "client", "fault", "expect"});
     s.title = str(root, "title", top, 1, true).value();
     s.about = str(root, "about", top, 1, true).value();
     s.source = str(root, "source", top, 1, true).value();
@@ -102,6 +102,7 @@ class Loader {
     lock(root, s);
     network(root, s);
     nodes(root, s);
+    sentinel(root, s);
     storage(root, s);
     clients(root, s);
     faults(root, s);
@@ -344,6 +345,19 @@ class Loader {
     if (auto n = count(t, "retry_count", w, 0)) c.retry_count = *n;
     if (auto d = duration(t, "request_timeout", w, c.line, false, Positive)) c.request_timeout = *d;
     if (auto n = integer(t, "first_token", w, 0, INT64_MAX / 2)) c.first_token = *n;
+    if (auto d = number(t, "drift_factor", w)) {
+      if (!(*d >= 0.0 && *d < 1.0)) fail(key_line(t, "drift_factor"), w, "drift_factor", "a fraction of the ttl, from 0 up to 1");
+      c.drift_factor = *d;
+    }
+    if (auto d = duration(t, "watchdog_timeout", w, c.line, false, Positive)) c.watchdog_timeout = *d;
+    c.lease_time = duration(t, "lease_time", w, c.line, false, Positive);
+    c.wait_time = duration(t, "wait_time", w, c.line, false, NonNegative);
+    if (auto d = duration(t, "session_timeout", w, c.line, false, Positive)) c.session_timeout = *d;
+    if (auto d = duration(t, "tick_time", w, c.line, false, Positive)) c.tick_time = *d;
+    if (auto v = choice(t, "on_suspended", w, {"continue", "stop"})) c.on_suspended = *v;
+    if (auto v = choice(t, "watch", w, {"predecessor", "parent"})) c.watch = *v;
+    if (auto d = duration(t, "lease_ttl", w, c.line, false, Positive)) c.lease_ttl = *d;
+    if (auto v = choice(t, "version", w, {"3.4", "3.5"})) c.version = *v;
   }
 
   void network(const toml::table& root, Scenario& s) {
@@ -373,7 +387,8 @@ class Loader {
     if (tables.empty()) fail(1, "top level", "[[node]]", "missing: the lock service needs at least one node");
     for (const toml::table* t : tables) {
       const std::string w = "[[node]]";
-      check_keys(*t, w, {"name", "clock", "persistence", "restart_delay"});
+      check_keys(*t, w, {"name", "clock", "persistence", "restart_delay", "replica_of", "replication_lag",
+                         "expiry_propagation"});
       NodeConfig n;
       n.line = line_of(*t);
       name(*t, w, n.name);
@@ -381,8 +396,39 @@ class Loader {
       if (auto p = choice(*t, "persistence", w, {"none", "aof-always"}))
         n.persistence = *p == "aof-always" ? Persistence::AofAlways : Persistence::None;
       if (auto d = duration(*t, "restart_delay", w, n.line)) n.restart_delay = *d;
+      if (auto r = str(*t, "replica_of", w, n.line)) {
+        const bool known = std::any_of(s.nodes.begin(), s.nodes.end(), [&](const NodeConfig& m) { return m.name == *r; });
+        if (!known) fail(key_line(*t, "replica_of"), w, "replica_of", "no node named \"" + *r + "\" is declared before this one");
+        n.replica_of = *r;
+      }
+      if (auto r = range(*t, "replication_lag", w)) n.replication_lag = *r;
+      if (auto e = choice(*t, "expiry_propagation", w, {"pxat", "px"})) n.expiry_as_pxat = *e == "pxat";
       s.nodes.push_back(n);
     }
+    for (const NodeConfig& n : s.nodes)
+      if (!n.replica_of.empty() && find_algorithm(s.lock.algorithm)->service != Service::Redis)
+        fail(n.line, "[[node]]", "replica_of", "only Redis nodes replicate; " + s.lock.algorithm + " models its ensemble as one service");
+  }
+
+  void sentinel(const toml::table& root, Scenario& s) {
+    const toml::table* t = table(root, "sentinel", false);
+    if (!t) return;
+    const std::string w = "[sentinel]";
+    check_keys(*t, w, {"name", "down_after", "ping_period"});
+    s.sentinel.present = true;
+    s.sentinel.line = line_of(*t);
+    if (t->get("name")) name(*t, w, s.sentinel.name);
+    else name_default(s.sentinel.name, w);
+    if (auto d = duration(*t, "down_after", w, s.sentinel.line, false, Positive)) s.sentinel.down_after = *d;
+    if (auto d = duration(*t, "ping_period", w, s.sentinel.line, false, Positive)) s.sentinel.ping_period = *d;
+    if (std::none_of(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return !n.replica_of.empty(); }))
+      fail(s.sentinel.line, w, "", "a sentinel needs a master with at least one replica (replica_of = ...)");
+  }
+
+  void name_default(const std::string& n, const std::string& w) {
+    if (std::find(names_.begin(), names_.end(), n) != names_.end())
+      fail(1, w, "name", "\"" + n + "\" is taken by another process: name this one explicitly");
+    names_.push_back(n);
   }
 
   void storage(const toml::table& root, Scenario& s) {
@@ -391,13 +437,11 @@ class Loader {
       const std::string w = "[storage]";
       check_keys(*t, w, {"name", "initial", "clock"});
       if (t->get("name")) name(*t, w, s.storage.name);
-      else names_.push_back(s.storage.name);
+      else name_default(s.storage.name, w);
       if (auto i = integer(*t, "initial", w, INT64_MIN / 4, INT64_MAX / 4)) s.storage.initial = *i;
       if (auto c = clock(*t, w)) s.storage.clock = *c;
     } else {
-      if (std::find(names_.begin(), names_.end(), s.storage.name) != names_.end())
-        fail(1, "[storage]", "name", "\"storage\" is taken by a node: give the storage another name in [storage]");
-      names_.push_back(s.storage.name);
+      name_default(s.storage.name, "[storage]");
     }
   }
 

@@ -39,10 +39,25 @@ struct LockConfig {
   Fencing fencing = Fencing::None;
   std::string key = "lock";
   std::string release = "compare-and-delete";  // redis-single: | "del" | "get-then-del"
-  DurationRange retry_delay = DurationRange::fixed(Duration::ms(100));
-  int retry_count = kForever;              // retries after the first try
-  Duration request_timeout = Duration::s(2);
+  // Unset: the algorithm's (or its flavour's) default.
+  std::optional<DurationRange> retry_delay;
+  std::optional<int> retry_count;          // retries after the first try; kForever
+  std::optional<Duration> request_timeout;
   std::int64_t first_token = 1;            // the first fencing token the service issues
+  // Redlock.
+  std::optional<double> drift_factor;      // clock drift allowance, as a fraction of the ttl
+  // Redisson.
+  Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
+  std::optional<Duration> lease_time;      // a fixed lease: no watchdog
+  std::optional<Duration> wait_time;       // how long tryLock waits; unset: lock() waits forever
+  // ZooKeeper.
+  Duration session_timeout = Duration::s(10);
+  Duration tick_time = Duration::s(2);
+  std::string on_suspended = "continue";   // | "stop"
+  std::string watch = "predecessor";       // | "parent" (the herd)
+  // etcd.
+  Duration lease_ttl = Duration::s(10);
+  std::string version = "3.5";             // | "3.4"
   int line = 0;                            // where [lock] is, for errors found later
 };
 
@@ -53,6 +68,18 @@ struct NodeConfig {
   ClockSpec clock;
   Persistence persistence = Persistence::None;
   Duration restart_delay = Duration::zero();  // a restart fault takes effect this much later
+  std::string replica_of;                  // Redis: this node replicates that master ("": a master)
+  DurationRange replication_lag = DurationRange::fixed(Duration::ms(1));  // master -> replica, per write
+  bool expiry_as_pxat = true;              // Redis >= 6.2 propagates PX as absolute PXAT (false: 6.0's PX)
+  int line = 0;
+};
+
+// [sentinel]: watches the masters and promotes a replica of one that is down.
+struct SentinelConfig {
+  bool present = false;
+  std::string name = "sentinel";
+  Duration down_after = Duration::s(30);   // down-after-milliseconds
+  Duration ping_period = Duration::s(1);
   int line = 0;
 };
 
@@ -114,6 +141,7 @@ struct Scenario {
   LockConfig lock;
   NetworkConfig network;
   std::vector<NodeConfig> nodes;
+  SentinelConfig sentinel;
   StorageConfig storage;
   std::vector<ClientConfig> clients;
   std::vector<FaultSpec> faults;

@@ -6,10 +6,15 @@
 
 namespace locksim {
 
+// Defaults of the single-node recipes (redis-single, setnx, ...).
+inline const DurationRange kDefaultRetryDelay = DurationRange::fixed(Duration::ms(100));
+inline constexpr Duration kDefaultRequestTimeout = Duration::s(2);  // Jedis's socket timeout
+
 class RedisConnection {
  public:
   RedisConnection(Process& self, ProcId node, const LockConfig& config)
-      : self_(self), node_(node), timeout_(config.request_timeout) {}
+      : RedisConnection(self, node, config.request_timeout.value_or(kDefaultRequestTimeout)) {}
+  RedisConnection(Process& self, ProcId node, Duration timeout) : self_(self), node_(node), timeout_(timeout) {}
 
   // The commands the lock algorithms send, by name.
   Task<std::optional<redis::Reply>> get(std::string key) { return call(cmd(redis::Op::Get, std::move(key))); }

@@ -35,8 +35,8 @@ class RedisSingle final : public Lock {
         // set at any moment after that.
         co_return Grant{value, fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
       }
-      if (c.retry_count != kForever && attempt >= c.retry_count) co_return std::nullopt;
-      co_await env_.self.sleep(c.retry_delay.draw(env_.self.rng()));
+      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
+      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
     }
   }
 

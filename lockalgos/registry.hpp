@@ -16,6 +16,9 @@ struct OptionInfo {
   std::string_view help;  // one line, with the default
 };
 
+// What the lock service's [[node]]s are.
+enum class Service : std::uint8_t { Redis, ZooKeeper, Etcd };
+
 struct AlgorithmInfo {
   std::string_view name;
   std::string_view help;                 // one line
@@ -26,6 +29,9 @@ struct AlgorithmInfo {
   bool takes_ttl = true;                 // `ttl` may be given at all
   bool monotonic_token = false;          // can issue fencing tokens (fencing = "token")
   std::unique_ptr<Lock> (*make)(LockEnv env) = nullptr;
+  Service service = Service::Redis;
+  // For services other than Redis: make one [[node]] of it.
+  Process& (*make_node)(World& world, const NodeConfig& node, const LockConfig& lock) = nullptr;
 };
 
 std::span<const AlgorithmInfo> algorithms();
