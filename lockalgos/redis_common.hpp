@@ -69,5 +69,6 @@ class RedisConnection {
 
 std::unique_ptr<Lock> make_redis_single(LockEnv env);
 std::unique_ptr<Lock> make_setnx(LockEnv env);
+std::unique_ptr<Lock> make_redlock(LockEnv env);
 
 }  // namespace locksim

@@ -51,6 +51,9 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, s);
         break;
       }
+      case Ev::AttemptFailed:
+        add(e, who(e) + "'s attempt fails: " + e.detail);
+        break;
       case Ev::AcquireFailed:
         add(e, who(e) + " gives up acquiring the lock");
         break;

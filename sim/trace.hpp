@@ -41,6 +41,7 @@ enum class Ev : std::uint8_t {
   Released,
   ReleaseFailed,  // the release found the lock no longer ours (or could not reach a node)
   JobDone,
+  AttemptFailed,  // one try of a multi-step acquire failed; detail: why (the algorithm retries or gives up)
   // Network.
   Sent,       // peer: destination; detail: content
   Delivered,  // peer: source

@@ -108,6 +108,25 @@ void Process::spawn(Task<void> task) {
   world_.schedule(e);
 }
 
+void Process::resume_soon(std::coroutine_handle<> h) {
+  Event e;
+  e.at = world_.now();
+  e.pid = id_;
+  e.epoch = epoch_;
+  e.kind = Event::Kind::Resume;
+  e.handle = h;
+  world_.schedule(e);
+}
+
+void Process::refuse_call(std::uint64_t id) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  PendingCall pending = it->second;
+  calls_.erase(it);
+  if (pending.timer_id != 0) cancel_timer(pending.timer_id);
+  pending.waiter.resume();  // result stays nullopt
+}
+
 void Process::note(Ev kind, TraceEvent fields) {
   fields.at = world_.now();
   fields.process = id_;
@@ -373,6 +392,17 @@ void World::dispatch(Event& e) {
                              .value = static_cast<std::int64_t>(m.id),
                              .detail = p.state_ == Process::State::Down ? "destination down"
                                                                         : "destination restarted"});
+        // The sender's connection is refused (a TCP reset): its call fails one
+        // network delay later, unless it gave up first.
+        if (m.reply_to == 0) {
+          Event refuse;
+          refuse.at = now_ + network_.config().delay.lo;
+          refuse.pid = m.from;
+          refuse.epoch = processes_[m.from]->epoch_;
+          refuse.kind = Event::Kind::Refuse;
+          refuse.arg = m.id;
+          schedule(refuse);
+        }
       }
       return;
     }
@@ -396,6 +426,9 @@ void World::dispatch(Event& e) {
       p.deliver(m);
       break;
     }
+    case Event::Kind::Refuse:
+      processes_[e.pid]->refuse_call(e.arg);
+      break;
     case Event::Kind::Action: {
       std::function<void()> action = std::move(actions_[e.arg]);
       free_actions_.push_back(e.arg);

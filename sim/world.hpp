@@ -37,13 +37,13 @@ class World;
 // equal times run in the order they were scheduled.
 
 struct Event {
-  enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action };
+  enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse };
   Instant at;
   std::uint64_t seq = 0;
   ProcId pid = kNoProc;      // kNoProc: not addressed to a process
   std::uint32_t epoch = 0;   // the incarnation of `pid` it is addressed to
   Kind kind = Kind::Action;
-  std::uint64_t arg = 0;     // Timer: timer id; Deliver: message slot; Action: action slot
+  std::uint64_t arg = 0;     // Timer: timer id; Deliver: message slot; Action: action slot; Refuse: call id
   std::coroutine_handle<> handle;
 };
 
@@ -107,6 +107,9 @@ class Process {
   // Run a coroutine as one of this process's roots: it starts at the current
   // instant and is destroyed if the process crashes.
   void spawn(Task<void> task);
+  // Resume `h` (a coroutine of this process) at the current instant, through
+  // the event queue: a pause holds it, a crash drops it.
+  void resume_soon(std::coroutine_handle<> h);
 
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent fields = {});
@@ -120,6 +123,8 @@ class Process {
   }
 
   // --- Called by the world ----------------------------------------------------
+  // The destination of call `id` refused it (it is down): the call fails now.
+  void refuse_call(std::uint64_t id);
   void deliver(Message& m);      // a message reached this (running) process
   void fire_timer(std::uint64_t timer_id);
   void pause();
@@ -188,6 +193,31 @@ class Process {
   std::vector<Timer> timers_;
   std::uint64_t next_timer_ = 1;
   friend class World;
+};
+
+// One coroutine of a process waits; others of the same process fire it. A
+// fire with nobody waiting is remembered until the next wait.
+class Wakeup {
+ public:
+  explicit Wakeup(Process& p) : p_(p) {}
+  auto wait() {
+    struct Awaiter {
+      Wakeup& w;
+      bool await_ready() const noexcept { return w.fired_; }
+      void await_suspend(std::coroutine_handle<> h) noexcept { w.waiter_ = h; }
+      void await_resume() noexcept { w.fired_ = false; }
+    };
+    return Awaiter{*this};
+  }
+  void fire() {
+    fired_ = true;
+    if (waiter_) p_.resume_soon(std::exchange(waiter_, {}));
+  }
+
+ private:
+  Process& p_;
+  std::coroutine_handle<> waiter_;
+  bool fired_ = false;
 };
 
 // ---------------------------------------------------------------------------

@@ -353,3 +353,39 @@ TEST_CASE("durations parse from strings with units, exactly") {
   CHECK(format_instant(at_ms(31'002)) == "31.002s");
   CHECK(format_duration(Duration::ms(1500)) == "1.5s");
 }
+
+TEST_CASE("a call to a crashed process is refused one network delay later, not left hanging") {
+  World w(1);
+  auto& a = w.add<Probe>("a");
+  auto& b = w.add<Probe>("b");
+  w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
+  std::optional<Instant> failed_at;
+  w.at(at_ms(0), [&] { w.crash(b.id()); });
+  a.spawn([](Probe& self, ProcId to, std::optional<Instant>& failed_at) -> Task<void> {
+    co_await self.sleep(Duration::ms(10));
+    auto r = co_await self.call(to, storage::Request{}, Duration::zero());  // no timeout at all
+    if (!r) failed_at = self.world().now();
+  }(a, b.id(), failed_at));
+  w.run_until(at_ms(1000));
+  REQUIRE(failed_at.has_value());
+  CHECK(*failed_at == at_ms(12));  // sent at 10, dropped at 11, refused at 12
+}
+
+TEST_CASE("a wakeup fired by one coroutine resumes another of the same process, and a pause holds it") {
+  World w(1);
+  auto& p = w.add<Probe>("p");
+  Wakeup wake(p);
+  Instant woke;
+  p.spawn([](Probe& self, Wakeup& wake, Instant& woke) -> Task<void> {
+    co_await wake.wait();
+    woke = self.world().now();
+  }(p, wake, woke));
+  p.spawn([](Probe& self, Wakeup& wake) -> Task<void> {
+    co_await self.sleep(Duration::ms(5));
+    wake.fire();
+    co_await self.sleep(Duration::ms(1));
+  }(p, wake));
+  w.at(at_ms(5), [&] { w.pause(p.id(), Duration::ms(20)); });
+  w.run_until(at_ms(100));
+  CHECK(woke == at_ms(25));
+}

@@ -1,0 +1,188 @@
+// Redlock (redis.io, "Distributed locks with Redis", the Redlock algorithm),
+// with the reference libraries' differences as flavours (algorithms.md §2):
+//
+//   1. read the time T1
+//   2. SET key value NX PX ttl on each of N independent masters
+//   3. held iff a majority said OK and the lock is still valid:
+//      validity = ttl - (T2 - T1) - drift
+//   4. on failure, unlock every instance; retry after a random delay
+//
+// Assumes (and the catalogue breaks): clocks run at nearly the same rate and
+// never jump, processes do not pause for long, messages are not held back,
+// nodes keep their keys across restarts.
+#include <cmath>
+#include <memory>
+
+#include "lockalgos/redis_common.hpp"
+
+namespace locksim {
+namespace {
+
+enum class Fanout : std::uint8_t { Sequential, Parallel };
+enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
+
+struct Flavour {
+  std::string_view name;
+  bool drift_plus_2ms;          // drift = ttl * factor (+ 2 ms)
+  bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
+  bool checks_validity;         // node-redlock v5 never does, at acquire
+  bool wall_clock;              // T1, T2 from the wall clock (Time.now, time.time, Date.now)
+  Fanout fanout;
+  bool resolves_at_quorum;      // stop waiting once a majority said OK
+  std::optional<Duration> node_timeout;  // per command; nullopt: none at all
+  bool node_timeout_from_ttl;   // redsync: 5% of the expiry per round
+  int tries;
+  DurationRange retry_delay;
+  UnlockOnFail unlock;
+  int value_bytes;
+};
+
+// From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
+constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
+const Flavour kFlavours[] = {
+    {"redlock-rb", true, false, true, true, Fanout::Sequential, false, Duration::s(5), false, 4,
+     {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
+    {"redlock-py", true, false, true, true, Fanout::Sequential, false, std::nullopt, false, 3,
+     DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
+    {"redsync", false, false, true, false, Fanout::Parallel, true, std::nullopt, true, 32,
+     {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
+    {"node-redlock-v5", true, true, false, true, Fanout::Parallel, true, std::nullopt, false, 11,
+     {ms(100), ms(300)}, UnlockOnFail::AtEnd, 16},
+};
+
+const Flavour& flavour_named(std::string_view name) {
+  for (const Flavour& f : kFlavours)
+    if (f.name == name) return f;
+  return kFlavours[0];
+}
+
+// Replies of a parallel fan-out, shared by the request coroutines and the
+// one waiting for them (which may finish first, at quorum).
+struct Round {
+  explicit Round(Process& p, std::size_t n) : replies(n), done(p) {}
+  std::vector<std::optional<redis::Reply>> replies;
+  std::size_t answered = 0, granted = 0;
+  std::size_t wake_at_granted = ~std::size_t{0};
+  Wakeup done;
+};
+
+class Redlock final : public Lock {
+ public:
+  explicit Redlock(LockEnv env) : env_(std::move(env)), f_(flavour_named(env_.config.flavour)) {
+    const Duration timeout = env_.config.request_timeout.value_or(
+        f_.node_timeout_from_ttl ? *env_.config.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
+    for (ProcId n : env_.nodes) nodes_.emplace_back(env_.self, n, timeout);
+  }
+
+  Task<std::optional<Grant>> acquire() override {
+    const LockConfig& c = env_.config;
+    const int tries = c.retry_count ? (*c.retry_count == kForever ? kForever : *c.retry_count + 1) : f_.tries;
+    // node-redlock draws one value per acquire() call; the others one per try.
+    std::string value = env_.self.rng().hex_token(f_.value_bytes);
+    for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
+      if (attempt > 0) {
+        co_await env_.self.sleep(c.retry_delay.value_or(f_.retry_delay).draw(env_.self.rng()));
+        if (f_.unlock == UnlockOnFail::EachTry) value = env_.self.rng().hex_token(f_.value_bytes);
+      }
+      const Instant start = now();
+      const std::vector<bool> ok = co_await lock_instances(value);
+      // The awaits took time, and we may have been paused: measure, don't assume.
+      const Duration elapsed = now() - start;
+      const Duration validity = *c.ttl - elapsed - drift();
+      std::size_t granted = 0;
+      std::string where;
+      for (std::size_t i = 0; i < ok.size(); ++i)
+        if (ok[i]) {
+          ++granted;
+          where += (where.empty() ? "" : ",") + nodes_[i].name();
+        }
+      if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
+        Grant g{value, -1, env_.self.mono_now() + validity, where};
+        co_return g;
+      }
+      env_.self.note(Ev::AttemptFailed,
+                     {.detail = std::to_string(granted) + " of " + std::to_string(nodes_.size()) + " nodes granted it (" +
+                                std::to_string(quorum()) + " needed), validity " + format_duration(validity) +
+                                (f_.unlock == UnlockOnFail::EachTry ? "; it unlocks every node" : "")});
+      if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
+    }
+    if (f_.unlock == UnlockOnFail::AtEnd) co_await unlock_all(value);
+    co_return std::nullopt;
+  }
+
+  Task<bool> release(const Grant& grant) override {
+    const std::size_t removed = co_await unlock_all(grant.value);
+    co_return removed >= quorum();
+  }
+
+ private:
+  std::size_t quorum() const { return nodes_.size() / 2 + 1; }
+
+  Instant now() const { return f_.wall_clock ? env_.self.wall_now() : env_.self.mono_now(); }
+
+  Duration drift() const {
+    const double factor = env_.config.drift_factor.value_or(0.01);
+    const Duration ttl = *env_.config.ttl;
+    if (!f_.drift_plus_2ms)  // redsync: expiry * factor, at nanosecond precision
+      return Duration::ns(static_cast<std::int64_t>(static_cast<double>(ttl.count_ns()) * factor));
+    const double ms = static_cast<double>(ttl.whole_ms()) * factor;
+    const auto whole = static_cast<std::int64_t>(f_.drift_rounds ? std::llround(ms) : static_cast<std::int64_t>(ms));
+    return Duration::ms(whole + 2);
+  }
+
+  // SET NX PX on every node; which ones said OK.
+  Task<std::vector<bool>> lock_instances(const std::string& value) {
+    const LockConfig& c = env_.config;
+    std::vector<bool> ok(nodes_.size(), false);
+    if (f_.fanout == Fanout::Sequential) {
+      for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        const auto r = co_await nodes_[i].set_nx_px(c.key, value, *c.ttl);
+        ok[i] = r && r->is_ok();
+      }
+      co_return ok;
+    }
+    auto round = std::make_shared<Round>(env_.self, nodes_.size());
+    if (f_.resolves_at_quorum) round->wake_at_granted = quorum();
+    for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(set_one(round, i, value));
+    co_await round->done.wait();
+    for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = round->replies[i] && round->replies[i]->is_ok();
+    co_return ok;
+  }
+
+  Task<void> set_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
+    const LockConfig& c = env_.config;
+    round->replies[i] = co_await nodes_[i].set_nx_px(c.key, value, *c.ttl);
+    ++round->answered;
+    if (round->replies[i] && round->replies[i]->is_ok()) ++round->granted;
+    if (round->answered == round->replies.size() || round->granted == round->wake_at_granted) round->done.fire();
+  }
+
+  // Compare-and-delete on every node; how many removed our entry.
+  Task<std::size_t> unlock_all(const std::string& value) {
+    std::size_t removed = 0;
+    if (f_.fanout == Fanout::Sequential) {
+      for (RedisConnection& n : nodes_) removed += RedisConnection::is_one(co_await n.compare_and_delete(env_.config.key, value));
+      co_return removed;
+    }
+    auto round = std::make_shared<Round>(env_.self, nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(unlock_one(round, i, value));
+    co_await round->done.wait();
+    for (const auto& r : round->replies) removed += r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+    co_return removed;
+  }
+
+  Task<void> unlock_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
+    round->replies[i] = co_await nodes_[i].compare_and_delete(env_.config.key, value);
+    if (++round->answered == round->replies.size()) round->done.fire();
+  }
+
+  LockEnv env_;
+  const Flavour& f_;
+  std::vector<RedisConnection> nodes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_redlock(LockEnv env) { return std::make_unique<Redlock>(std::move(env)); }
+
+}  // namespace locksim
