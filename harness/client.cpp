@@ -24,23 +24,24 @@ void Client::on_restart() { spawn(run_job()); }
 Task<void> Client::run_job() {
   for (int round = 0; config_.repeat == kForever || round < config_.repeat; ++round) {
     if (round > 0) co_await sleep(config_.think.draw(rng()));
-    co_await read_modify_write();
+    if (config_.job == "hold") co_await hold();
+    else co_await read_modify_write();
   }
   note(Ev::JobDone);
 }
 
+// Take the lock, keep it a while, give it back: the benchmark's workload, and
+// scenarios where only mutual exclusion is judged.
+Task<void> Client::hold() {
+  const std::optional<Grant> grant = co_await take_lock();
+  if (!grant) co_return;
+  co_await sleep(config_.hold.draw(rng()));
+  co_await give_back(*grant);
+}
+
 Task<void> Client::read_modify_write() {
-  co_await mark(Ev::Acquiring);
-  const std::optional<Grant> grant = co_await lock_->acquire();
-  if (!grant) {
-    co_await mark(Ev::AcquireFailed);
-    co_return;
-  }
-  note(Ev::Acquired, {.value = grant->valid_until ? grant->valid_until->ns() : -1,
-                      .token = grant->token,
-                      .key = grant->value,
-                      .detail = grant->where});
-  co_await yield();
+  const std::optional<Grant> grant = co_await take_lock();
+  if (!grant) co_return;
 
   const bool fenced = lock_config_.fencing == Fencing::Token;
   bool write = true;
@@ -84,10 +85,29 @@ Task<void> Client::read_modify_write() {
     co_await yield();
   }
 
-  note(Ev::Releasing, {.key = grant->value});
+  co_await give_back(*grant);
+}
+
+Task<std::optional<Grant>> Client::take_lock() {
+  co_await mark(Ev::Acquiring);
+  std::optional<Grant> grant = co_await lock_->acquire();
+  if (!grant) {
+    co_await mark(Ev::AcquireFailed);
+    co_return std::nullopt;
+  }
+  note(Ev::Acquired, {.value = grant->valid_until ? grant->valid_until->ns() : -1,
+                      .token = grant->token,
+                      .key = grant->value,
+                      .detail = grant->where});
   co_await yield();
-  const bool released = co_await lock_->release(*grant);
-  note(released ? Ev::Released : Ev::ReleaseFailed, {.key = grant->value});
+  co_return grant;
+}
+
+Task<void> Client::give_back(const Grant& grant) {
+  note(Ev::Releasing, {.key = grant.value});
+  co_await yield();
+  const bool released = co_await lock_->release(grant);
+  note(released ? Ev::Released : Ev::ReleaseFailed, {.key = grant.value});
 }
 
 }  // namespace locksim

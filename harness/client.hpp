@@ -26,6 +26,11 @@ class Client : public Process {
  private:
   Task<void> run_job();
   Task<void> read_modify_write();
+  Task<void> hold();
+  // Acquire and record it (acquiring, acquired or acquire-failed).
+  Task<std::optional<Grant>> take_lock();
+  // Release and record it (releasing, released or release-failed).
+  Task<void> give_back(const Grant& grant);
 
   const ClientConfig& config_;
   const LockConfig& lock_config_;

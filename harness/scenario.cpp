@@ -450,12 +450,19 @@ class Loader {
     if (tables.empty()) fail(1, "top level", "[[client]]", "missing: a scenario needs at least one client");
     for (const toml::table* t : tables) {
       const std::string w = "[[client]]";
-      check_keys(*t, w, {"name", "start", "job", "work", "repeat", "think", "check_before_write", "storage_timeout", "clock"});
+      check_keys(*t, w, {"name", "start", "job", "work", "hold", "repeat", "think", "check_before_write",
+                         "storage_timeout", "clock"});
       ClientConfig c;
       c.line = line_of(*t);
       name(*t, w, c.name);
       if (auto d = duration(*t, "start", w, c.line)) c.start = *d;
-      if (auto j = choice(*t, "job", w, {"read-modify-write"})) c.job = *j;
+      if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"})) c.job = *j;
+      for (const char* key : {"work", "check_before_write", "storage_timeout"})
+        if (c.job == "hold" && t->get(key))
+          fail(key_line(*t, key), w, key, "applies to job = \"read-modify-write\", not to job = \"hold\"");
+      if (c.job != "hold" && t->get("hold"))
+        fail(key_line(*t, "hold"), w, "hold", "applies to job = \"hold\" (this client's job is " + c.job + ")");
+      if (auto r = range(*t, "hold", w)) c.hold = *r;
       if (auto r = range(*t, "work", w)) c.work = *r;
       if (auto n = count(*t, "repeat", w, 1)) c.repeat = *n;
       if (auto r = range(*t, "think", w)) c.think = *r;

@@ -92,8 +92,9 @@ struct StorageConfig {
 struct ClientConfig {
   std::string name;
   Duration start = Duration::zero();
-  std::string job = "read-modify-write";
+  std::string job = "read-modify-write";   // | "hold": acquire, hold, release; no storage
   DurationRange work = DurationRange::fixed(Duration::s(1));
+  DurationRange hold = DurationRange::fixed(Duration::s(1));  // job "hold"
   int repeat = 1;                          // kForever: until the run ends
   DurationRange think = DurationRange::fixed(Duration::zero());  // between repeats
   bool check_before_write = false;

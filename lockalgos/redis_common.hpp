@@ -19,6 +19,9 @@ class RedisConnection {
   // The commands the lock algorithms send, by name.
   Task<std::optional<redis::Reply>> get(std::string key) { return call(cmd(redis::Op::Get, std::move(key))); }
   Task<std::optional<redis::Reply>> del(std::string key) { return call(cmd(redis::Op::Del, std::move(key))); }
+  Task<std::optional<redis::Reply>> set(std::string key, std::string value) {
+    return call(cmd(redis::Op::Set, std::move(key), std::move(value)));
+  }
   Task<std::optional<redis::Reply>> setnx(std::string key, std::string value) {
     return call(cmd(redis::Op::SetNx, std::move(key), std::move(value)));
   }
@@ -70,5 +73,7 @@ class RedisConnection {
 std::unique_ptr<Lock> make_redis_single(LockEnv env);
 std::unique_ptr<Lock> make_setnx(LockEnv env);
 std::unique_ptr<Lock> make_redlock(LockEnv env);
+std::unique_ptr<Lock> make_getset(LockEnv env);
+std::unique_ptr<Lock> make_setnx_timestamp(LockEnv env);
 
 }  // namespace locksim

@@ -104,6 +104,7 @@ class Redlock final : public Lock {
                      {.detail = std::to_string(granted) + " of " + std::to_string(nodes_.size()) + " nodes granted it (" +
                                 std::to_string(quorum()) + " needed), validity " + format_duration(validity) +
                                 (f_.unlock == UnlockOnFail::EachTry ? "; it unlocks every node" : "")});
+      co_await env_.self.yield();
       if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
     }
     if (f_.unlock == UnlockOnFail::AtEnd) co_await unlock_all(value);

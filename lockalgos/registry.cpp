@@ -42,6 +42,18 @@ const std::vector<AlgorithmInfo>& table() {
        .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
        .takes_ttl = false,
        .make = make_setnx},
+      {.name = "getset",
+       .help = "GET key, then SET key value if it was nil: not atomic, no TTL, release DEL",
+       .source = "the seed articles' Go example",
+       .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
+       .takes_ttl = false,
+       .make = make_getset},
+      {.name = "setnx-timestamp",
+       .help = "SETNX key <expiry timestamp>; an expired timestamp is DELeted and SETNX tried again (racy)",
+       .source = "redis.io, SETNX: the old locking recipe, its unsafe DEL variant",
+       .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
+       .needs_ttl = true,
+       .make = make_setnx_timestamp},
   };
   return algos;
 }

@@ -1,0 +1,46 @@
+// GET, then SET if nil: the seeds' Go example. Not atomic, no TTL; released
+// with DEL.
+//
+//   acquire:  if GET key == nil then SET key <value>    (retry every retry_delay)
+//   release:  DEL key
+//
+// Assumes: nobody else runs between our GET and our SET. Two clients that
+// both GET nil both SET and both proceed (catalogue R4).
+#include "lockalgos/redis_common.hpp"
+
+namespace locksim {
+namespace {
+
+class GetSet final : public Lock {
+ public:
+  explicit GetSet(LockEnv env) : env_(std::move(env)), node_(env_.self, env_.nodes.front(), env_.config) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const LockConfig& c = env_.config;
+    for (int attempt = 0;; ++attempt) {
+      const auto current = co_await node_.get(c.key);
+      if (current && current->is_nil()) {
+        const std::string value = env_.self.rng().hex_token(16);
+        // Anything may happen between the GET and the SET.
+        const auto set = co_await node_.set(c.key, value);
+        if (set && set->is_ok()) co_return Grant{value, -1, std::nullopt, node_.name()};
+      }
+      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
+      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
+    }
+  }
+
+  Task<bool> release(const Grant&) override {
+    co_return RedisConnection::is_one(co_await node_.del(env_.config.key));
+  }
+
+ private:
+  LockEnv env_;
+  RedisConnection node_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_getset(LockEnv env) { return std::make_unique<GetSet>(std::move(env)); }
+
+}  // namespace locksim
