@@ -18,6 +18,10 @@ void Client::schedule_start() {
   });
 }
 
+void Client::on_message(Message& m) {
+  if (!lock_->on_push(m)) Process::on_message(m);
+}
+
 // A restarted client has forgotten any lock it held, and starts its job afresh.
 void Client::on_restart() { spawn(run_job()); }
 

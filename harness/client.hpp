@@ -22,6 +22,7 @@ class Client : public Process {
 
  protected:
   void on_restart() override;
+  void on_message(Message& m) override;
 
  private:
   Task<void> run_job();

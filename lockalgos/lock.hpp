@@ -35,6 +35,9 @@ class Lock {
   virtual Task<std::optional<Grant>> acquire() = 0;
   // Give it back. True if the service confirmed our entry was removed.
   virtual Task<bool> release(const Grant& grant) = 0;
+  // A message the service pushed to this client unasked (a pub/sub message, a
+  // watch notification). True if the lock took it.
+  virtual bool on_push(Message&) { return false; }
 };
 
 }  // namespace locksim

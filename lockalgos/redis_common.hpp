@@ -44,6 +44,16 @@ class RedisConnection {
     return call(cmd(redis::Op::CompareAndPexpire, std::move(key), std::move(value), ttl));
   }
 
+  Task<std::optional<redis::Reply>> redisson_trylock(std::string key, std::string value, Duration lease) {
+    return call(cmd(redis::Op::RedissonTryLock, std::move(key), std::move(value), lease));
+  }
+  Task<std::optional<redis::Reply>> redisson_unlock(std::string key, std::string value) {
+    return call(cmd(redis::Op::RedissonUnlock, std::move(key), std::move(value)));
+  }
+  Task<std::optional<redis::Reply>> subscribe(std::string channel) {
+    return call(cmd(redis::Op::Subscribe, std::move(channel)));
+  }
+
   Task<std::optional<redis::Reply>> call(redis::Request req) {
     auto reply = co_await self_.call(node_, std::move(req), timeout_);
     if (!reply) co_return std::nullopt;
@@ -53,6 +63,7 @@ class RedisConnection {
   static bool is_one(const std::optional<redis::Reply>& r) {
     return r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
   }
+  static bool is_one_or_ok(const std::optional<redis::Reply>& r) { return is_one(r) || (r && r->is_ok()); }
   const std::string& name() const { return self_.world().trace().name(node_); }
 
  private:
@@ -74,6 +85,7 @@ std::unique_ptr<Lock> make_redis_single(LockEnv env);
 std::unique_ptr<Lock> make_setnx(LockEnv env);
 std::unique_ptr<Lock> make_redlock(LockEnv env);
 std::unique_ptr<Lock> make_getset(LockEnv env);
+std::unique_ptr<Lock> make_redisson(LockEnv env);
 std::unique_ptr<Lock> make_setnx_timestamp(LockEnv env);
 
 }  // namespace locksim

@@ -51,6 +51,9 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, s);
         break;
       }
+      case Ev::Renewed:
+        add(e, who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail));
+        break;
       case Ev::AttemptFailed:
         add(e, who(e) + "'s attempt fails: " + e.detail);
         break;

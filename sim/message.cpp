@@ -22,6 +22,10 @@ std::string describe(const Request& r) {
     case Op::AcquireWithToken:
       return "EVAL acquire-with-token " + r.key + " " + r.value + " PX " +
              std::to_string(r.px.whole_ms()) + " INCR " + r.token_key;
+    case Op::RedissonTryLock:
+      return "EVAL redisson-trylock " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
+    case Op::RedissonUnlock: return "EVAL redisson-unlock " + r.key + " " + r.value;
+    case Op::Subscribe: return "SUBSCRIBE " + r.key;
     case Op::CompareAndPexpire:
       return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
   }

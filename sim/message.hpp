@@ -26,6 +26,10 @@ enum class Op : std::uint8_t {
   CompareAndDelete,   // EVAL: if GET(key) == value then DEL(key) (returns 1) else 0
   AcquireWithToken,   // EVAL: SET key value NX PX ttl; on OK, INCR token_key and return it
   CompareAndPexpire,  // EVAL: if GET(key) == value then PEXPIRE(key, ttl) (1) else 0
+  // Redisson's RLock scripts (RedissonLock.java), the hash reduced to its one field.
+  RedissonTryLock,    // absent or ours: set, PEXPIRE px, return nil; else return PTTL
+  RedissonUnlock,     // not ours: nil; ours: DEL, PUBLISH the channel, return 1
+  Subscribe,          // SUBSCRIBE key (the channel): pushes arrive as Str replies
 };
 
 struct Request {

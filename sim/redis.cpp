@@ -1,5 +1,7 @@
 #include "sim/redis.hpp"
 
+#include <algorithm>
+
 namespace locksim {
 
 using redis::Op;
@@ -21,6 +23,7 @@ void RedisNode::on_message(Message& m) {
 
 void RedisNode::on_crash() {
   if (!config_.aof_always) keys_.clear();
+  subscribers_.clear();  // connections are gone
 }
 
 void RedisNode::on_restart() { spawn(active_expire_loop()); }
@@ -136,6 +139,35 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       if (!t) t = &keys_[req.token_key];
       t->value = std::to_string(n);
       r = Reply::of(n);
+      break;
+    }
+    case Op::RedissonTryLock: {
+      Entry* e = lookup(req.key, now, "lazily, in the trylock script");
+      if (!e || e->value == req.value) {
+        Request s = req;
+        s.nx = false;
+        set(s, now, from);
+        r = Reply::nil();
+      } else {
+        r = Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
+      }
+      break;
+    }
+    case Op::RedissonUnlock: {
+      const Entry* e = lookup(req.key, now, "lazily, in the unlock script");
+      if (!e || e->value != req.value) {
+        r = Reply::nil();
+        break;
+      }
+      erase(req.key, from);
+      for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(std::string("unlocked ") + req.key));
+      r = Reply::of(1);
+      break;
+    }
+    case Op::Subscribe: {
+      auto& subs = subscribers_[req.key];
+      if (std::find(subs.begin(), subs.end(), from) == subs.end()) subs.push_back(from);
+      r = Reply::ok();
       break;
     }
     case Op::CompareAndPexpire: {

@@ -56,6 +56,7 @@ class RedisNode : public Process {
 
   RedisConfig config_;
   std::map<std::string, Entry> keys_;
+  std::map<std::string, std::vector<ProcId>> subscribers_;  // channel -> clients
 };
 
 }  // namespace locksim

@@ -42,6 +42,7 @@ enum class Ev : std::uint8_t {
   ReleaseFailed,  // the release found the lock no longer ours (or could not reach a node)
   JobDone,
   AttemptFailed,  // one try of a multi-step acquire failed; detail: why (the algorithm retries or gives up)
+  Renewed,        // the lease was extended (a watchdog, a keepalive); value: new validity on the mono clock
   // Network.
   Sent,       // peer: destination; detail: content
   Delivered,  // peer: source

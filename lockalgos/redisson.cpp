@@ -1,0 +1,125 @@
+// Redisson's RLock (RedissonLock.java, RedissonBaseLock.java) with its lock
+// watchdog (algorithms.md §3).
+//
+//   acquire:  tryLock script: if the key is absent or ours, set it with the
+//             lease and return nil; else return its PTTL. Not ours: SUBSCRIBE
+//             to the lock's channel and wait min(PTTL, what is left of
+//             wait_time) or until an unlock message arrives; try again.
+//   lease:    lease_time if given; else watchdog_timeout (30 s), and a
+//             watchdog inside the client renews it every third of that
+//             (PEXPIRE if the field is still ours; if not, the renewal is
+//             silently dropped and the watchdog stops).
+//   release:  unlock script: not ours -> nil (IllegalMonitorStateException);
+//             ours -> DEL and PUBLISH to the channel.
+//
+// Assumes: the watchdog keeps running while the lock is held. A stop-the-world
+// pause stops it too (it is a timer thread of the same process), and the key
+// expires 20-30 s after the last renewal while the holder sleeps.
+#include <memory>
+
+#include "lockalgos/redis_common.hpp"
+
+namespace locksim {
+namespace {
+
+constexpr Duration kRedissonTimeout = Duration::s(3);  // BaseConfig timeout
+
+class RedissonLock final : public Lock {
+ public:
+  explicit RedissonLock(LockEnv env)
+      : env_(std::move(env)),
+        node_(env_.self, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
+        unlocked_(env_.self) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const LockConfig& c = env_.config;
+    // The hash field: the client's UUID and the thread id.
+    const std::string value = env_.self.rng().hex_token(16) + ":1";
+    const Duration lease = c.lease_time.value_or(c.watchdog_timeout);
+    // tryLock's wait budget is counted on the wall clock (System.currentTimeMillis).
+    const std::optional<Instant> give_up =
+        c.wait_time ? std::optional<Instant>(env_.self.wall_now() + *c.wait_time) : std::nullopt;
+    bool subscribed = false;
+    for (;;) {
+      const Instant start = env_.self.mono_now();
+      const auto r = co_await node_.redisson_trylock(c.key, value, lease);
+      if (r && r->is_nil()) {
+        if (!c.lease_time) start_watchdog(value);
+        co_return Grant{value, -1, start + lease, node_.name()};
+      }
+      Duration wait = r && r->kind == redis::Reply::Kind::Int && r->integer >= 0 ? Duration::ms(r->integer)
+                                                                                  : Duration::ms(100);
+      if (give_up) {
+        const Duration left = *give_up - env_.self.wall_now();
+        if (left <= Duration::zero()) co_return std::nullopt;
+        wait = min(wait, left);
+      }
+      if (!subscribed) {
+        subscribed = RedisConnection::is_one_or_ok(co_await node_.subscribe(c.key));
+        continue;  // try again at once: the lock may have been released meanwhile
+      }
+      co_await wait_for_unlock(wait);
+    }
+  }
+
+  Task<bool> release(const Grant& grant) override {
+    if (watchdog_) *watchdog_ = false;
+    const auto r = co_await node_.redisson_unlock(env_.config.key, grant.value);
+    co_return RedisConnection::is_one(r);  // nil: IllegalMonitorStateException
+  }
+
+  bool on_push(Message& m) override {
+    const auto* push = std::get_if<redis::Reply>(&m.body);
+    if (!push || push->kind != redis::Reply::Kind::Str || push->str.rfind("unlocked ", 0) != 0) return false;
+    unlocked_.fire();
+    return true;
+  }
+
+ private:
+  // The semaphore wait of RedissonLock.lock(): an unlock message, or the timeout.
+  Task<void> wait_for_unlock(Duration timeout) {
+    const std::uint64_t generation = ++wait_generation_;
+    env_.self.spawn(fire_after(timeout, generation));
+    co_await unlocked_.wait();
+  }
+  Task<void> fire_after(Duration d, std::uint64_t generation) {
+    co_await env_.self.sleep(d);
+    if (generation == wait_generation_) unlocked_.fire();
+  }
+
+  void start_watchdog(const std::string& value) {
+    if (watchdog_) *watchdog_ = false;
+    watchdog_ = std::make_shared<bool>(true);
+    env_.self.spawn(renew_every_third(value, watchdog_));
+  }
+
+  // RenewalTask: every watchdog_timeout / 3, PEXPIRE the key if it is still ours.
+  Task<void> renew_every_third(std::string value, std::shared_ptr<bool> active) {
+    const Duration period = env_.config.watchdog_timeout / 3;
+    while (*active) {
+      co_await env_.self.sleep(period);
+      if (!*active) co_return;
+      const Instant sent = env_.self.mono_now();
+      const auto r = co_await node_.compare_and_pexpire(env_.config.key, value, env_.config.watchdog_timeout);
+      if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
+      if (RedisConnection::is_one(r)) {
+        env_.self.note(Ev::Renewed, {.value = (sent + env_.config.watchdog_timeout).ns(),
+                                     .detail = "the watchdog sets the key's expiry " +
+                                               format_duration(env_.config.watchdog_timeout) + " ahead"});
+        co_await env_.self.yield();
+      }
+    }
+  }
+
+  LockEnv env_;
+  RedisConnection node_;
+  Wakeup unlocked_;
+  std::uint64_t wait_generation_ = 0;
+  std::shared_ptr<bool> watchdog_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_redisson(LockEnv env) { return std::make_unique<RedissonLock>(std::move(env)); }
+
+}  // namespace locksim
