@@ -3,12 +3,12 @@
 namespace locksim {
 
 Client::Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
-               const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage)
+               const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage, ProcId sentinel)
     : Process(world, config.name, ProcessRole::Client, config.clock),
       config_(config),
       lock_config_(lock_config),
       storage_(storage),
-      lock_(algorithm.make(LockEnv{*this, std::move(nodes), lock_config})) {}
+      lock_(algorithm.make(LockEnv{*this, std::move(nodes), lock_config, sentinel})) {}
 
 void Client::schedule_start() {
   world().at(Instant::zero() + config_.start, [this] {

@@ -15,7 +15,7 @@ class Client : public Process {
  public:
   // REQUIRES: `config` and `lock_config` outlive the client.
   Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
-         const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage);
+         const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage, ProcId sentinel);
 
   // Start the job at the configured time.
   void schedule_start();

@@ -4,6 +4,7 @@
 #include "harness/faults.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/redis.hpp"
+#include "sim/sentinel.hpp"
 #include "sim/storage.hpp"
 
 namespace locksim {
@@ -29,12 +30,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
   // Clients need the ids of nodes and storage before those exist: ids are
   // assigned in creation order, so compute them.
   const auto first_node = static_cast<ProcId>(s.clients.size());
-  std::vector<ProcId> node_ids;
-  for (std::size_t i = 0; i < s.nodes.size(); ++i) node_ids.push_back(first_node + static_cast<ProcId>(i));
+  auto node_id = [&](const std::string& name) {
+    for (std::size_t i = 0; i < s.nodes.size(); ++i)
+      if (s.nodes[i].name == name) return first_node + static_cast<ProcId>(i);
+    throw ScenarioError(s.path + ": no node named " + name);  // the loader checked
+  };
+  std::vector<ProcId> masters;  // what clients address; replicas take over through the sentinel
+  for (const NodeConfig& n : s.nodes)
+    if (n.replica_of.empty()) masters.push_back(node_id(n.name));
   const auto storage_id = static_cast<ProcId>(first_node + s.nodes.size());
+  const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
 
   for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, node_ids, storage_id));
+    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, masters, storage_id, sentinel_id));
+  std::vector<RedisNode*> redis_nodes;
   for (const NodeConfig& n : s.nodes) {
     if (algorithm->make_node) {
       algorithm->make_node(world, n, s.lock);
@@ -42,13 +51,33 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
     }
     RedisConfig rc;
     rc.aof_always = n.persistence == Persistence::AofAlways;
-    auto& node = world.add<RedisNode>(n.name, n.clock, rc);
-    if (s.lock.fencing == Fencing::Token && s.lock.first_token != 1)
-      node.execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
-                    .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
+    redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
   }
+  for (std::size_t i = 0; i < redis_nodes.size(); ++i) {
+    const NodeConfig& n = s.nodes[i];
+    if (n.replica_of.empty()) continue;
+    RedisNode& master = static_cast<RedisNode&>(world.process(node_id(n.replica_of)));
+    master.add_replica(redis_nodes[i]->id(), n.replication_lag, n.expiry_as_pxat);
+    redis_nodes[i]->replicate_from(master.id());
+  }
+  // The fencing counter's history (first_token), as an operator's earlier use left it.
+  if (s.lock.fencing == Fencing::Token && s.lock.first_token != 1)
+    for (RedisNode* node : redis_nodes)
+      if (!node->is_replica())
+        node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
+                       .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token ? StorageFencing::Token : StorageFencing::None);
+  if (s.sentinel.present) {
+    auto& sentinel = world.add<Sentinel>(s.sentinel.name, s.sentinel.down_after, s.sentinel.ping_period);
+    for (ProcId m : masters) {
+      Sentinel::Group g{world.trace().name(m), m, {}};
+      for (RedisNode* node : redis_nodes)
+        for (std::size_t i = 0; i < s.nodes.size(); ++i)
+          if (s.nodes[i].name == node->name() && s.nodes[i].replica_of == g.name) g.replicas.push_back(node->id());
+      if (!g.replicas.empty()) sentinel.monitor(std::move(g));
+    }
+  }
 
   FaultEngine faults(world, s);
   faults.arm();

@@ -24,8 +24,9 @@ struct Grant {
 
 struct LockEnv {
   Process& self;                 // the client process the lock runs in
-  std::vector<ProcId> nodes;     // lock-service nodes, in scenario order
+  std::vector<ProcId> nodes;     // lock-service nodes (Redis: the masters), in scenario order
   const LockConfig& config;
+  ProcId sentinel = kNoProc;     // Redis with failover: whom to ask for a group's current master
 };
 
 class Lock {

@@ -12,9 +12,10 @@ inline constexpr Duration kDefaultRequestTimeout = Duration::s(2);  // Jedis's s
 
 class RedisConnection {
  public:
-  RedisConnection(Process& self, ProcId node, const LockConfig& config)
-      : RedisConnection(self, node, config.request_timeout.value_or(kDefaultRequestTimeout)) {}
-  RedisConnection(Process& self, ProcId node, Duration timeout) : self_(self), node_(node), timeout_(timeout) {}
+  RedisConnection(const LockEnv& env, ProcId node)
+      : RedisConnection(env, node, env.config.request_timeout.value_or(kDefaultRequestTimeout)) {}
+  RedisConnection(const LockEnv& env, ProcId node, Duration timeout)
+      : self_(env.self), node_(node), group_(node), sentinel_(env.sentinel), timeout_(timeout) {}
 
   // The commands the lock algorithms send, by name.
   Task<std::optional<redis::Reply>> get(std::string key) { return call(cmd(redis::Op::Get, std::move(key))); }
@@ -54,10 +55,16 @@ class RedisConnection {
     return call(cmd(redis::Op::Subscribe, std::move(channel)));
   }
 
+  // One command. If it fails (no answer, refused, or READONLY from a demoted
+  // master) and a sentinel watches this group, ask it for the current master:
+  // the next command goes there (redis-py's and Jedis's sentinel pools).
   Task<std::optional<redis::Reply>> call(redis::Request req) {
     auto reply = co_await self_.call(node_, std::move(req), timeout_);
-    if (!reply) co_return std::nullopt;
-    co_return std::get<redis::Reply>(std::move(*reply));
+    std::optional<redis::Reply> r;
+    if (reply) r = std::get<redis::Reply>(std::move(*reply));
+    const bool failed = !r || (r->kind == redis::Reply::Kind::Err && r->str.rfind("READONLY", 0) == 0);
+    if (failed && sentinel_ != kNoProc) co_await rediscover();
+    co_return r;
   }
   ProcId id() const { return node_; }
   static bool is_one(const std::optional<redis::Reply>& r) {
@@ -67,6 +74,17 @@ class RedisConnection {
   const std::string& name() const { return self_.world().trace().name(node_); }
 
  private:
+  Task<void> rediscover() {
+    redis::Request ask;
+    ask.op = redis::Op::GetMasterAddr;
+    ask.key = self_.world().trace().name(group_);
+    const auto answer = co_await self_.call(sentinel_, std::move(ask), timeout_);
+    if (!answer) co_return;
+    const auto* name = std::get_if<redis::Reply>(&*answer);
+    if (!name || name->kind != redis::Reply::Kind::Str) co_return;
+    if (const auto id = self_.world().find(name->str)) node_ = *id;
+  }
+
   static redis::Request cmd(redis::Op op, std::string key, std::string value = {}, Duration px = Duration::zero()) {
     redis::Request r;
     r.op = op;
@@ -77,7 +95,9 @@ class RedisConnection {
   }
 
   Process& self_;
-  ProcId node_;
+  ProcId node_;       // where commands go now
+  ProcId group_;      // the master this connection was set up for (the sentinel's group name)
+  ProcId sentinel_;
   Duration timeout_;
 };
 

@@ -18,7 +18,7 @@ namespace {
 
 class RedisSingle final : public Lock {
  public:
-  explicit RedisSingle(LockEnv env) : env_(std::move(env)), node_(env_.self, env_.nodes.front(), env_.config) {}
+  explicit RedisSingle(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = env_.config;

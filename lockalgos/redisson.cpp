@@ -28,7 +28,7 @@ class RedissonLock final : public Lock {
  public:
   explicit RedissonLock(LockEnv env)
       : env_(std::move(env)),
-        node_(env_.self, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
+        node_(env_, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
         unlocked_(env_.self) {}
 
   Task<std::optional<Grant>> acquire() override {

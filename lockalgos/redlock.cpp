@@ -71,7 +71,7 @@ class Redlock final : public Lock {
   explicit Redlock(LockEnv env) : env_(std::move(env)), f_(flavour_named(env_.config.flavour)) {
     const Duration timeout = env_.config.request_timeout.value_or(
         f_.node_timeout_from_ttl ? *env_.config.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
-    for (ProcId n : env_.nodes) nodes_.emplace_back(env_.self, n, timeout);
+    for (ProcId n : env_.nodes) nodes_.emplace_back(env_, n, timeout);
   }
 
   Task<std::optional<Grant>> acquire() override {

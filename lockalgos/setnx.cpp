@@ -13,7 +13,7 @@ namespace {
 
 class SetNx final : public Lock {
  public:
-  explicit SetNx(LockEnv env) : env_(std::move(env)), node_(env_.self, env_.nodes.front(), env_.config) {}
+  explicit SetNx(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = env_.config;

@@ -19,7 +19,7 @@ namespace {
 
 class SetNxTimestamp final : public Lock {
  public:
-  explicit SetNxTimestamp(LockEnv env) : env_(std::move(env)), node_(env_.self, env_.nodes.front(), env_.config) {}
+  explicit SetNxTimestamp(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = env_.config;

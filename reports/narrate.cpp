@@ -121,7 +121,7 @@ std::vector<Step> narrate(const Trace& trace) {
                    ": " + e.detail);
         break;
       case Ev::Fault:
-        add(e, "the network: " + e.detail);
+        add(e, (e.process == kNoProc ? "the network" : who(e)) + ": " + e.detail);
         break;
       case Ev::Promoted:
         add(e, who(e) + " is promoted to master" + local(e));

@@ -11,6 +11,7 @@ std::string describe(const Request& r) {
       std::string s = "SET " + r.key + " " + r.value;
       if (r.nx) s += " NX";
       if (!r.px.is_zero()) s += " PX " + std::to_string(r.px.whole_ms());
+      if (r.pxat) s += " PXAT " + std::to_string(r.pxat->ns() / 1'000'000);
       return s;
     }
     case Op::SetNx: return "SETNX " + r.key + " " + r.value;
@@ -26,6 +27,9 @@ std::string describe(const Request& r) {
       return "EVAL redisson-trylock " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
     case Op::RedissonUnlock: return "EVAL redisson-unlock " + r.key + " " + r.value;
     case Op::Subscribe: return "SUBSCRIBE " + r.key;
+    case Op::Ping: return "PING";
+    case Op::ReplicaOfNoOne: return "REPLICAOF NO ONE";
+    case Op::GetMasterAddr: return "SENTINEL get-master-addr-by-name " + r.key;
     case Op::CompareAndPexpire:
       return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -30,6 +31,10 @@ enum class Op : std::uint8_t {
   RedissonTryLock,    // absent or ours: set, PEXPIRE px, return nil; else return PTTL
   RedissonUnlock,     // not ours: nil; ours: DEL, PUBLISH the channel, return 1
   Subscribe,          // SUBSCRIBE key (the channel): pushes arrive as Str replies
+  // Replication and Sentinel.
+  Ping,
+  ReplicaOfNoOne,     // promote this replica to master
+  GetMasterAddr,      // to a sentinel: SENTINEL get-master-addr-by-name key (the group)
 };
 
 struct Request {
@@ -38,7 +43,9 @@ struct Request {
   std::string value;
   bool nx = false;
   Duration px = Duration::zero();  // zero: no expiry
+  std::optional<Instant> pxat;     // an absolute expiry (SET ... PXAT, on the master's wall clock)
   std::string token_key;           // for AcquireWithToken
+  ProcId setter = kNoProc;         // replication only: who wrote the value (a trace annotation)
 };
 
 struct Reply {

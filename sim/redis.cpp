@@ -14,6 +14,10 @@ RedisNode::RedisNode(World& world, std::string name, const ClockSpec& clock, Red
 }
 
 void RedisNode::on_message(Message& m) {
+  if (m.from == master_ && is_replica()) {
+    if (const auto* change = std::get_if<Request>(&m.body)) apply_from_master(*change);
+    return;
+  }
   if (const auto* req = std::get_if<Request>(&m.body)) {
     reply(m, execute(*req, m.from));
     return;
@@ -32,13 +36,15 @@ RedisNode::Entry* RedisNode::lookup(const std::string& key, Instant now, const c
   auto it = keys_.find(key);
   if (it == keys_.end()) return nullptr;
   if (it->second.expires_at && now > *it->second.expires_at) {
-    expire(it, how);
+    // A replica hides a logically expired key but waits for its master's DEL.
+    if (!is_replica()) expire(it, how);
     return nullptr;
   }
   return &it->second;
 }
 
 void RedisNode::expire(std::map<std::string, Entry>::iterator it, const char* how) {
+  dirty_.push_back(it->first);
   note(Ev::Expired, {.owner = it->second.setter,
                      .value = it->second.expires_at->ns(),
                      .key = it->first,
@@ -53,6 +59,7 @@ void RedisNode::erase(const std::string& key, ProcId requester) {
   note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.setter, .key = key,
                         .detail = "value " + it->second.value});
   keys_.erase(it);
+  dirty_.push_back(key);
 }
 
 bool RedisNode::set(const Request& req, Instant now, ProcId from) {
@@ -61,13 +68,36 @@ bool RedisNode::set(const Request& req, Instant now, ProcId from) {
   e.value = req.value;
   e.setter = from;
   e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(now + req.px);
+  dirty_.push_back(req.key);
   return true;
 }
+
+namespace {
+bool is_write(redis::Op op) {
+  switch (op) {
+    case Op::Get:
+    case Op::Exists:
+    case Op::Pttl:
+    case Op::Subscribe:
+    case Op::Ping:
+    case Op::ReplicaOfNoOne:
+    case Op::GetMasterAddr:
+      return false;
+    default:
+      return true;
+  }
+}
+}  // namespace
 
 Reply RedisNode::execute(const Request& req, ProcId from) {
   // One wall-clock reading for the whole command or script (commandTimeSnapshot).
   const Instant now = wall_now();
   Reply r;
+  if (is_replica() && is_write(req.op) && from != kNoProc) {
+    r = Reply::error("READONLY You can't write against a read only replica.");
+    note(Ev::Command, {.peer = from, .key = req.key, .detail = describe(req) + " -> " + describe(r)});
+    return r;
+  }
   switch (req.op) {
     case Op::Get: {
       const Entry* e = lookup(req.key, now, "lazily, on GET");
@@ -105,6 +135,7 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       if (!e) e = &keys_[req.key];
       e->value = std::to_string(n);
       e->setter = from;
+      dirty_.push_back(req.key);
       r = Reply::of(n);
       break;
     }
@@ -138,6 +169,7 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       ++n;
       if (!t) t = &keys_[req.token_key];
       t->value = std::to_string(n);
+      dirty_.push_back(req.token_key);
       r = Reply::of(n);
       break;
     }
@@ -173,13 +205,79 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
     case Op::CompareAndPexpire: {
       Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
       const bool ours = e && e->value == req.value;
-      if (ours) e->expires_at = now + req.px;
+      if (ours) {
+        e->expires_at = now + req.px;
+        dirty_.push_back(req.key);
+      }
       r = Reply::of(ours ? 1 : 0);
       break;
     }
+    case Op::Ping:
+      r = Reply::of(std::string("PONG"));
+      break;
+    case Op::ReplicaOfNoOne:
+      if (is_replica()) {
+        master_ = kNoProc;
+        note(Ev::Promoted, {.detail = "keys it holds: " + std::to_string(keys_.size())});
+      }
+      r = Reply::ok();
+      break;
+    case Op::GetMasterAddr:
+      r = Reply::error("ERR not a sentinel");
+      break;
   }
   note(Ev::Command, {.peer = from, .key = req.key, .detail = describe(req) + " -> " + describe(r)});
+  propagate();
   return r;
+}
+
+// Asynchronous replication: the master has already answered; each change
+// reaches each replica after the replication lag, unless the master dies first.
+void RedisNode::propagate() {
+  if (replicas_.empty() || is_replica()) {
+    dirty_.clear();
+    return;
+  }
+  const Instant now = wall_now();
+  for (const std::string& key : dirty_) {
+    for (const Replica& replica : replicas_) {
+      Request change;
+      change.key = key;
+      auto it = keys_.find(key);
+      if (it == keys_.end()) {
+        change.op = Op::Del;
+      } else {
+        change.op = Op::Set;
+        change.value = it->second.value;
+        change.setter = it->second.setter;
+        if (it->second.expires_at) {
+          if (replica.pxat) change.pxat = it->second.expires_at;  // >= 6.2: absolute master time
+          else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.0: relative
+        }
+      }
+      spawn(ship(replica.id, std::move(change), replica.lag.draw(rng())));
+    }
+  }
+  dirty_.clear();
+}
+
+Task<void> RedisNode::ship(ProcId replica, Request change, Duration lag) {
+  co_await sleep(lag);
+  send(replica, std::move(change));
+}
+
+void RedisNode::apply_from_master(const Request& change) {
+  if (change.op == Op::Del) {
+    keys_.erase(change.key);
+  } else {
+    Entry& e = keys_[change.key];
+    e.value = change.value;
+    e.setter = change.setter;
+    if (change.pxat) e.expires_at = change.pxat;  // the master's wall time, read on our clock
+    else if (!change.px.is_zero()) e.expires_at = wall_now() + change.px;
+    else e.expires_at.reset();
+  }
+  note(Ev::Command, {.peer = master_, .key = change.key, .detail = "replicated: " + describe(change)});
 }
 
 Task<void> RedisNode::active_expire_loop() {
@@ -192,6 +290,12 @@ Task<void> RedisNode::active_expire_loop() {
 void RedisNode::active_expire_cycle() {
   // activeExpireCycle: sample keys that have a TTL, delete the expired ones,
   // and go again while more than a quarter of the sample had expired.
+  // Masters only (iAmMaster): replicas wait for their master's DEL.
+  if (is_replica()) return;
+  struct PropagateAtEnd {
+    RedisNode& n;
+    ~PropagateAtEnd() { n.propagate(); }
+  } at_end{*this};
   const Instant now = wall_now();
   for (int round = 0; round < 16; ++round) {
     std::vector<std::map<std::string, Entry>::iterator> volatile_keys;

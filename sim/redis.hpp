@@ -40,6 +40,14 @@ class RedisNode : public Process {
   // The keyspace as it is (no expiry applied): for tests.
   const std::map<std::string, Entry>& keyspace() const { return keys_; }
 
+  // Replication. A replica applies what its master sends, answers reads,
+  // refuses writes (READONLY) and never expires keys itself.
+  // `lag`: how long each change takes to reach it; `pxat`: Redis >= 6.2 sends
+  // an expiry as PXAT <master wall ms>, 6.0 as a relative PX.
+  void add_replica(ProcId replica, DurationRange lag, bool pxat) { replicas_.push_back({replica, lag, pxat}); }
+  void replicate_from(ProcId master) { master_ = master; }
+  bool is_replica() const { return master_ != kNoProc; }
+
  protected:
   void on_message(Message& m) override;
   void on_crash() override;
@@ -57,6 +65,17 @@ class RedisNode : public Process {
   RedisConfig config_;
   std::map<std::string, Entry> keys_;
   std::map<std::string, std::vector<ProcId>> subscribers_;  // channel -> clients
+  ProcId master_ = kNoProc;        // set: this node is a replica of it
+  struct Replica {
+    ProcId id;
+    DurationRange lag;
+    bool pxat;
+  };
+  std::vector<Replica> replicas_;
+  std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
+  void propagate();
+  Task<void> ship(ProcId replica, redis::Request change, Duration lag);
+  void apply_from_master(const redis::Request& change);
 };
 
 }  // namespace locksim

@@ -1,0 +1,38 @@
+// A Redis Sentinel, as far as failover goes: it pings each monitored master
+// every ping_period and, when one has not answered for down_after, promotes
+// that master's replica (REPLICAOF NO ONE) and from then on names the replica
+// as the group's master. Clients ask it for the current master.
+// One sentinel stands for the quorum of them (their agreement is out of scope).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/world.hpp"
+
+namespace locksim {
+
+class Sentinel : public Process {
+ public:
+  struct Group {
+    std::string name;           // the group is named after its first master
+    ProcId master;
+    std::vector<ProcId> replicas;
+  };
+
+  Sentinel(World& world, std::string name, Duration down_after, Duration ping_period);
+  void monitor(Group group);
+
+ protected:
+  void on_message(Message& m) override;
+  void on_restart() override;
+
+ private:
+  Task<void> watch(std::size_t group);
+
+  Duration down_after_, ping_period_;
+  std::vector<Group> groups_;
+};
+
+}  // namespace locksim
