@@ -48,6 +48,12 @@ class RedisConnection {
   Task<std::optional<redis::Reply>> redisson_trylock(std::string key, std::string value, Duration lease) {
     return call(cmd(redis::Op::RedissonTryLock, std::move(key), std::move(value), lease));
   }
+  Task<std::optional<redis::Reply>> redisson_fenced_trylock(std::string key, std::string value, Duration lease,
+                                                            std::string token_key) {
+    redis::Request r = cmd(redis::Op::RedissonTryLockFenced, std::move(key), std::move(value), lease);
+    r.token_key = std::move(token_key);
+    return call(std::move(r));
+  }
   Task<std::optional<redis::Reply>> redisson_unlock(std::string key, std::string value) {
     return call(cmd(redis::Op::RedissonUnlock, std::move(key), std::move(value)));
   }
@@ -106,6 +112,7 @@ std::unique_ptr<Lock> make_setnx(LockEnv env);
 std::unique_ptr<Lock> make_redlock(LockEnv env);
 std::unique_ptr<Lock> make_getset(LockEnv env);
 std::unique_ptr<Lock> make_redisson(LockEnv env);
+std::unique_ptr<Lock> make_redisson_fenced(LockEnv env);
 std::unique_ptr<Lock> make_setnx_timestamp(LockEnv env);
 
 }  // namespace locksim

@@ -12,6 +12,10 @@
 //   release:  unlock script: not ours -> nil (IllegalMonitorStateException);
 //             ours -> DEL and PUBLISH to the channel.
 //
+// RFencedLock (2022) is the same lock whose acquire script also INCRs a token
+// key on the same master and returns the token: monotonic only as long as
+// that one asynchronously replicated master does not fail over.
+//
 // Assumes: the watchdog keeps running while the lock is held. A stop-the-world
 // pause stops it too (it is a timer thread of the same process), and the key
 // expires 20-30 s after the last renewal while the holder sleeps.
@@ -26,8 +30,9 @@ constexpr Duration kRedissonTimeout = Duration::s(3);  // BaseConfig timeout
 
 class RedissonLock final : public Lock {
  public:
-  explicit RedissonLock(LockEnv env)
+  RedissonLock(LockEnv env, bool fenced)
       : env_(std::move(env)),
+        fenced_(fenced),
         node_(env_, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
         unlocked_(env_.self) {}
 
@@ -42,10 +47,12 @@ class RedissonLock final : public Lock {
     bool subscribed = false;
     for (;;) {
       const Instant start = env_.self.mono_now();
-      const auto r = co_await node_.redisson_trylock(c.key, value, lease);
-      if (r && r->is_nil()) {
+      std::optional<redis::Reply> r;
+      if (fenced_) r = co_await node_.redisson_fenced_trylock(c.key, value, lease, c.key + ":token");
+      else r = co_await node_.redisson_trylock(c.key, value, lease);
+      if (r && (r->is_nil() || r->is_ok())) {
         if (!c.lease_time) start_watchdog(value);
-        co_return Grant{value, -1, start + lease, node_.name()};
+        co_return Grant{value, fenced_ ? r->integer : -1, start + lease, node_.name()};
       }
       Duration wait = r && r->kind == redis::Reply::Kind::Int && r->integer >= 0 ? Duration::ms(r->integer)
                                                                                   : Duration::ms(100);
@@ -112,6 +119,7 @@ class RedissonLock final : public Lock {
   }
 
   LockEnv env_;
+  bool fenced_;
   RedisConnection node_;
   Wakeup unlocked_;
   std::uint64_t wait_generation_ = 0;
@@ -120,6 +128,9 @@ class RedissonLock final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redisson(LockEnv env) { return std::make_unique<RedissonLock>(std::move(env)); }
+std::unique_ptr<Lock> make_redisson(LockEnv env) { return std::make_unique<RedissonLock>(std::move(env), false); }
+std::unique_ptr<Lock> make_redisson_fenced(LockEnv env) {
+  return std::make_unique<RedissonLock>(std::move(env), true);
+}
 
 }  // namespace locksim

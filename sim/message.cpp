@@ -26,6 +26,9 @@ std::string describe(const Request& r) {
     case Op::RedissonTryLock:
       return "EVAL redisson-trylock " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
     case Op::RedissonUnlock: return "EVAL redisson-unlock " + r.key + " " + r.value;
+    case Op::RedissonTryLockFenced:
+      return "EVAL redisson-fenced-trylock " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms()) +
+             " INCR " + r.token_key;
     case Op::Subscribe: return "SUBSCRIBE " + r.key;
     case Op::Ping: return "PING";
     case Op::ReplicaOfNoOne: return "REPLICAOF NO ONE";
@@ -39,7 +42,7 @@ std::string describe(const Request& r) {
 std::string describe(const Reply& r) {
   switch (r.kind) {
     case Reply::Kind::Nil: return "(nil)";
-    case Reply::Kind::Ok: return "OK";
+    case Reply::Kind::Ok: return r.integer ? "OK " + std::to_string(r.integer) : "OK";
     case Reply::Kind::Int: return "(integer) " + std::to_string(r.integer);
     case Reply::Kind::Str: return "\"" + r.str + "\"";
     case Reply::Kind::Err: return "(error) " + r.str;

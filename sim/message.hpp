@@ -30,6 +30,7 @@ enum class Op : std::uint8_t {
   // Redisson's RLock scripts (RedissonLock.java), the hash reduced to its one field.
   RedissonTryLock,    // absent or ours: set, PEXPIRE px, return nil; else return PTTL
   RedissonUnlock,     // not ours: nil; ours: DEL, PUBLISH the channel, return 1
+  RedissonTryLockFenced,  // RFencedLock: as RedissonTryLock, and on success INCR token_key: OK carrying the token
   Subscribe,          // SUBSCRIBE key (the channel): pushes arrive as Str replies
   // Replication and Sentinel.
   Ping,

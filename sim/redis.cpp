@@ -173,13 +173,26 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       r = Reply::of(n);
       break;
     }
-    case Op::RedissonTryLock: {
+    case Op::RedissonTryLock:
+    case Op::RedissonTryLockFenced: {
       Entry* e = lookup(req.key, now, "lazily, in the trylock script");
       if (!e || e->value == req.value) {
+        const bool fresh = !e;
         Request s = req;
         s.nx = false;
         set(s, now, from);
         r = Reply::nil();
+        if (req.op == Op::RedissonTryLockFenced) {
+          Entry* t = lookup(req.token_key, now, "lazily, on INCR");
+          std::int64_t n = t ? std::stoll(t->value) : 0;
+          if (fresh) {
+            ++n;
+            if (!t) t = &keys_[req.token_key];
+            t->value = std::to_string(n);
+            dirty_.push_back(req.token_key);
+          }
+          r = Reply{Reply::Kind::Ok, n, {}};
+        }
       } else {
         r = Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
       }
