@@ -113,6 +113,8 @@ std::unique_ptr<Lock> make_redlock(LockEnv env);
 std::unique_ptr<Lock> make_getset(LockEnv env);
 std::unique_ptr<Lock> make_redisson(LockEnv env);
 std::unique_ptr<Lock> make_redisson_fenced(LockEnv env);
+std::unique_ptr<Lock> make_redisson_multilock(LockEnv env);
+std::unique_ptr<Lock> make_redisson_redlock(LockEnv env);
 std::unique_ptr<Lock> make_setnx_timestamp(LockEnv env);
 
 }  // namespace locksim

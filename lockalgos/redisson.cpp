@@ -36,14 +36,17 @@ class RedissonLock final : public Lock {
         node_(env_, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
         unlocked_(env_.self) {}
 
-  Task<std::optional<Grant>> acquire() override {
+  Task<std::optional<Grant>> acquire() override { return try_lock(env_.config.wait_time); }
+
+  // tryLock(waitTime): nullopt waits forever (lock()).
+  Task<std::optional<Grant>> try_lock(std::optional<Duration> wait_time) {
     const LockConfig& c = env_.config;
     // The hash field: the client's UUID and the thread id.
     const std::string value = env_.self.rng().hex_token(16) + ":1";
     const Duration lease = c.lease_time.value_or(c.watchdog_timeout);
     // tryLock's wait budget is counted on the wall clock (System.currentTimeMillis).
     const std::optional<Instant> give_up =
-        c.wait_time ? std::optional<Instant>(env_.self.wall_now() + *c.wait_time) : std::nullopt;
+        wait_time ? std::optional<Instant>(env_.self.wall_now() + *wait_time) : std::nullopt;
     bool subscribed = false;
     for (;;) {
       const Instant start = env_.self.mono_now();
@@ -62,7 +65,8 @@ class RedissonLock final : public Lock {
         wait = min(wait, left);
       }
       if (!subscribed) {
-        subscribed = RedisConnection::is_one_or_ok(co_await node_.subscribe(c.key));
+        subscribed = true;
+        co_await node_.subscribe(c.key);
         continue;  // try again at once: the lock may have been released meanwhile
       }
       co_await wait_for_unlock(wait);
@@ -74,6 +78,8 @@ class RedissonLock final : public Lock {
     const auto r = co_await node_.redisson_unlock(env_.config.key, grant.value);
     co_return RedisConnection::is_one(r);  // nil: IllegalMonitorStateException
   }
+
+  ProcId node() const { return node_.id(); }
 
   bool on_push(Message& m) override {
     const auto* push = std::get_if<redis::Reply>(&m.body);
@@ -126,7 +132,98 @@ class RedissonLock final : public Lock {
   std::shared_ptr<bool> watchdog_;
 };
 
+// RedissonMultiLock and RedissonRedLock (deprecated since 2023): one RLock per
+// node, taken one after another. MultiLock needs every one; RedLock a
+// majority (failedLocksLimit = n - quorum) and gives each lock only
+// max(remaining / n, 1 ms) of the wait budget. A failed round releases what
+// it took and starts again while budget remains; lock() runs rounds of
+// n * 1500 ms forever.
+class RedissonMultiLock final : public Lock {
+ public:
+  RedissonMultiLock(LockEnv env, bool majority) : env_(std::move(env)), majority_(majority), config_(env_.config) {
+    // Redlock's ttl, for the redisson flavour, is the lease of redLock.lock(leaseTime).
+    if (config_.ttl && !config_.lease_time) config_.lease_time = config_.ttl;
+    for (ProcId n : env_.nodes) {
+      LockEnv one{env_.self, {n}, config_, env_.sentinel};
+      locks_.push_back(std::make_unique<RedissonLock>(one, false));
+    }
+  }
+
+  Task<std::optional<Grant>> acquire() override {
+    const std::size_t n = locks_.size();
+    const std::size_t failures_allowed = majority_ ? n - (n / 2 + 1) : 0;
+    const std::optional<Duration> wait_time = env_.config.wait_time;
+    const Duration round = wait_time.value_or(Duration::ms(1500) * static_cast<std::int64_t>(n));
+    for (;;) {
+      const Instant give_up = env_.self.wall_now() + round;
+      std::vector<std::pair<std::size_t, Grant>> held;
+      std::size_t failed = 0;
+      bool ok = true;
+      for (std::size_t i = 0; i < n; ++i) {
+        const Duration remain = give_up - env_.self.wall_now();
+        if (remain <= Duration::zero()) {
+          ok = false;
+          break;
+        }
+        const Duration per_lock = majority_ ? max(remain / static_cast<std::int64_t>(n), Duration::ms(1)) : remain;
+        auto g = co_await locks_[i]->try_lock(min(per_lock, remain));
+        if (g) held.emplace_back(i, std::move(*g));
+        else if (++failed > failures_allowed) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok && held.size() >= n - failures_allowed) {
+        Grant all;
+        all.valid_until = held.front().second.valid_until;
+        for (auto& [i, g] : held) {
+          all.value += (all.value.empty() ? "" : ",") + g.value;
+          all.where += (all.where.empty() ? "" : ",") + env_.self.world().trace().name(locks_[i]->node());
+          if (g.valid_until && all.valid_until) all.valid_until = min(*all.valid_until, *g.valid_until);
+        }
+        held_ = std::move(held);
+        co_return all;
+      }
+      env_.self.note(Ev::AttemptFailed, {.detail = std::to_string(held.size()) + " of " + std::to_string(n) +
+                                                   " locks taken (" + (majority_ ? "a majority" : "all") +
+                                                   " needed); it releases them"});
+      co_await env_.self.yield();
+      for (auto& [i, g] : held) co_await locks_[i]->release(g);
+      if (wait_time) co_return std::nullopt;  // tryLock: one budget only
+    }
+  }
+
+  Task<bool> release(const Grant&) override {
+    // Errors are swallowed (RedissonMultiLock.unlockInner): released iff every lock said so.
+    bool all = true;
+    std::vector<std::pair<std::size_t, Grant>> held = std::move(held_);
+    held_.clear();
+    for (auto& [i, g] : held) all = co_await locks_[i]->release(g) && all;
+    co_return all;
+  }
+
+  bool on_push(Message& m) override {
+    for (auto& l : locks_)
+      if (l->node() == m.from) return l->on_push(m);
+    return false;
+  }
+
+ private:
+  LockEnv env_;
+  bool majority_;
+  LockConfig config_;  // the sub-locks' (they keep a reference)
+  std::vector<std::unique_ptr<RedissonLock>> locks_;
+  std::vector<std::pair<std::size_t, Grant>> held_;
+};
+
 }  // namespace
+
+std::unique_ptr<Lock> make_redisson_multilock(LockEnv env) {
+  return std::make_unique<RedissonMultiLock>(std::move(env), false);
+}
+std::unique_ptr<Lock> make_redisson_redlock(LockEnv env) {
+  return std::make_unique<RedissonMultiLock>(std::move(env), true);
+}
 
 std::unique_ptr<Lock> make_redisson(LockEnv env) { return std::make_unique<RedissonLock>(std::move(env), false); }
 std::unique_ptr<Lock> make_redisson_fenced(LockEnv env) {

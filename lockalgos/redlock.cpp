@@ -184,6 +184,9 @@ class Redlock final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redlock(LockEnv env) { return std::make_unique<Redlock>(std::move(env)); }
+std::unique_ptr<Lock> make_redlock(LockEnv env) {
+  if (env.config.flavour == "redisson") return make_redisson_redlock(std::move(env));
+  return std::make_unique<Redlock>(std::move(env));
+}
 
 }  // namespace locksim
