@@ -50,8 +50,19 @@ Task<void> Client::read_modify_write() {
   const bool fenced = lock_config_.fencing == Fencing::Token;
   bool write = true;
   std::int64_t counter = 0;
-  const auto read = co_await call(storage_, storage::Request{storage::Request::Op::Read, 0, -1},
-                                  config_.storage_timeout);
+  if (lock_config_.fencing == Fencing::LockValue) {
+    // antirez's proposal: mark the resource as ours before touching it.
+    note(Ev::Claiming, {.key = grant->value});
+    co_await yield();
+    const auto claimed = co_await call(storage_, claim_request(grant->value), config_.storage_timeout);
+    if (!claimed || !std::get<storage::Reply>(*claimed).accepted) {
+      note(Ev::WriteRejected, {.detail = "the claim was refused"});
+      co_await yield();
+      co_await give_back(*grant);
+      co_return;
+    }
+  }
+  const auto read = co_await call(storage_, read_request(), config_.storage_timeout);
   if (read) {
     counter = std::get<storage::Reply>(*read).value;
     note(Ev::Read, {.value = counter});
@@ -79,8 +90,8 @@ Task<void> Client::read_modify_write() {
     const std::int64_t token = fenced ? grant->token : -1;
     note(Ev::Writing, {.value = counter + 1, .token = token});
     co_await yield();
-    const auto reply = co_await call(
-        storage_, storage::Request{storage::Request::Op::Write, counter + 1, token}, config_.storage_timeout);
+    const std::string owner = lock_config_.fencing == Fencing::LockValue ? grant->value : "";
+    const auto reply = co_await call(storage_, write_request(counter + 1, token, owner), config_.storage_timeout);
     if (reply && std::get<storage::Reply>(*reply).accepted)
       note(Ev::Wrote, {.value = counter + 1, .token = token});
     else
@@ -90,6 +101,27 @@ Task<void> Client::read_modify_write() {
   }
 
   co_await give_back(*grant);
+}
+
+// Requests are built here, outside the coroutines (task.hpp: aggregates in co_await).
+Payload Client::read_request() {
+  storage::Request r;
+  r.op = storage::Request::Op::Read;
+  return r;
+}
+Payload Client::write_request(std::int64_t value, std::int64_t token, std::string owner) {
+  storage::Request r;
+  r.op = storage::Request::Op::Write;
+  r.value = value;
+  r.token = token;
+  r.owner = std::move(owner);
+  return r;
+}
+Payload Client::claim_request(std::string owner) {
+  storage::Request r;
+  r.op = storage::Request::Op::Claim;
+  r.owner = std::move(owner);
+  return r;
 }
 
 Task<std::optional<Grant>> Client::take_lock() {

@@ -32,6 +32,9 @@ class Client : public Process {
   Task<std::optional<Grant>> take_lock();
   // Release and record it (releasing, released or release-failed).
   Task<void> give_back(const Grant& grant);
+  static Payload read_request();
+  static Payload write_request(std::int64_t value, std::int64_t token, std::string owner);
+  static Payload claim_request(std::string owner);
 
   const ClientConfig& config_;
   const LockConfig& lock_config_;

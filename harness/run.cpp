@@ -67,7 +67,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options) {
         node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
                        .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
-                     s.lock.fencing == Fencing::Token ? StorageFencing::Token : StorageFencing::None);
+                     s.lock.fencing == Fencing::Token       ? StorageFencing::Token
+                     : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
+                                                            : StorageFencing::None);
   if (s.sentinel.present) {
     auto& sentinel = world.add<Sentinel>(s.sentinel.name, s.sentinel.down_after, s.sentinel.ping_period);
     for (ProcId m : masters) {

@@ -332,8 +332,6 @@ class Loader {
         fail(key_line(t, "fencing"), w, "fencing",
              c.algorithm + " offers no monotonic fencing token: its values are random (Kleppmann 2016); use "
              "fencing = \"lock-value\" for antirez's check-and-set proposal, or an algorithm that issues tokens");
-      if (c.fencing == Fencing::LockValue)
-        fail(key_line(t, "fencing"), w, "fencing", "\"lock-value\" fencing is not supported yet");
     }
     c.ttl = duration(t, "ttl", w, c.line, algo->needs_ttl, Positive);
     if (auto k = str(t, "key", w, c.line)) {

@@ -51,6 +51,9 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, s);
         break;
       }
+      case Ev::Claiming:
+        add(e, who(e) + " claims the storage with its lock value (owner = " + e.key.substr(0, 8) + "…)");
+        break;
       case Ev::Renewed:
         add(e, who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail));
         break;

@@ -56,8 +56,10 @@ namespace storage {
 
 std::string describe(const Request& r) {
   if (r.op == Request::Op::Read) return "READ counter";
+  if (r.op == Request::Op::Claim) return "CLAIM owner=" + r.owner;
   std::string s = "WRITE counter=" + std::to_string(r.value);
   if (r.token >= 0) s += " token=" + std::to_string(r.token);
+  if (!r.owner.empty()) s += " if owner=" + r.owner;
   return s;
 }
 

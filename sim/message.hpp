@@ -72,10 +72,13 @@ std::string describe(const Reply& r);
 namespace storage {
 
 struct Request {
-  enum class Op : std::uint8_t { Read, Write };
+  // Claim: antirez's proposal — mark the resource as ours (owner = our lock value)
+  // before working; with fencing = "lock-value" a write must then name the owner.
+  enum class Op : std::uint8_t { Read, Write, Claim };
   Op op = Op::Read;
   std::int64_t value = 0;   // for Write: the new counter value
   std::int64_t token = -1;  // fencing token presented, -1: none
+  std::string owner;        // Claim, Write: the lock value (fencing = "lock-value")
 };
 
 struct Reply {

@@ -7,7 +7,10 @@
 
 namespace locksim {
 
-enum class StorageFencing : std::uint8_t { None, Token };
+// Token: rejects a token lower than the highest seen (Kleppmann).
+// LockValue: a client claims the resource with its lock value, and a write is
+// accepted only while that value is still the owner (antirez's check-and-set).
+enum class StorageFencing : std::uint8_t { None, Token, LockValue };
 
 class Storage : public Process {
  public:
@@ -26,6 +29,7 @@ class Storage : public Process {
   StorageFencing fencing_;
   std::int64_t counter_;        // durable: a crash of the storage keeps it
   std::int64_t highest_token_ = -1;
+  std::string owner_;           // LockValue: the last claim
 };
 
 }  // namespace locksim

@@ -31,6 +31,7 @@ std::string_view event_name(Ev kind) {
     case Ev::JobDone: return "done";
     case Ev::AttemptFailed: return "attempt-failed";
     case Ev::Renewed: return "renewed";
+    case Ev::Claiming: return "claiming";
     case Ev::Sent: return "sent";
     case Ev::Delivered: return "delivered";
     case Ev::Dropped: return "dropped";

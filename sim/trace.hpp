@@ -43,6 +43,7 @@ enum class Ev : std::uint8_t {
   JobDone,
   AttemptFailed,  // one try of a multi-step acquire failed; detail: why (the algorithm retries or gives up)
   Renewed,        // the lease was extended (a watchdog, a keepalive); value: new validity on the mono clock
+  Claiming,       // fencing = "lock-value": the client claims the storage with its lock value (key)
   // Network.
   Sent,       // peer: destination; detail: content
   Delivered,  // peer: source

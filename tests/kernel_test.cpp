@@ -118,7 +118,8 @@ TEST_CASE("a call times out on the caller's clock when no reply comes") {
   auto& b = w.add<Probe>("b");  // never replies
   std::optional<bool> answered;
   a.spawn([](Probe& self, ProcId to, std::optional<bool>& answered) -> Task<void> {
-    auto r = co_await self.call(to, storage::Request{}, Duration::ms(50));
+    storage::Request req;
+    auto r = co_await self.call(to, std::move(req), Duration::ms(50));
     answered = r.has_value();
   }(a, b.id(), answered));
   w.run_until(at_ms(49));
@@ -363,7 +364,8 @@ TEST_CASE("a call to a crashed process is refused one network delay later, not l
   w.at(at_ms(0), [&] { w.crash(b.id()); });
   a.spawn([](Probe& self, ProcId to, std::optional<Instant>& failed_at) -> Task<void> {
     co_await self.sleep(Duration::ms(10));
-    auto r = co_await self.call(to, storage::Request{}, Duration::zero());  // no timeout at all
+    storage::Request req;
+    auto r = co_await self.call(to, std::move(req), Duration::zero());  // no timeout at all
     if (!r) failed_at = self.world().now();
   }(a, b.id(), failed_at));
   w.run_until(at_ms(1000));
