@@ -125,7 +125,7 @@ int cmd_list() {
     std::cout << "      source: " << a.source << "\n";
     std::cout << "      ttl: " << (a.needs_ttl ? "required" : a.takes_ttl ? "optional" : "none (no expiry)")
               << "; fencing tokens: " << (a.monotonic_token ? "yes" : "no (random values only)") << "\n";
-    for (std::string_view f : a.flavours) std::cout << "      flavour " << f << "\n";
+    for (const OptionInfo& f : a.flavours) std::cout << "      flavour " << f.key << ": " << f.help << "\n";
     for (const OptionInfo& o : a.options) std::cout << "      " << o.key << ": " << o.help << "\n";
   }
   std::cout << "\nFault kinds ([[fault]] kind = ...):\n"

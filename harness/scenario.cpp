@@ -320,8 +320,9 @@ class Loader {
     }
     if (auto f = str(t, "flavour", w, c.line)) {
       if (algo->flavours.empty()) fail(key_line(t, "flavour"), w, "flavour", c.algorithm + " has no flavours");
-      if (std::find(algo->flavours.begin(), algo->flavours.end(), *f) == algo->flavours.end()) {
-        std::vector<std::string> fl(algo->flavours.begin(), algo->flavours.end());
+      std::vector<std::string> fl;
+      for (const OptionInfo& known : algo->flavours) fl.emplace_back(known.key);
+      if (std::find(fl.begin(), fl.end(), *f) == fl.end()) {
         fail(key_line(t, "flavour"), w, "flavour", "\"" + *f + "\" is not a flavour of " + c.algorithm + " (flavours: " + join(fl) + ")");
       }
       c.flavour = *f;

@@ -24,7 +24,7 @@ struct AlgorithmInfo {
   std::string_view help;                 // one line
   std::string_view source;               // where its behaviour comes from
   std::vector<OptionInfo> options;       // [lock] keys beyond algorithm, flavour, fencing
-  std::vector<std::string_view> flavours;
+  std::vector<OptionInfo> flavours;       // name and one line of help; the first is the default
   bool needs_ttl = false;                // `ttl` must be given
   bool takes_ttl = true;                 // `ttl` may be given at all
   bool monotonic_token = false;          // can issue fencing tokens (fencing = "token")
