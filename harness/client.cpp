@@ -86,6 +86,8 @@ Task<void> Client::read_modify_write() {
     }
   }
 
+  if (write && !lock_->still_held()) write = false;  // the lock already said so (Ev::Lost)
+
   if (write) {
     const std::int64_t token = fenced ? grant->token : -1;
     note(Ev::Writing, {.value = counter + 1, .token = token});

@@ -449,11 +449,23 @@ class Loader {
     if (tables.empty()) fail(1, "top level", "[[client]]", "missing: a scenario needs at least one client");
     for (const toml::table* t : tables) {
       const std::string w = "[[client]]";
-      check_keys(*t, w, {"name", "start", "job", "work", "hold", "repeat", "think", "check_before_write",
+      check_keys(*t, w, {"name", "count", "start", "job", "work", "hold", "repeat", "think", "check_before_write",
                          "storage_timeout", "clock"});
       ClientConfig c;
       c.line = line_of(*t);
-      name(*t, w, c.name);
+      // count = N: N clients alike, named <name>1 .. <name>N.
+      const int copies = static_cast<int>(integer(*t, "count", w, 1, 1'000'000).value_or(0));
+      if (copies == 0) {
+        name(*t, w, c.name);
+      } else {
+        c.name = str(*t, "name", w, c.line, true).value();
+        for (int i = 1; i <= copies; ++i) {
+          const std::string n = c.name + std::to_string(i);
+          if (std::find(names_.begin(), names_.end(), n) != names_.end())
+            fail(key_line(*t, "count"), w, "count", "\"" + n + "\" is already the name of another process");
+          names_.push_back(n);
+        }
+      }
       if (auto d = duration(*t, "start", w, c.line)) c.start = *d;
       if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"})) c.job = *j;
       for (const char* key : {"work", "check_before_write", "storage_timeout"})
@@ -468,7 +480,15 @@ class Loader {
       if (auto b = boolean(*t, "check_before_write", w)) c.check_before_write = *b;
       if (auto d = duration(*t, "storage_timeout", w, c.line)) c.storage_timeout = *d;
       if (auto cl = clock(*t, w)) c.clock = *cl;
-      s.clients.push_back(c);
+      if (copies == 0) {
+        s.clients.push_back(c);
+      } else {
+        const std::string prefix = c.name;
+        for (int i = 1; i <= copies; ++i) {
+          c.name = prefix + std::to_string(i);
+          s.clients.push_back(c);
+        }
+      }
     }
   }
 

@@ -39,6 +39,10 @@ class Lock {
   // A message the service pushed to this client unasked (a pub/sub message, a
   // watch notification). True if the lock took it.
   virtual bool on_push(Message&) { return false; }
+  // Whether the client still believes it holds the lock. An algorithm that
+  // learns of a loss (a ZooKeeper client's SUSPENDED or LOST state) records
+  // Ev::Lost itself and answers false; the job then skips its write.
+  virtual bool still_held() const { return true; }
 };
 
 }  // namespace locksim

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "lockalgos/coordination_common.hpp"
 #include "lockalgos/redis_common.hpp"
 
 namespace locksim {
@@ -74,6 +75,31 @@ const std::vector<AlgorithmInfo>& table() {
                    {"request_timeout", "per command (default 3s)"}},
        .takes_ttl = false,
        .make = make_redisson_multilock},
+      {.name = "zookeeper",
+       .help = "ZooKeeper's recipe (Curator InterProcessMutex): ephemeral-sequential node, lowest wins, watch the predecessor",
+       .source = "zookeeper recipes.md; curator LockInternals, ConnectionStateManager; ClientCnxn, ExpiryQueue",
+       .options = {{"session_timeout", "asked-for session timeout, clamped to [2, 20] x tick_time (default 10s)"},
+                   {"tick_time", "the server's tick: session expiry is rounded up to it (default 2s)"},
+                   {"on_suspended", "\"continue\" (default: Curator never interrupts a holder; give up at LOST) | \"stop\""},
+                   {"watch", "\"predecessor\" (default) | \"parent\" (every waiter wakes on every change: the herd)"},
+                   {"first_token", "the zxid the ensemble starts from (tokens are czxids; default 1)"}},
+       .takes_ttl = false,
+       .monotonic_token = true,
+       .make = make_zookeeper,
+       .service = Service::ZooKeeper,
+       .make_node = make_zookeeper_node},
+      {.name = "etcd",
+       .help = "etcd's concurrency.Mutex: a leased key, wait for every older key to go; token = create revision",
+       .source = "etcd client/v3/concurrency mutex.go, session.go; Jepsen etcd 3.4.3",
+       .options = {{"lease_ttl", "the session lease, kept alive every third of it (default 10s, etcdctl lock's)"},
+                   {"version", "\"3.5\" (default: re-checks its key after waiting) | \"3.4\" (does not: #11456)"},
+                   {"request_timeout", "per request (default 5s)"},
+                   {"first_token", "the revision the store starts from (default 1)"}},
+       .takes_ttl = false,
+       .monotonic_token = true,
+       .make = make_etcd,
+       .service = Service::Etcd,
+       .make_node = make_etcd_node},
       {.name = "setnx",
        .help = "SETNX key value with no TTL, release DEL: a crashed holder keeps the lock forever",
        .source = "redis.io, SETNX: the naive locking pattern",

@@ -70,6 +70,39 @@ std::string describe(const Reply& r) {
 
 }  // namespace storage
 
+namespace coord {
+
+std::string describe(const Request& r) {
+  switch (r.op) {
+    case Op::Connect: return "CONNECT timeout=" + format_duration(r.ttl);
+    case Op::Ping: return "PING session=" + std::to_string(r.id);
+    case Op::Create: return "CREATE " + r.path + "/" + r.data + " EPHEMERAL_SEQUENTIAL";
+    case Op::GetChildren: return std::string("GETCHILDREN ") + r.path + (r.watch ? " watch" : "");
+    case Op::Exists: return std::string("EXISTS ") + r.path + (r.watch ? " watch" : "");
+    case Op::Delete: return "DELETE " + r.path;
+    case Op::LeaseGrant: return "LEASE GRANT ttl=" + format_duration(r.ttl);
+    case Op::KeepAlive: return "LEASE KEEPALIVE " + std::to_string(r.id);
+    case Op::PutIfAbsent: return "TXN if create_revision(" + r.path + ")==0 then PUT " + r.path + " lease=" + std::to_string(r.id);
+    case Op::Range: return "RANGE " + r.path + "*";
+    case Op::WatchDelete: return "WATCH delete " + r.path;
+    case Op::DeleteKey: return "DELETE " + r.path;
+  }
+  return "?";
+}
+
+std::string describe(const Reply& r) {
+  if (!r.ok) return "ERROR " + r.error;
+  std::string s = "OK";
+  if (r.id) s += " " + std::to_string(r.id);
+  if (!r.path.empty()) s += " " + r.path;
+  if (!r.nodes.empty()) s += " (" + std::to_string(r.nodes.size()) + " nodes)";
+  return s;
+}
+
+std::string describe(const Notify& n) { return "NOTIFY " + n.what + " " + n.path; }
+
+}  // namespace coord
+
 std::string describe(const Payload& p) {
   return std::visit([](const auto& x) { return describe(x); }, p);
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "sim/time.hpp"
 
@@ -92,7 +93,66 @@ std::string describe(const Reply& r);
 
 }  // namespace storage
 
-using Payload = std::variant<redis::Request, redis::Reply, storage::Request, storage::Reply>;
+// Coordination services (ZooKeeper, etcd), modelled each as one linearizable
+// service: their consensus is out of scope, their sessions and leases are not.
+namespace coord {
+
+enum class Op : std::uint8_t {
+  // ZooKeeper
+  Connect,      // a new session; ttl: the timeout asked for
+  Ping,         // a session heartbeat
+  Create,       // EPHEMERAL|SEQUENTIAL node under `path` (the parent), name prefix `data`
+  GetChildren,  // children of `path`, in sequence order; watch: a one-shot child watch (the herd)
+  Exists,       // does `path` exist; watch: a one-shot watch that fires when it is deleted
+  Delete,       // delete `path`
+  // etcd
+  LeaseGrant,   // ttl
+  KeepAlive,    // id: the lease
+  PutIfAbsent,  // Txn: if CreateRevision(path) == 0, Put(path, lease id); reply: its create revision
+  Range,        // keys under the prefix `path`, with create revisions
+  WatchDelete,  // notify when `path` is deleted (at once if it does not exist)
+  DeleteKey,    // delete `path`
+};
+
+struct Request {
+  Op op = Op::Ping;
+  std::string path;
+  std::string data;
+  std::int64_t id = 0;             // session or lease
+  Duration ttl = Duration::zero();
+  bool watch = false;
+};
+
+struct Node {
+  std::string path;
+  std::int64_t revision = 0;  // ZooKeeper: czxid; etcd: create revision
+};
+
+struct Reply {
+  bool ok = true;
+  std::string error;           // "SESSION_EXPIRED", "NO_NODE", "LEASE_NOT_FOUND", ...
+  std::int64_t id = 0;         // session, lease, czxid, create revision
+  Duration ttl = Duration::zero();
+  std::string path;
+  std::vector<Node> nodes;
+};
+
+// Pushed by the service: a watch fired.
+struct Notify {
+  std::string path;
+  std::string what;  // "deleted", "children-changed"
+};
+
+}  // namespace coord
+
+using Payload = std::variant<redis::Request, redis::Reply, storage::Request, storage::Reply, coord::Request,
+                             coord::Reply, coord::Notify>;
+
+namespace coord {
+std::string describe(const Request& r);
+std::string describe(const Reply& r);
+std::string describe(const Notify& n);
+}  // namespace coord
 
 std::string describe(const Payload& p);
 

@@ -1,0 +1,201 @@
+// The ZooKeeper lock recipe (zookeeper recipes.md) as Curator's
+// InterProcessMutex runs it (algorithms.md §5):
+//
+//   1. create lock/_c_<guid>-lock- EPHEMERAL|SEQUENTIAL
+//   2. getChildren(lock), no watch
+//   3. ours is the lowest: we hold the lock
+//   4. else exists(the next lower node, watch): if gone go to 2, else wait for
+//      the watch, then go to 2   (watch = "parent": a child watch on lock/,
+//      which wakes every waiter on every change: the herd)
+//   release: delete our node
+//
+// The session: the client pings every third of the timeout, goes
+// Disconnected (Curator: SUSPENDED) after 2/3 of it with nothing heard, and
+// learns Expired only when the server tells it; Curator declares LOST one
+// timeout (on the wall clock) after SUSPENDED. The server alone expires the
+// session and deletes its ephemeral nodes. InterProcessMutex never
+// interrupts a holder: on_suspended = "continue" works on until LOST,
+// "stop" gives up at SUSPENDED. Fencing token: the node's czxid.
+//
+// Assumes: a holder that loses its session notices before it writes — which a
+// pause longer than the session timeout, or a partition, defeats.
+#include <algorithm>
+
+#include "lockalgos/coordination_common.hpp"
+#include "sim/coordination.hpp"
+
+namespace locksim {
+namespace {
+
+class ZooKeeperLock final : public Lock {
+ public:
+  explicit ZooKeeperLock(LockEnv env) : env_(std::move(env)), zk_(env_.nodes.front()), watch_fired_(env_.self) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const std::string guid = env_.self.rng().hex_token(8);
+    const bool herd = env_.config.watch == "parent";
+    for (;;) {
+      if (state_ == State::Lost || session_ == 0) co_await connect();
+      // Find our node by its GUID (the reply to an earlier create may have been lost), or create it.
+      auto children = co_await request(coord_request(coord::Op::GetChildren, "/lock", session_));
+      if (!children) {
+        co_await env_.self.sleep(Duration::ms(100));
+        continue;
+      }
+      std::string mine;
+      std::int64_t czxid = 0;
+      for (const coord::Node& n : children->nodes)
+        if (n.path.find(guid) != std::string::npos) {
+          mine = n.path;
+          czxid = n.revision;
+        }
+      if (mine.empty()) {
+        coord::Request create = coord_request(coord::Op::Create, "/lock", session_);
+        create.data = "_c_" + guid + "-lock-";
+        const auto created = co_await request(std::move(create));
+        if (!created || !created->ok) continue;
+        mine = created->path;
+        czxid = created->id;
+      }
+      // Steps 2-4 until ours is the lowest.
+      for (;;) {
+        coord::Request list = coord_request(coord::Op::GetChildren, "/lock", session_);
+        list.watch = herd;
+        const auto now = co_await request(std::move(list));
+        if (!now || !now->ok) break;  // connection trouble: start over (and find our node again)
+        const auto it = std::find_if(now->nodes.begin(), now->nodes.end(),
+                                     [&](const coord::Node& n) { return n.path == mine; });
+        if (it == now->nodes.end()) break;  // our node is gone (the session expired)
+        if (it == now->nodes.begin()) {
+          holding_ = true;
+          lost_noted_ = false;
+          co_return Grant{mine, czxid, std::nullopt, env_.self.world().trace().name(zk_)};
+        }
+        if (!herd) {
+          coord::Request exists = coord_request(coord::Op::Exists, std::prev(it)->path, session_);
+          exists.watch = true;
+          const auto pred = co_await request(std::move(exists));
+          if (!pred || !pred->ok) continue;  // the predecessor is already gone: look again
+        }
+        co_await watch_fired_.wait();
+      }
+    }
+  }
+
+  Task<bool> release(const Grant& grant) override {
+    holding_ = false;
+    const auto r = co_await request(coord_request(coord::Op::Delete, grant.value, session_));
+    co_return r && r->ok;
+  }
+
+  bool on_push(Message& m) override {
+    if (!std::holds_alternative<coord::Notify>(m.body)) return false;
+    heard();
+    watch_fired_.fire();
+    return true;
+  }
+
+  bool still_held() const override { return holding_ && !lost_noted_; }
+
+ private:
+  enum class State : std::uint8_t { Connected, Suspended, Lost };
+
+  Duration read_timeout() const { return timeout_ * 2 / 3; }
+
+  Task<void> connect() {
+    coord::Request hello = coord_request(coord::Op::Connect);
+    hello.ttl = env_.config.session_timeout;
+    for (;;) {
+      const auto r = co_await coord_call(env_.self, zk_, hello, env_.config.session_timeout);
+      if (r && r->ok) {
+        session_ = r->id;
+        timeout_ = r->ttl;  // as the server negotiated it
+        state_ = State::Connected;
+        heard();
+        const std::uint64_t generation = ++generation_;
+        env_.self.spawn(heartbeat(generation));
+        env_.self.spawn(monitor(generation));
+        co_return;
+      }
+      co_await env_.self.sleep(Duration::s(1));
+    }
+  }
+
+  // Every request refreshes "last heard"; SESSION_EXPIRED means LOST.
+  Task<std::optional<coord::Reply>> request(coord::Request req) {
+    auto r = co_await coord_call(env_.self, zk_, std::move(req), read_timeout());
+    if (r) {
+      heard();
+      if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
+    }
+    co_return r;
+  }
+
+  void heard() {
+    last_heard_ = env_.self.mono_now();
+    if (state_ == State::Suspended) state_ = State::Connected;  // reconnected in time
+  }
+
+  Task<void> heartbeat(std::uint64_t generation) {
+    while (generation == generation_ && state_ != State::Lost) {
+      co_await env_.self.sleep(timeout_ / 3);
+      if (generation != generation_) co_return;
+      co_await request(coord_request(coord::Op::Ping, "", session_));
+    }
+  }
+
+  // Connected -> SUSPENDED after read_timeout of silence -> LOST one timeout
+  // later on the wall clock (Curator's ConnectionStateManager).
+  Task<void> monitor(std::uint64_t generation) {
+    while (generation == generation_ && state_ != State::Lost) {
+      if (state_ == State::Connected) {
+        const Duration silent = env_.self.mono_now() - last_heard_;
+        if (silent < read_timeout()) {
+          co_await env_.self.sleep(read_timeout() - silent);
+          continue;
+        }
+        suspended_wall_ = env_.self.wall_now();
+        lose(State::Suspended, "nothing heard from the ensemble for " + format_duration(silent) + ": SUSPENDED");
+        continue;
+      }
+      const Duration left = *suspended_wall_ + timeout_ - env_.self.wall_now();
+      if (left > Duration::zero()) {
+        co_await env_.self.sleep(left);
+        continue;
+      }
+      if (state_ == State::Suspended) lose(State::Lost, "SUSPENDED for a whole session timeout: LOST");
+    }
+  }
+
+  void lose(State to, const std::string& why) {
+    if (to == State::Lost) state_ = State::Lost;
+    else if (state_ == State::Connected) state_ = State::Suspended;
+    const bool gives_up = to == State::Lost || env_.config.on_suspended == "stop";
+    if (holding_ && gives_up && !lost_noted_) {
+      lost_noted_ = true;
+      env_.self.note(Ev::Lost, {.detail = why});
+    }
+  }
+
+  LockEnv env_;
+  ProcId zk_;
+  Wakeup watch_fired_;
+  std::int64_t session_ = 0;
+  Duration timeout_ = Duration::s(10);
+  State state_ = State::Lost;
+  Instant last_heard_;
+  std::optional<Instant> suspended_wall_;
+  std::uint64_t generation_ = 0;
+  bool holding_ = false;
+  bool lost_noted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_zookeeper(LockEnv env) { return std::make_unique<ZooKeeperLock>(std::move(env)); }
+
+Process& make_zookeeper_node(World& world, const NodeConfig& node, const LockConfig& lock) {
+  return world.add<ZooKeeperServer>(node.name, node.clock, lock.tick_time, lock.first_token);
+}
+
+}  // namespace locksim
