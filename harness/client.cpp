@@ -77,7 +77,9 @@ Task<void> Client::read_modify_write() {
     // The seed's `if lock.notExpired: commit`, on this client's own clock.
     const Duration left = *grant->valid_until - mono_now();
     if (left <= Duration::zero()) {
-      note(Ev::Lost, {.value = left.count_ns(), .detail = "lease over by " + format_duration(-left)});
+      note(Ev::Lost, {.value = left.count_ns(),
+                      .detail = "checked on its own clock, its lease ended " + format_duration(-left) +
+                                " ago; it abandons the write"});
       co_await yield();
       write = false;
     } else {

@@ -70,7 +70,7 @@ class EtcdMutex final : public Lock {
   Task<bool> release(const Grant& grant) override {
     const auto r = co_await call(coord_request(coord::Op::DeleteKey, grant.value),
                                  env_.config.request_timeout.value_or(Duration::s(5)));
-    co_return r && r->ok;
+    co_return r && r->ok && r->id == 1;
   }
 
   bool on_push(Message& m) override {

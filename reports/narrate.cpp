@@ -73,7 +73,7 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, who(e) + " checks its lock on its own clock: " + e.detail + ", so it goes ahead with the write");
         break;
       case Ev::Lost:
-        add(e, who(e) + " checks its lock on its own clock: " + e.detail + "; it abandons the write");
+        add(e, who(e) + " gives up the lock: " + e.detail);
         break;
       case Ev::Writing:
         add(e, who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token));

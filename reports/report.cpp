@@ -74,6 +74,9 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
           rejected, rejected == 1 ? "" : "s");
   }
   if (r.budget_exhausted) out += "  (the run hit its event budget before the end)\n";
+  std::size_t notifications = 0;
+  for (const TraceEvent& e : trace.events()) notifications += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
+  if (notifications > 0) out += fmt::format("  {} watch notifications sent by the service\n", notifications);
   out += fmt::format("\nseed {} · trace {} · {} events, {} messages, {} acquisitions\nreplay: {}\n", r.seed,
                      r.trace_hash, r.stats.events, r.stats.messages, r.stats.acquisitions, replay_command(r));
   return out;

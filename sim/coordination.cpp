@@ -143,7 +143,7 @@ Task<void> ZooKeeperServer::expire_sessions() {
     for (std::int64_t id : expired) {
       const Session s = sessions_.at(id);
       for (const std::string& path : s.ephemerals)
-        delete_node(path, "its session expired: not heard from for its timeout, rounded up to the tick");
+        delete_node(path, "because its session expired: the server had not heard from it for its timeout, rounded up to the tick");
       sessions_.erase(id);
     }
   }
@@ -203,6 +203,7 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
       else delete_watches_[req.path].push_back(from);
       break;
     case Op::DeleteKey:
+      r.id = keys_.count(req.path) ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
       delete_key(req.path, "", from);
       break;
     default:
@@ -236,7 +237,7 @@ Task<void> EtcdServer::revoke_expired() {
       std::vector<std::string> attached;
       for (const auto& [key, k] : keys_)
         if (k.lease == id) attached.push_back(key);
-      for (const std::string& key : attached) delete_key(key, "its lease expired: no keepalive for its TTL", kNoProc);
+      for (const std::string& key : attached) delete_key(key, "because its lease expired: no keepalive for its TTL", kNoProc);
       leases_.erase(id);
     }
   }
