@@ -348,6 +348,11 @@ class Loader {
       if (!(*d >= 0.0 && *d < 1.0)) fail(key_line(t, "drift_factor"), w, "drift_factor", "a fraction of the ttl, from 0 up to 1");
       c.drift_factor = *d;
     }
+    c.auto_extend = duration(t, "auto_extend", w, c.line, false, Positive);
+    if (c.auto_extend && c.flavour != "redsync" && c.flavour != "node-redlock-v5")
+      fail(key_line(t, "auto_extend"), w, "auto_extend",
+           "only the redsync and node-redlock-v5 flavours extend a lock (" +
+               (c.flavour.empty() ? std::string("redlock-rb") : c.flavour) + " has no extension)");
     if (auto d = duration(t, "watchdog_timeout", w, c.line, false, Positive)) c.watchdog_timeout = *d;
     c.lease_time = duration(t, "lease_time", w, c.line, false, Positive);
     c.wait_time = duration(t, "wait_time", w, c.line, false, NonNegative);

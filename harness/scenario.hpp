@@ -46,6 +46,7 @@ struct LockConfig {
   std::int64_t first_token = 1;            // the first fencing token the service issues
   // Redlock.
   std::optional<double> drift_factor;      // clock drift allowance, as a fraction of the ttl
+  std::optional<Duration> auto_extend;     // redsync, node-redlock: extend when this much validity is left
   // Redisson.
   Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
   std::optional<Duration> lease_time;      // a fixed lease: no watchdog

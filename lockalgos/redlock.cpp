@@ -6,6 +6,8 @@
 //   3. held iff a majority said OK and the lock is still valid:
 //      validity = ttl - (T2 - T1) - drift
 //   4. on failure, unlock every instance; retry after a random delay
+//   extension (redsync, node-redlock): PEXPIRE each key if it still holds our
+//   value; extended iff a majority did so while the lock was still valid
 //
 // Assumes (and the catalogue breaks): clocks run at nearly the same rate and
 // never jump, processes do not pause for long, messages are not held back,
@@ -98,6 +100,10 @@ class Redlock final : public Lock {
         }
       if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
         Grant g{value, -1, env_.self.mono_now() + validity, where};
+        valid_until_ = *g.valid_until;
+        holding_ = std::make_shared<bool>(true);
+        lost_ = false;
+        if (c.auto_extend) env_.self.spawn(extend_while_held(value, holding_));
         co_return g;
       }
       env_.self.note(Ev::AttemptFailed,
@@ -112,9 +118,12 @@ class Redlock final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
+    if (holding_) *holding_ = false;
     const std::size_t removed = co_await unlock_all(grant.value);
     co_return removed >= quorum();
   }
+
+  bool still_held() const override { return !lost_; }
 
  private:
   std::size_t quorum() const { return nodes_.size() / 2 + 1; }
@@ -177,9 +186,59 @@ class Redlock final : public Lock {
     if (++round->answered == round->replies.size()) round->done.fire();
   }
 
+  // node-redlock's using() / an application calling redsync's Extend(): when
+  // only auto_extend of validity is left, extend; a failed extension means the
+  // lock is lost, and the holder is told (its AbortSignal).
+  Task<void> extend_while_held(std::string value, std::shared_ptr<bool> held) {
+    const LockConfig& c = env_.config;
+    while (*held) {
+      const Duration wait = valid_until_ - *c.auto_extend - env_.self.mono_now();
+      if (wait > Duration::zero()) co_await env_.self.sleep(wait);
+      if (!*held) co_return;
+      if (env_.self.mono_now() >= valid_until_) {  // node-redlock refuses to extend an expired lock
+        lose("its lock expired before it could extend it");
+        co_return;
+      }
+      const Instant start = now();
+      auto round = std::make_shared<Round>(env_.self, nodes_.size());
+      round->wake_at_granted = quorum();
+      for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(extend_one(round, i, value));
+      co_await round->done.wait();
+      if (!*held) co_return;
+      const Duration validity = *c.ttl - (now() - start) - drift();
+      if (round->granted < quorum() || validity <= Duration::zero()) {
+        lose("its extension reached " + std::to_string(round->granted) + " of " + std::to_string(nodes_.size()) +
+             " nodes (" + std::to_string(quorum()) + " needed)");
+        co_return;
+      }
+      valid_until_ = env_.self.mono_now() + validity;
+      env_.self.note(Ev::Renewed, {.value = valid_until_.ns(),
+                                   .detail = "PEXPIRE on " + std::to_string(round->granted) + " nodes; valid for " +
+                                             format_duration(validity) + " more"});
+      co_await env_.self.yield();
+    }
+  }
+
+  Task<void> extend_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
+    const LockConfig& c = env_.config;
+    round->replies[i] = co_await nodes_[i].compare_and_pexpire(c.key, value, *c.ttl);
+    ++round->answered;
+    if (RedisConnection::is_one(round->replies[i])) ++round->granted;
+    if (round->answered == round->replies.size() || round->granted == round->wake_at_granted) round->done.fire();
+  }
+
+  void lose(const std::string& why) {
+    if (lost_) return;
+    lost_ = true;
+    env_.self.note(Ev::Lost, {.detail = why});
+  }
+
   LockEnv env_;
   const Flavour& f_;
   std::vector<RedisConnection> nodes_;
+  Instant valid_until_;
+  std::shared_ptr<bool> holding_;
+  bool lost_ = false;
 };
 
 }  // namespace

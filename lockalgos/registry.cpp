@@ -34,6 +34,7 @@ const std::vector<AlgorithmInfo>& table() {
                    {"retry_count", "retries after the first try, or \"forever\" (default: rb 3, py 2, redsync 31, node 10)"},
                    {"request_timeout", "per command (default: rb 5s, redsync 5% of the ttl, py and node none)"},
                    {"drift_factor", "clock drift allowance as a fraction of the ttl (default 0.01)"},
+                   {"auto_extend", "redsync, node-redlock-v5: extend (PEXPIRE if still ours, on a majority) when this much validity is left, e.g. \"500ms\" as node-redlock's using()"},
                    {"watchdog_timeout", "flavour redisson: each node's RLock lease, renewed by a watchdog (default 30s)"},
                    {"wait_time", "flavour redisson: tryLock's budget (default: lock(), rounds of n x 1.5 s forever)"}},
        .flavours = {{"redlock-rb", "(default) sequential, wall clock, drift ttl*1%+2ms, 4 tries U[0,200)ms apart, unlock all each try"},

@@ -190,3 +190,57 @@ TEST_CASE("Redlock refuses fencing = \"token\": its values are random, not monot
   CHECK_THROWS_WITH_AS(parse_scenario(redlock_scenario(3, "ttl = \"10s\"\nfencing = \"token\""), "k5.toml"),
                        doctest::Contains("offers no monotonic fencing token"), ScenarioError);
 }
+
+TEST_CASE("redsync and node-redlock extend a lock on a majority while it is valid; a pause past the validity loses it") {
+  for (const char* flavour : {"redsync", "node-redlock-v5"}) {
+    INFO(flavour);
+    const std::string base = std::string(R"(title = "t"
+about = "a"
+source = "s"
+duration = "20s"
+[lock]
+algorithm = "redlock"
+ttl = "2s"
+flavour = ")") + flavour + R"("
+retry_count = "forever"
+EXTEND
+[network]
+delay = "1ms"
+[[node]]
+name = "redis1"
+[[node]]
+name = "redis2"
+[[node]]
+name = "redis3"
+[[client]]
+name = "client1"
+job = "hold"
+hold = "8s"
+[[client]]
+name = "client2"
+start = "100ms"
+job = "hold"
+hold = "1s"
+)";
+    auto with = [&](const std::string& extend, const std::string& faults) {
+      std::string text = base;
+      text.replace(text.find("EXTEND"), 6, extend);
+      return run_scenario(parse_scenario(text + faults, "t.toml"));
+    };
+    // Without extension the 8 s hold outlives the 2 s lease: client2 gets the lock too.
+    CHECK(with("", "").verdict.count(ViolationKind::Overlap) == 1);
+    // Extended whenever 500 ms are left, client1 keeps it for all 8 s.
+    const RunResult extended = with("auto_extend = \"500ms\"", "");
+    CHECK(extended.verdict.empty());
+    CHECK(events_of(extended, Ev::Renewed).size() >= 5);
+    // A 3 s pause outlasts the validity: the extension is refused and client1 is told.
+    const RunResult paused =
+        with("auto_extend = \"500ms\"", "[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"3s\"\n");
+    CHECK(events_of(paused, Ev::Lost).size() == 1);
+  }
+}
+
+TEST_CASE("auto_extend is refused for flavours without an extension") {
+  CHECK_THROWS_WITH_AS(parse_scenario(redlock_scenario(3, "ttl = \"10s\"\nauto_extend = \"500ms\""), "t.toml"),
+                       doctest::Contains("redlock-rb has no extension"), ScenarioError);
+}
