@@ -137,7 +137,8 @@ int cmd_list() {
                "  partition    no messages between groups (one_way: only from the first group); ends after duration or at heal\n"
                "  heal         every partition ends\n"
                "  delay        messages on the link from -> to are held back until the window of duration ends, or delayed by `by`\n"
-               "  drop         messages on the link from -> to are dropped (count, duration, probability)\n";
+               "  drop         messages on the link from -> to are dropped (count, duration, probability)\n"
+               "  failover     the [sentinel] promotes the target master's replica now (SENTINEL FAILOVER)\n";
   std::cout << "\nViolation kinds ([expect] violations = [...]):\n";
   for (ViolationKind k : kAllViolationKinds)
     std::cout << "  " << std::string(violation_name(k)) << std::string(16 - violation_name(k).size(), ' ')

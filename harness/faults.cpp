@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sim/sentinel.hpp"
+
 namespace locksim {
 
 std::optional<Ev> event_from_name(std::string_view name) {
@@ -91,6 +93,12 @@ void FaultEngine::apply(const FaultSpec& f) {
           world_.network().heal(pid);
           world_.note_world(Ev::Fault, "healed: " + label);
         });
+      break;
+    }
+    case FaultKind::Failover: {
+      // The sentinel is the last process the builder adds.
+      auto& sentinel = dynamic_cast<Sentinel&>(world_.process(*world_.find(scenario_.sentinel.name)));
+      sentinel.force_failover(f.target);
       break;
     }
     case FaultKind::Heal:

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +35,7 @@ std::string_view fault_kind_name(FaultKind k) {
     case FaultKind::Heal: return "heal";
     case FaultKind::Delay: return "delay";
     case FaultKind::Drop: return "drop";
+    case FaultKind::Failover: return "failover";
   }
   return "?";
 }
@@ -516,12 +518,11 @@ class Loader {
           {"pause", FaultKind::Pause}, {"crash", FaultKind::Crash}, {"restart", FaultKind::Restart},
           {"clock-jump", FaultKind::ClockJump}, {"clock-drift", FaultKind::ClockDrift},
           {"partition", FaultKind::Partition}, {"heal", FaultKind::Heal}, {"delay", FaultKind::Delay},
-          {"drop", FaultKind::Drop}};
+          {"drop", FaultKind::Drop}, {"failover", FaultKind::Failover}};
       auto k = std::find_if(kinds.begin(), kinds.end(), [&](const auto& p) { return p.first == kind; });
       if (k == kinds.end()) {
-        if (kind == "failover") fail(key_line(*t, "kind"), w, "kind", "\"failover\" needs replicated Redis, which is not supported yet");
         fail(key_line(*t, "kind"), w, "kind",
-             "\"" + kind + "\" is not a fault kind (pause | crash | restart | clock-jump | clock-drift | partition | heal | delay | drop)");
+             "\"" + kind + "\" is not a fault kind (pause | crash | restart | clock-jump | clock-drift | partition | heal | delay | drop | failover)");
       }
       f.kind = k->second;
       const std::string wk = "[[fault]] " + kind;
@@ -537,6 +538,7 @@ class Loader {
         case FaultKind::Heal: break;
         case FaultKind::Delay: allowed.insert(allowed.end(), {"from", "to", "duration", "by", "count"}); break;
         case FaultKind::Drop: allowed.insert(allowed.end(), {"from", "to", "duration", "count", "probability"}); break;
+        case FaultKind::Failover: allowed.insert(allowed.end(), {"target"}); break;
       }
       check_keys(*t, wk, allowed, "does not apply to a " + kind + " fault");
 
@@ -586,6 +588,16 @@ class Loader {
           break;
         case FaultKind::Heal:
           break;
+        case FaultKind::Failover: {
+          f.target = process(*t, "target", wk, true);
+          const bool has_replica = std::any_of(s.nodes.begin(), s.nodes.end(),
+                                               [&](const NodeConfig& n) { return n.replica_of == f.target; });
+          if (!s.sentinel.present || !has_replica)
+            fail(key_line(*t, "target"), wk, "target",
+                 "a failover needs a [sentinel] and a master with a replica; " + f.target + " has " +
+                     (has_replica ? "no [sentinel] watching it" : "no replica (replica_of = \"" + f.target + "\")"));
+          break;
+        }
         case FaultKind::Delay:
         case FaultKind::Drop: {
           f.from = process(*t, "from", wk, false);
@@ -690,6 +702,9 @@ class Loader {
 Scenario parse_scenario(std::string_view text, const std::string& path) { return Loader(path).load(text); }
 
 Scenario load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ScenarioError(path + ": is a directory, not a scenario file (`locksim check " + path + "` runs every one in it)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path + ": cannot read the file");
   std::stringstream buf;

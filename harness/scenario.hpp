@@ -105,7 +105,8 @@ struct ClientConfig {
 };
 
 enum class FaultKind : std::uint8_t {
-  Pause, Crash, Restart, ClockJump, ClockDrift, Partition, Heal, Delay, Drop
+  Pause, Crash, Restart, ClockJump, ClockDrift, Partition, Heal, Delay, Drop,
+  Failover  // the sentinel promotes the target master's replica now (SENTINEL FAILOVER)
 };
 std::string_view fault_kind_name(FaultKind k);
 

@@ -32,6 +32,7 @@ std::string describe(const Request& r) {
     case Op::Subscribe: return "SUBSCRIBE " + r.key;
     case Op::Ping: return "PING";
     case Op::ReplicaOfNoOne: return "REPLICAOF NO ONE";
+    case Op::ReplicaOf: return "REPLICAOF " + r.key;
     case Op::GetMasterAddr: return "SENTINEL get-master-addr-by-name " + r.key;
     case Op::CompareAndPexpire:
       return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());

@@ -36,6 +36,7 @@ enum class Op : std::uint8_t {
   // Replication and Sentinel.
   Ping,
   ReplicaOfNoOne,     // promote this replica to master
+  ReplicaOf,          // REPLICAOF key (a node's name): become its replica, dropping our keys (a full resync)
   GetMasterAddr,      // to a sentinel: SENTINEL get-master-addr-by-name key (the group)
 };
 
@@ -47,6 +48,7 @@ struct Request {
   Duration px = Duration::zero();  // zero: no expiry
   std::optional<Instant> pxat;     // an absolute expiry (SET ... PXAT, on the master's wall clock)
   std::string token_key;           // for AcquireWithToken
+  bool replicated = false;         // part of a master's replication stream, not a client's command
   ProcId setter = kNoProc;         // replication only: who wrote the value (a trace annotation)
 };
 

@@ -14,8 +14,10 @@ RedisNode::RedisNode(World& world, std::string name, const ClockSpec& clock, Red
 }
 
 void RedisNode::on_message(Message& m) {
-  if (m.from == master_ && is_replica()) {
-    if (const auto* change = std::get_if<Request>(&m.body)) apply_from_master(*change);
+  if (const auto* change = std::get_if<Request>(&m.body); change && change->replicated) {
+    // A promoted or demoted node has closed its link to whoever sent this.
+    if (m.from == master_ && is_replica()) apply_from_master(*change);
+    else note(Ev::Dropped, {.peer = m.from, .detail = "replication from a node that is not its master"});
     return;
   }
   if (const auto* req = std::get_if<Request>(&m.body)) {
@@ -81,6 +83,7 @@ bool is_write(redis::Op op) {
     case Op::Subscribe:
     case Op::Ping:
     case Op::ReplicaOfNoOne:
+    case Op::ReplicaOf:
     case Op::GetMasterAddr:
       return false;
     default:
@@ -228,6 +231,22 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
     case Op::Ping:
       r = Reply::of(std::string("PONG"));
       break;
+    case Op::ReplicaOf: {
+      const auto master = world().find(req.key);
+      if (!master) {
+        r = Reply::error("ERR no such node");
+        break;
+      }
+      // A full resync replaces the dataset; this model drops it and follows the
+      // new master's changes from now on.
+      keys_.clear();
+      dirty_.clear();
+      replicas_.clear();
+      master_ = *master;
+      note(Ev::Command, {.peer = from, .detail = "demoted: now a replica of " + req.key});
+      r = Reply::ok();
+      break;
+    }
     case Op::ReplicaOfNoOne:
       if (is_replica()) {
         master_ = kNoProc;
@@ -255,6 +274,7 @@ void RedisNode::propagate() {
   for (const std::string& key : dirty_) {
     for (const Replica& replica : replicas_) {
       Request change;
+      change.replicated = true;
       change.key = key;
       auto it = keys_.find(key);
       if (it == keys_.end()) {

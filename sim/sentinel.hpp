@@ -19,10 +19,13 @@ class Sentinel : public Process {
     std::string name;           // the group is named after its first master
     ProcId master;
     std::vector<ProcId> replicas;
+    std::vector<ProcId> old_masters;  // failed over, to be made replicas when they answer
   };
 
   Sentinel(World& world, std::string name, Duration down_after, Duration ping_period);
   void monitor(Group group);
+  // SENTINEL FAILOVER <group>: promote the group's replica now, as if its master were down.
+  void force_failover(const std::string& group);
 
  protected:
   void on_message(Message& m) override;
@@ -30,6 +33,8 @@ class Sentinel : public Process {
 
  private:
   Task<void> watch(std::size_t group);
+  Task<void> fail_over(std::size_t group, std::string why);
+  Task<void> demote_old_masters(std::size_t group);
 
   Duration down_after_, ping_period_;
   std::vector<Group> groups_;

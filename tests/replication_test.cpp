@@ -149,3 +149,43 @@ TEST_CASE("Z3: MultiLock needs every node; Redisson's RedLock a majority") {
   s.faults.clear();  // all three up: it locks
   CHECK(run_scenario(s).verdict.empty());
 }
+
+TEST_CASE("a failover fault promotes the replica now; the old master is demoted and clients follow the new one") {
+  const char* text = R"(title = "t"
+about = "a"
+source = "s"
+duration = "20s"
+[lock]
+algorithm = "redis-single"
+ttl = "30s"
+[network]
+delay = "1ms"
+[[node]]
+name = "redis1"
+[[node]]
+name = "redis2"
+replica_of = "redis1"
+replication_lag = "10ms"
+[sentinel]
+down_after = "5s"
+[[client]]
+name = "client1"
+work = "10s"
+[[client]]
+name = "client2"
+start = "3s"
+work = "1s"
+[[fault]]
+on = "client1 acquired"
+kind = "failover"
+target = "redis1"
+)";
+  const RunResult r = run_scenario(parse_scenario(text, "t.toml"));
+  // The failover came before the key replicated: redis2 never had it, and
+  // client2, sent away from the demoted redis1 (READONLY), locks on redis2.
+  CHECK(events_of(r, Ev::Promoted, "redis2").size() == 1);
+  CHECK(r.verdict.count(ViolationKind::Overlap) == 1);
+  bool readonly = false;
+  for (const TraceEvent& e : r.world->trace().events()) readonly |= e.detail.find("READONLY") != std::string::npos;
+  CHECK(readonly);
+}

@@ -2,6 +2,10 @@
 // class of bad input is one message naming the file, the line and the key.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "harness/scenario.hpp"
 
 using namespace locksim;
@@ -145,7 +149,8 @@ TEST_CASE("every class of bad input names the file, the line and the key") {
       {"a name in two groups", "[\"redis1\", \"storage\"]", "[\"redis1\", \"client1\"]", "[[fault]] partition 'groups': \"client1\" is in two groups"},
       {"delay with neither duration nor by", "to = \"storage\"\nduration = \"40s\"", "to = \"storage\"", "[[fault]] delay 'duration': a delay needs"},
       {"unknown fault kind", "kind = \"pause\"", "kind = \"freeze\"", "x.toml:37: [[fault]] 'kind': \"freeze\" is not a fault kind"},
-      {"failover is not supported yet", "kind = \"pause\"", "kind = \"failover\"", "not supported yet"},
+      {"failover without a sentinel", "kind = \"pause\"\ntarget = \"client1\"\nduration = \"15s\"",
+       "kind = \"failover\"\ntarget = \"redis1\"", "[[fault]] failover 'target': a failover needs a [sentinel]"},
       {"unknown violation", "\"stuck\"]", "\"stuk\"]", "[expect] 'violations': \"stuk\" is not a violation kind"},
       {"duplicate violation", "\"stuck\"]", "\"overlap\"]", "[expect] 'violations': \"overlap\" is listed twice"},
       {"missing title", "title = \"t\"\n", "", "top level 'title': missing"},
@@ -162,6 +167,208 @@ TEST_CASE("every class of bad input names the file, the line and the key") {
   }
 }
 
+TEST_CASE("a directory given as a scenario file is an error saying so") {
+  CHECK_THROWS_WITH_AS(load_scenario(LOCKSIM_SOURCE_DIR), doctest::Contains("is a directory"), ScenarioError);
+}
+
 TEST_CASE("a missing file is an error naming it") {
   CHECK_THROWS_WITH_AS(load_scenario("/nonexistent/x.toml"), doctest::Contains("/nonexistent/x.toml"), ScenarioError);
+}
+
+// One test per class of bad input, each on a small file whose lines are known:
+// the message must begin with "<file>:<line>: <where> '<key>'" and be one line.
+namespace {
+
+// Lines:              1            2            3             4
+const char* kSmall = "title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"60s\"\n"
+                     // 5   6         7                           8
+                     "\n[lock]\nalgorithm = \"redis-single\"\nttl = \"10s\"\n"
+                     // 9   10         11
+                     "\n[[node]]\nname = \"redis1\"\n"
+                     // 12  13          14                15  16          17
+                     "\n[[client]]\nname = \"client1\"\n\n[[client]]\nname = \"client2\"\n";
+// Faults appended to kSmall begin at line 18.
+
+// kSmall with `from` replaced by `to` (when `from` is not empty) and `tail` appended.
+std::string small(const std::string& from, const std::string& to, const std::string& tail = "") {
+  std::string text = kSmall;
+  if (!from.empty()) {
+    const auto pos = text.find(from);
+    REQUIRE_MESSAGE(pos != std::string::npos, from);
+    text.replace(pos, from.size(), to);
+  }
+  return text + tail;
+}
+
+std::string rejection(const std::string& text) {
+  try {
+    parse_scenario(text, "scenarios/x.toml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// `located` is the start of the message: file, line, where and key; `what` is in the rest.
+void check_rejected(const std::string& text, const std::string& located, const std::string& what) {
+  const std::string message = rejection(text);
+  INFO(message);
+  CHECK(message.rfind(located, 0) == 0);
+  CHECK(message.find(what, located.size()) != std::string::npos);
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("the small scenario the following tests edit is itself valid") {
+  const Scenario s = parse_scenario(small("", ""), "scenarios/x.toml");
+  CHECK(s.lock.line == 6);
+  CHECK(s.nodes.at(0).line == 10);
+  CHECK(s.clients.at(1).line == 16);
+  CHECK(s.storage.name == "storage");
+  CHECK(s.seed == 1);
+  CHECK_FALSE(s.expect.present);
+}
+
+TEST_CASE("a TOML syntax error is reported with its line and column") {
+  const std::string message = rejection(small("ttl = \"10s\"", "ttl = \"10s"));
+  INFO(message);
+  CHECK(message.rfind("scenarios/x.toml:8:", 0) == 0);
+  const std::string rest = message.substr(std::string("scenarios/x.toml:8:").size());
+  CHECK(rest.find_first_not_of("0123456789") > 0);  // the column
+  CHECK(rest.find(": TOML syntax error: ") != std::string::npos);
+}
+
+TEST_CASE("a misspelled client key is rejected with its line and a suggestion") {
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nstrat = \"1s\""),
+                 "scenarios/x.toml:18: [[client]] 'strat'", "unknown key (did you mean 'start'?)");
+}
+
+TEST_CASE("a duration without a unit is rejected with an example of one") {
+  check_rejected(small("duration = \"60s\"", "duration = \"60\""), "scenarios/x.toml:4: top level 'duration'",
+                 "\"60\" is not a duration (write e.g. \"250ms\"");
+}
+
+TEST_CASE("a bare number for the ttl is rejected as the wrong type") {
+  check_rejected(small("ttl = \"10s\"", "ttl = 10"), "scenarios/x.toml:8: [lock] 'ttl'",
+                 "expected a duration string, found an integer");
+}
+
+TEST_CASE("a negative seed is out of range") {
+  check_rejected(small("duration = \"60s\"", "duration = \"60s\"\nseed = -1"), "scenarios/x.toml:5: top level 'seed'",
+                 "-1 is out of range");
+}
+
+TEST_CASE("an unknown algorithm is rejected with the list of known ones") {
+  check_rejected(small("\"redis-single\"", "\"redis-singel\""), "scenarios/x.toml:7: [lock] 'algorithm'",
+                 "unknown algorithm \"redis-singel\" (known: ");
+  CHECK(rejection(small("\"redis-single\"", "\"redis-singel\"")).find("setnx") != std::string::npos);
+}
+
+TEST_CASE("token fencing on an algorithm whose values are random is rejected") {
+  check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nfencing = \"token\""),
+                 "scenarios/x.toml:8: [lock] 'fencing'", "setnx offers no monotonic fencing token");
+}
+
+TEST_CASE("a scenario without a duration is rejected at the top of the file") {
+  check_rejected(small("duration = \"60s\"\n", ""), "scenarios/x.toml:1: top level 'duration'", "missing");
+}
+
+TEST_CASE("a scenario without a title is rejected at the top of the file") {
+  check_rejected(small("title = \"t\"\n", ""), "scenarios/x.toml:1: top level 'title'", "missing");
+}
+
+TEST_CASE("a scenario without a [lock] table is rejected") {
+  check_rejected(small("[lock]\nalgorithm = \"redis-single\"\nttl = \"10s\"\n", ""),
+                 "scenarios/x.toml:1: top level '[lock]'", "missing");
+}
+
+TEST_CASE("a [lock] table without an algorithm is rejected at the table's line") {
+  check_rejected(small("algorithm = \"redis-single\"\n", ""), "scenarios/x.toml:6: [lock] 'algorithm'", "missing");
+}
+
+TEST_CASE("a client named like a node is rejected at the client's name") {
+  check_rejected(small("name = \"client2\"", "name = \"redis1\""), "scenarios/x.toml:17: [[client]] 'name'",
+                 "\"redis1\" is already the name of another process");
+}
+
+TEST_CASE("a fault on an unknown target lists the processes there are") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"clinet1\"\n"),
+                 "scenarios/x.toml:22: [[fault]] crash 'target'",
+                 "no process named \"clinet1\" (processes: redis1, storage, client1, client2)");
+}
+
+TEST_CASE("a fault on an event of an unknown process is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\non = \"clinet1 acquired\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:20: [[fault]] crash 'on'", "no process named \"clinet1\"");
+}
+
+TEST_CASE("a fault with neither at nor on is rejected at its table's line") {
+  check_rejected(small("", "", "\n[[fault]]\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:19: [[fault]] crash 'at'", "exactly one of at");
+}
+
+TEST_CASE("a fault with both at and on is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\non = \"client1 acquired\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:19: [[fault]] crash 'on'", "exactly one of at");
+}
+
+TEST_CASE("a key that does not apply to the fault's kind is rejected naming the kind") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"redis1\"\nduration = \"1s\"\n"),
+                 "scenarios/x.toml:23: [[fault]] crash 'duration'", "does not apply to a crash fault");
+}
+
+TEST_CASE("a pause without a duration is rejected at its table's line") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\n"),
+                 "scenarios/x.toml:19: [[fault]] pause 'duration'", "missing");
+}
+
+TEST_CASE("a restart of a process no fault crashes is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"restart\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:22: [[fault]] restart 'target'", "restart of redis1, which no");
+}
+
+TEST_CASE("a restart listed before the crash it undoes is rejected") {
+  const std::string restart = "\n[[fault]]\nat = \"5s\"\nkind = \"restart\"\ntarget = \"redis1\"\n";
+  const std::string crash = "\n[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"redis1\"\n";
+  check_rejected(small("", "", restart + crash), "scenarios/x.toml:22: [[fault]] restart 'target'", "restart of redis1");
+  const Scenario s = parse_scenario(small("", "", crash + restart), "scenarios/x.toml");
+  REQUIRE(s.faults.size() == 2);
+  CHECK(s.faults[1].kind == FaultKind::Restart);
+  CHECK(s.faults[1].line == 24);
+}
+
+TEST_CASE("a partition naming an unknown process is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis\"]]\n"),
+                 "scenarios/x.toml:22: [[fault]] partition 'groups'", "no process named \"redis\"");
+}
+
+TEST_CASE("a drop that never drops is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nto = \"redis1\"\nprobability = 0.0\n"),
+                 "scenarios/x.toml:23: [[fault]] drop 'probability'", "more than 0");
+}
+
+TEST_CASE("an unknown violation name is rejected with the known ones") {
+  check_rejected(small("", "", "\n[expect]\nviolations = [\"overlap\", \"stale_write\"]\n"),
+                 "scenarios/x.toml:20: [expect] 'violations'",
+                 "\"stale_write\" is not a violation kind (overlap, stale-write, lost-update, foreign-release, stuck)");
+}
+
+TEST_CASE("a scenario file is read from disk and its errors name its path") {
+  const auto dir = std::filesystem::temp_directory_path() / "locksim-scenario-test";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.toml").string(), bad = (dir / "bad.toml").string();
+  std::ofstream(good) << small("", "");
+  std::ofstream(bad) << small("ttl = \"10s\"", "ttl = \"10 s\"");
+  const Scenario s = load_scenario(good);
+  CHECK(s.path == good);
+  CHECK(s.lock.ttl == Duration::s(10));
+  std::string message = "(accepted)";
+  try {
+    load_scenario(bad);
+  } catch (const ScenarioError& e) {
+    message = e.what();
+  }
+  CHECK(message.rfind(bad + ":8: [lock] 'ttl': \"10 s\" is not a duration", 0) == 0);
+  std::filesystem::remove_all(dir);
 }
