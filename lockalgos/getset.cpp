@@ -25,8 +25,8 @@ class GetSet final : public Lock {
         const auto set = co_await node_.set(c.key, value);
         if (set && set->is_ok()) co_return Grant{value, -1, std::nullopt, node_.name()};
       }
-      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
-      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
+      if (retries_.spent(attempt)) co_return std::nullopt;
+      co_await retries_.pause();
     }
   }
 
@@ -37,6 +37,7 @@ class GetSet final : public Lock {
  private:
   LockEnv env_;
   RedisConnection node_;
+  Retries retries_{env_};
 };
 
 }  // namespace

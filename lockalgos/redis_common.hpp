@@ -10,6 +10,24 @@ namespace locksim {
 inline const DurationRange kDefaultRetryDelay = DurationRange::fixed(Duration::ms(100));
 inline constexpr Duration kDefaultRequestTimeout = Duration::s(2);  // Jedis's socket timeout
 
+// The single-node recipes' retry loop: try, and while retries are left, sleep
+// retry_delay and try again.
+class Retries {
+ public:
+  explicit Retries(const LockEnv& env)
+      : self_(env.self),
+        count_(env.config.retry_count.value_or(kForever)),
+        delay_(env.config.retry_delay.value_or(kDefaultRetryDelay)) {}
+  // After try number `attempt` (from 0) failed: is that the last one?
+  bool spent(int attempt) const { return count_ != kForever && attempt >= count_; }
+  auto pause() { return self_.sleep(delay_.draw(self_.rng())); }
+
+ private:
+  Process& self_;
+  int count_;
+  DurationRange delay_;
+};
+
 class RedisConnection {
  public:
   RedisConnection(const LockEnv& env, ProcId node)

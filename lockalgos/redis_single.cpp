@@ -35,8 +35,8 @@ class RedisSingle final : public Lock {
         // set at any moment after that.
         co_return Grant{value, fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
       }
-      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
-      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
+      if (retries_.spent(attempt)) co_return std::nullopt;
+      co_await retries_.pause();
     }
   }
 
@@ -57,6 +57,7 @@ class RedisSingle final : public Lock {
  private:
   LockEnv env_;
   RedisConnection node_;
+  Retries retries_{env_};
 };
 
 }  // namespace

@@ -21,8 +21,8 @@ class SetNx final : public Lock {
       const std::string value = env_.self.rng().hex_token(20);
       if (RedisConnection::is_one(co_await node_.setnx(c.key, value)))
         co_return Grant{value, -1, std::nullopt, node_.name()};
-      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
-      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
+      if (retries_.spent(attempt)) co_return std::nullopt;
+      co_await retries_.pause();
     }
   }
 
@@ -33,6 +33,7 @@ class SetNx final : public Lock {
  private:
   LockEnv env_;
   RedisConnection node_;
+  Retries retries_{env_};
 };
 
 }  // namespace

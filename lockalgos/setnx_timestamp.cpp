@@ -36,8 +36,8 @@ class SetNxTimestamp final : public Lock {
         expires = timestamp(env_.self.wall_now() + *c.ttl + Duration::ms(1));
         if (RedisConnection::is_one(co_await node_.setnx(c.key, expires))) co_return grant(expires, start);
       }
-      if (c.retry_count.value_or(kForever) != kForever && attempt >= *c.retry_count) co_return std::nullopt;
-      co_await env_.self.sleep(c.retry_delay.value_or(kDefaultRetryDelay).draw(env_.self.rng()));
+      if (retries_.spent(attempt)) co_return std::nullopt;
+      co_await retries_.pause();
     }
   }
 
@@ -62,6 +62,7 @@ class SetNxTimestamp final : public Lock {
 
   LockEnv env_;
   RedisConnection node_;
+  Retries retries_{env_};
 };
 
 }  // namespace

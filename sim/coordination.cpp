@@ -10,6 +10,17 @@ using coord::Reply;
 using coord::Request;
 
 namespace {
+// Answer a coord::Request with `handle`, and record the command.
+template <typename Server, typename Handle>
+bool serve(Server& server, Message& m, Handle handle) {
+  const auto* req = std::get_if<Request>(&m.body);
+  if (!req) return false;
+  Reply r = handle(*req, m.from);
+  server.note(Ev::Command, {.peer = m.from, .key = req->path, .detail = describe(*req) + " -> " + describe(r)});
+  server.reply(m, std::move(r));
+  return true;
+}
+
 Reply error(std::string what) {
   Reply r;
   r.ok = false;
@@ -34,13 +45,7 @@ void ZooKeeperServer::on_crash() {
 void ZooKeeperServer::on_restart() { spawn(expire_sessions()); }
 
 void ZooKeeperServer::on_message(Message& m) {
-  if (const auto* req = std::get_if<Request>(&m.body)) {
-    Reply r = handle(*req, m.from);
-    note(Ev::Command, {.peer = m.from, .key = req->path, .detail = describe(*req) + " -> " + describe(r)});
-    reply(m, std::move(r));
-    return;
-  }
-  Process::on_message(m);
+  if (!serve(*this, m, [this](const Request& r, ProcId from) { return handle(r, from); })) Process::on_message(m);
 }
 
 void ZooKeeperServer::touch(Session& s) {
@@ -160,13 +165,7 @@ void EtcdServer::on_crash() {}
 void EtcdServer::on_restart() { spawn(revoke_expired()); }
 
 void EtcdServer::on_message(Message& m) {
-  if (const auto* req = std::get_if<Request>(&m.body)) {
-    Reply r = handle(*req, m.from);
-    note(Ev::Command, {.peer = m.from, .key = req->path, .detail = describe(*req) + " -> " + describe(r)});
-    reply(m, std::move(r));
-    return;
-  }
-  Process::on_message(m);
+  if (!serve(*this, m, [this](const Request& r, ProcId from) { return handle(r, from); })) Process::on_message(m);
 }
 
 Reply EtcdServer::handle(const Request& req, ProcId from) {

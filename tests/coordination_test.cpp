@@ -5,15 +5,14 @@
 #include <filesystem>
 
 #include "harness/run.hpp"
+#include "tests/support.hpp"
 
 using namespace locksim;
+using namespace locksim::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-Scenario catalogue(const std::string& relative) {
-  return load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / relative).string());
-}
 
 const TraceEvent* last_before(const RunResult& r, Instant t, auto&& match) {
   const TraceEvent* found = nullptr;

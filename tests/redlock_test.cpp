@@ -6,8 +6,10 @@
 #include <filesystem>
 
 #include "harness/run.hpp"
+#include "tests/support.hpp"
 
 using namespace locksim;
+using namespace locksim::testing;
 namespace fs = std::filesystem;
 
 namespace {
@@ -28,12 +30,6 @@ delay = "1ms"
   return s;
 }
 
-std::vector<const TraceEvent*> events_of(const RunResult& r, Ev kind) {
-  std::vector<const TraceEvent*> out;
-  for (const TraceEvent& e : r.world->trace().events())
-    if (e.kind == kind) out.push_back(&e);
-  return out;
-}
 
 // client1's validity deadline on its monotonic clock, as the algorithm computed it.
 Instant valid_until(const std::string& flavour, const std::string& ttl) {
@@ -137,18 +133,6 @@ TEST_CASE("each flavour's number of tries: rb 4, py 3, redsync 32, node-redlock 
     CHECK(events_of(r, Ev::AcquireFailed).size() == 1);
   }
 }
-
-namespace {
-Scenario catalogue(const std::string& relative) {
-  return load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / relative).string());
-}
-FaultSpec& first_fault(Scenario& s, FaultKind kind) {
-  for (FaultSpec& f : s.faults)
-    if (f.kind == kind) return f;
-  FAIL("no such fault");
-  throw;
-}
-}  // namespace
 
 TEST_CASE("K4: a jump larger than what is left of client1's key on redis3 during client2's tries breaks Redlock") {
   Scenario s = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");

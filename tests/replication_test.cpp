@@ -5,26 +5,18 @@
 #include <filesystem>
 
 #include "harness/run.hpp"
+#include "tests/support.hpp"
 #include "sim/redis.hpp"
 
 using namespace locksim;
+using namespace locksim::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr Instant at_ms(std::int64_t ms) { return Instant::zero() + Duration::ms(ms); }
 
-Scenario catalogue(const std::string& relative) {
-  return load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / relative).string());
-}
 
-std::vector<const TraceEvent*> events_of(const RunResult& r, Ev kind, const std::string& process = "") {
-  std::vector<const TraceEvent*> out;
-  const auto id = process.empty() ? std::nullopt : r.world->find(process);
-  for (const TraceEvent& e : r.world->trace().events())
-    if (e.kind == kind && (!id || e.process == *id)) out.push_back(&e);
-  return out;
-}
 
 struct Pair {
   World w{1};

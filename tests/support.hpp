@@ -1,0 +1,36 @@
+// What the scenario-level tests share: the catalogue's files, and looking
+// things up in a run's trace.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/run.hpp"
+
+namespace locksim::testing {
+
+inline Scenario catalogue(const std::string& relative) {
+  return load_scenario((std::filesystem::path(LOCKSIM_SOURCE_DIR) / relative).string());
+}
+
+// Events of one kind, at one process if named.
+inline std::vector<const TraceEvent*> events_of(const RunResult& r, Ev kind, const std::string& process = "") {
+  std::vector<const TraceEvent*> out;
+  const auto id = process.empty() ? std::nullopt : r.world->find(process);
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == kind && (!id || e.process == *id)) out.push_back(&e);
+  return out;
+}
+
+// The scenario's first fault of this kind (the one a threshold test moves).
+inline FaultSpec& first_fault(Scenario& s, FaultKind kind) {
+  for (FaultSpec& f : s.faults)
+    if (f.kind == kind) return f;
+  FAIL("the scenario has no " << fault_kind_name(kind) << " fault");
+  throw;
+}
+
+}  // namespace locksim::testing
