@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "harness/explore.hpp"
 #include "harness/faults.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
@@ -118,6 +119,65 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format) {
   return bad ? kExitBadInput : failed ? kExitUnexpected : kExitOk;
 }
 
+struct ExploreArgs {
+  std::string file;
+  ExploreOptions options;
+  std::string faults;
+  std::string shard;
+  std::string format = "text";
+  std::optional<std::uint64_t> replay;
+};
+
+int cmd_explore(ExploreArgs a) {
+  const Scenario base = load_scenario(a.file);
+  ExploreOptions& o = a.options;
+  if (!a.faults.empty()) {
+    std::string rest = a.faults;
+    while (!rest.empty()) {
+      const std::string name = rest.substr(0, rest.find(','));
+      rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
+      bool found = false;
+      for (int k = 0; k <= static_cast<int>(FaultKind::Failover); ++k)
+        if (fault_kind_name(static_cast<FaultKind>(k)) == name && name != "restart" && name != "heal") {
+          o.kinds.push_back(static_cast<FaultKind>(k));
+          found = true;
+        }
+      if (!found)
+        throw ScenarioError("--faults: \"" + name +
+                            "\" is not a fault kind explore draws (pause, crash, clock-jump, clock-drift, partition, delay, drop, failover)");
+    }
+  }
+  if (!a.shard.empty()) {
+    const auto slash = a.shard.find('/');
+    try {
+      o.shard_index = std::stoull(a.shard.substr(0, slash)) - 1;
+      o.shard_count = std::stoull(a.shard.substr(slash + 1));
+    } catch (const std::exception&) {
+      o.shard_count = 0;
+    }
+    if (slash == std::string::npos || o.shard_count == 0 || o.shard_index >= o.shard_count)
+      throw ScenarioError("--shard: \"" + a.shard + "\" is not K/N with 1 <= K <= N");
+  }
+  if (a.replay) {
+    // One run, told in full: the replay command the summary prints.
+    const Scenario s = with_random_faults(base, *a.replay, o);
+    RunOptions ro;
+    ro.max_events = o.max_events;
+    const RunResult r = run_scenario(s, ro);
+    std::cout << text_report(r, {.colour = use_colour()});
+    return r.verdict.empty() ? kExitOk : kExitUnexpected;
+  }
+  const bool bar = a.format == "text" && isatty(STDERR_FILENO);
+  const auto progress = [bar](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
+    if (!bar || (done % 50 != 0 && done != total)) return;
+    std::cerr << "\r  " << done << "/" << total << " runs, " << violating << " violating" << std::flush;
+    if (done == total) std::cerr << "\n";
+  };
+  const ExploreSummary summary = explore(base, o, progress);
+  std::cout << (a.format == "json" ? explore_json(base, o, summary) + "\n" : explore_text(base, o, summary));
+  return kExitOk;
+}
+
 int cmd_list() {
   std::cout << "Algorithms ([lock] algorithm = ...):\n";
   for (const AlgorithmInfo& a : algorithms()) {
@@ -176,6 +236,20 @@ int main(int argc, char** argv) {
 
   auto* list_cmd = app.add_subcommand("list", "algorithms, fault kinds and violation kinds");
 
+  ExploreArgs explore_args;
+  auto* explore_cmd = app.add_subcommand("explore", "run a scenario under random fault schedules, seed after seed");
+  explore_cmd->add_option("file", explore_args.file, "scenario file (its topology, algorithm and clients)")->required();
+  explore_cmd->add_option("--runs", explore_args.options.runs, "how many runs (default 1000)");
+  explore_cmd->add_option("--seed", explore_args.options.seed, "base seed: run i has its own seed drawn from it (default 1)");
+  explore_cmd->add_option("--faults", explore_args.faults, "fault kinds to draw from, comma-separated (default: all)");
+  explore_cmd->add_option("--jobs", explore_args.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
+  explore_cmd->add_option("--max-faults", explore_args.options.max_faults, "faults per run, at most (default 4)")->check(CLI::Range(1, 64));
+  explore_cmd->add_option("--max-events", explore_args.options.max_events, "event budget per run (default 2000000)");
+  explore_cmd->add_flag("--keep-faults", explore_args.options.keep_faults, "keep the scenario's own faults as well");
+  explore_cmd->add_option("--shard", explore_args.shard, "K/N: run only the K-th of N disjoint slices of the runs");
+  explore_cmd->add_option("--format", explore_args.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  explore_cmd->add_option("--replay", explore_args.replay, "tell one run in full, by its run seed (as the summary prints it)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -187,6 +261,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
+    if (*explore_cmd) return cmd_explore(explore_args);
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

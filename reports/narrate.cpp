@@ -123,6 +123,11 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, trace.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) +
                    ": " + e.detail);
         break;
+      case Ev::Dropped:
+        // What a fault or the network lost on the way (not deliveries to crashed processes).
+        if (e.detail.rfind("partition", 0) == 0 || e.detail.rfind("dropped by", 0) == 0 || e.detail.rfind("lost", 0) == 0)
+          add(e, "the network loses " + who(e) + "'s message to " + peer(e) + " (" + e.detail + ")");
+        break;
       case Ev::Fault:
         add(e, (e.process == kNoProc ? "the network" : who(e)) + ": " + e.detail);
         break;

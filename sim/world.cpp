@@ -293,7 +293,7 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   const Instant now = world_.now();
   src.note(Ev::Sent, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = describe(body)});
   auto drop = [&](std::string why) {
-    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = std::move(why)});
+    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = why + ": " + describe(body)});
     return id;
   };
   if (blocked(from, to)) return drop("partition");

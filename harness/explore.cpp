@@ -1,0 +1,282 @@
+#include "harness/explore.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "sim/rng.hpp"
+
+namespace locksim {
+
+std::uint64_t run_seed(std::uint64_t base_seed, std::uint64_t index) {
+  std::uint64_t s = base_seed ^ (index * 0x9e3779b97f4a7c15ULL);
+  return splitmix64(s) >> 1;  // fits a TOML integer
+}
+
+namespace {
+
+struct Bounds {
+  Duration pause, jump, outage, horizon;
+};
+
+Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
+  // What breaks a lock is measured against its lease: draw magnitudes up to twice it.
+  Duration lease = s.lock.ttl.value_or(Duration::zero());
+  if (lease.is_zero()) {
+    if (s.lock.algorithm == "zookeeper") lease = s.lock.session_timeout;
+    else if (s.lock.algorithm == "etcd") lease = s.lock.lease_ttl;
+    else lease = s.lock.watchdog_timeout;
+  }
+  return {o.max_pause.value_or(lease * 2), o.max_jump.value_or(lease * 2), o.max_outage.value_or(lease * 2),
+          s.duration * 4 / 5};
+}
+
+std::vector<FaultKind> supported_kinds(const Scenario& s) {
+  std::vector<FaultKind> kinds = {FaultKind::Pause,     FaultKind::Crash, FaultKind::ClockJump, FaultKind::ClockDrift,
+                                  FaultKind::Partition, FaultKind::Delay, FaultKind::Drop};
+  if (s.sentinel.present) kinds.push_back(FaultKind::Failover);
+  return kinds;
+}
+
+template <typename T>
+const T& pick(Rng& rng, const std::vector<T>& v) {
+  return v[rng.below(v.size())];
+}
+
+}  // namespace
+
+Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& o) {
+  Scenario s = base;
+  s.seed = seed;
+  // What the base file expects was about its own faults, not these.
+  const auto window = s.expect.liveness_window;
+  s.expect = Expectation{};
+  s.expect.liveness_window = window;
+  if (!o.keep_faults) s.faults.clear();
+  Rng rng = Rng(seed).fork("explore/schedule");
+  const Bounds b = bounds_of(base, o);
+
+  std::vector<std::string> clients, nodes, masters, everyone;
+  for (const ClientConfig& c : base.clients) clients.push_back(c.name);
+  for (const NodeConfig& n : base.nodes) {
+    nodes.push_back(n.name);
+    if (n.replica_of.empty()) masters.push_back(n.name);
+  }
+  everyone = clients;
+  everyone.insert(everyone.end(), nodes.begin(), nodes.end());
+  everyone.push_back(base.storage.name);
+  std::vector<std::string> masters_with_replicas;
+  for (const NodeConfig& n : base.nodes)
+    if (!n.replica_of.empty()) masters_with_replicas.push_back(n.replica_of);
+
+  // Swarm: each supported kind is enabled with probability 1/2 (at least one).
+  std::vector<FaultKind> allowed = o.kinds.empty() ? supported_kinds(base) : o.kinds;
+  std::erase_if(allowed, [&](FaultKind k) { return k == FaultKind::Failover && masters_with_replicas.empty(); });
+  std::vector<FaultKind> enabled;
+  for (FaultKind k : allowed)
+    if (rng.chance(0.5)) enabled.push_back(k);
+  if (enabled.empty() && !allowed.empty()) enabled.push_back(pick(rng, allowed));
+  if (enabled.empty()) return s;
+
+  const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o.max_faults}));
+  for (int i = 0; i < count; ++i) {
+    FaultSpec f;
+    f.kind = pick(rng, enabled);
+    f.at = rng.between(Duration::zero(), b.horizon);
+    switch (f.kind) {
+      case FaultKind::Pause:
+        f.target = rng.chance(0.7) ? pick(rng, clients) : pick(rng, nodes);
+        f.duration = rng.between(Duration::ms(1), b.pause);
+        break;
+      case FaultKind::Crash: {
+        f.target = rng.chance(0.5) ? pick(rng, clients) : pick(rng, nodes);
+        s.faults.push_back(f);
+        if (rng.chance(0.7)) {  // and comes back, with or without its keys
+          FaultSpec r;
+          r.kind = FaultKind::Restart;
+          r.target = f.target;
+          r.at = *f.at + rng.between(Duration::ms(1), b.outage);
+          s.faults.push_back(r);
+        }
+        continue;
+      }
+      case FaultKind::ClockJump:
+        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
+        f.by = rng.between(-b.jump, b.jump);
+        if (f.by.is_zero()) f.by = Duration::ms(1);
+        break;
+      case FaultKind::ClockDrift:
+        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
+        f.drift_ppb = rng.between(-o.max_drift_ppm, o.max_drift_ppm) * 1000;
+        break;
+      case FaultKind::Partition: {
+        // A random nonempty proper subset against everyone else.
+        std::vector<std::string> a, rest;
+        for (const std::string& p : everyone) (rng.chance(0.5) ? a : rest).push_back(p);
+        if (a.empty() || rest.empty()) {
+          a = {pick(rng, clients)};
+          rest.clear();
+          for (const std::string& p : everyone)
+            if (p != a[0]) rest.push_back(p);
+        }
+        f.groups = {a, rest};
+        f.one_way = rng.chance(0.2);
+        f.duration = rng.between(Duration::ms(1), b.outage);
+        break;
+      }
+      case FaultKind::Delay:
+      case FaultKind::Drop: {
+        // A link between a client and a server (a lock node or the storage), either way.
+        std::vector<std::string> servers = nodes;
+        servers.push_back(base.storage.name);
+        f.from = pick(rng, clients);
+        f.to = pick(rng, servers);
+        if (rng.chance(0.5)) std::swap(f.from, f.to);
+        f.duration = rng.between(Duration::ms(1), b.outage);
+        if (f.kind == FaultKind::Drop) f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{5}));
+        else f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{3}));
+        break;
+      }
+      case FaultKind::Failover:
+        f.target = pick(rng, masters_with_replicas);
+        break;
+      default:
+        continue;
+    }
+    s.faults.push_back(f);
+  }
+  // The fault engine schedules by time; keep the file readable in the same order.
+  std::stable_sort(s.faults.begin(), s.faults.end(),
+                   [](const FaultSpec& a, const FaultSpec& b) { return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero()); });
+  return s;
+}
+
+void ExploreSummary::add(const RunOutcome& r) {
+  ++runs;
+  budget_exhausted += r.budget_exhausted;
+  violating += !r.verdict.empty();
+  for (ViolationKind k : r.verdict) {
+    ++by_kind[k];
+    auto it = first.find(k);
+    if (it == first.end() || r.index < it->second.index) first[k] = r;
+  }
+}
+
+std::pair<double, double> wilson95(std::uint64_t k, std::uint64_t n) {
+  if (n == 0) return {0.0, 1.0};
+  const double z = 1.959963984540054, nn = static_cast<double>(n), p = static_cast<double>(k) / nn;
+  const double denom = 1 + z * z / nn;
+  const double centre = (p + z * z / (2 * nn)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Progress& progress) {
+  std::vector<std::uint64_t> indices;
+  for (std::uint64_t i = 0; i < o.runs; ++i)
+    if (i % o.shard_count == o.shard_index) indices.push_back(i);
+  std::vector<RunOutcome> outcomes(indices.size());
+  std::atomic<std::size_t> next{0}, done{0}, violating{0};
+  std::mutex progress_mutex;
+
+  // Each worker runs whole simulations, each single-threaded; results land by
+  // index, so the summary does not depend on the number of jobs.
+  auto worker = [&] {
+    for (std::size_t slot = next++; slot < indices.size(); slot = next++) {
+      RunOutcome& out = outcomes[slot];
+      out.index = indices[slot];
+      out.seed = run_seed(o.seed, out.index);
+      const Scenario s = with_random_faults(base, out.seed, o);
+      out.faults = s.faults.size();
+      RunOptions ro;
+      ro.max_events = o.max_events;
+      const RunResult r = run_scenario(s, ro);
+      out.verdict = r.verdict;
+      out.budget_exhausted = r.budget_exhausted;
+      violating += !out.verdict.empty();
+      const std::size_t d = ++done;
+      if (progress) {
+        std::lock_guard lock(progress_mutex);
+        progress(d, indices.size(), violating);
+      }
+    }
+  };
+  const int jobs = std::max(1, o.jobs);
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+
+  ExploreSummary summary;
+  for (const RunOutcome& r : outcomes) summary.add(r);
+  return summary;
+}
+
+namespace {
+std::string kinds_list(const ExploreOptions& o, const Scenario& base) {
+  std::string s;
+  for (FaultKind k : o.kinds.empty() ? supported_kinds(base) : o.kinds)
+    s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
+  return s;
+}
+// Everything that shapes a run's schedule, so the command replays exactly that run.
+std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
+  std::string cmd = fmt::format("locksim explore {} --replay {}", base.path, seed);
+  if (!o.kinds.empty()) {
+    std::string kinds;
+    for (FaultKind k : o.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(fault_kind_name(k));
+    cmd += " --faults " + kinds;
+  }
+  if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
+  if (o.keep_faults) cmd += " --keep-faults";
+  if (o.max_events != ExploreOptions{}.max_events) cmd += fmt::format(" --max-events {}", o.max_events);
+  return cmd;
+}
+}  // namespace
+
+std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
+  std::string out = fmt::format("{} — {} runs from seed {}", base.path, s.runs, o.seed);
+  if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
+  out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
+                     base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
+                     kinds_list(o, base));
+  out += fmt::format("  {:<16} {:>8} {:>8}   {:<17} {}\n", "violation", "runs", "rate", "95% CI (Wilson)", "first seen");
+  for (ViolationKind k : kAllViolationKinds) {
+    const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
+    const auto [lo, hi] = wilson95(n, s.runs);
+    std::string first = "—";
+    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, replay(base, o, s.first.at(k).seed));
+    out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
+                       s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
+  }
+  out += fmt::format("\n  {} of {} runs violated something; {} hit the budget ({} events or {} simulated)\n",
+                     s.violating, s.runs, s.budget_exhausted, o.max_events, format_duration(base.duration));
+  return out;
+}
+
+std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
+  using json = nlohmann::ordered_json;
+  json kinds = json::object();
+  for (ViolationKind k : kAllViolationKinds) {
+    const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
+    const auto [lo, hi] = wilson95(n, s.runs);
+    json entry = {{"runs", n}, {"ci95", {lo, hi}}};
+    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", replay(base, o, s.first.at(k).seed)}};
+    kinds[std::string(violation_name(k))] = entry;
+  }
+  json j = {{"scenario", base.path},
+            {"base_seed", o.seed},
+            {"runs", s.runs},
+            {"shard", {o.shard_index + 1, o.shard_count}},
+            {"violating_runs", s.violating},
+            {"budget_exhausted", s.budget_exhausted},
+            {"violations", kinds}};
+  return j.dump();
+}
+
+}  // namespace locksim
