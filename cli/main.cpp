@@ -11,6 +11,8 @@
 
 #include "harness/explore.hpp"
 #include "harness/faults.hpp"
+#include "harness/scenario_writer.hpp"
+#include "harness/shrink.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
@@ -125,11 +127,27 @@ struct ExploreArgs {
   std::string faults;
   std::string shard;
   std::string format = "text";
+  std::string out;
   std::optional<std::uint64_t> replay;
 };
 
-int cmd_explore(ExploreArgs a) {
-  const Scenario base = load_scenario(a.file);
+// Shrink a failing run for `kind` and write it as a scenario file under `dir`.
+std::string write_shrunk(const Scenario& failing, ViolationKind kind, const ExploreOptions& o, const std::string& dir) {
+  ShrinkResult r = shrink(failing, kind, o.max_events);
+  fs::create_directories(dir);
+  const std::string path = (fs::path(dir) / (fs::path(failing.path).stem().string() + "-" + std::string(violation_name(kind)) +
+                                             "-" + std::to_string(failing.seed) + ".toml"))
+                               .string();
+  std::ofstream(path) << to_toml(r.scenario);
+  if (!std::ofstream(path, std::ios::app)) throw ScenarioError(path + ": cannot write there");
+  std::cout << "  " << violation_name(kind) << ": shrunk to " << r.scenario.faults.size() << " fault"
+            << (r.scenario.faults.size() == 1 ? "" : "s") << " in " << r.trials << " runs -> " << path
+            << "   (locksim run " << path << ")\n";
+  return path;
+}
+
+// --faults and --shard into the options (explore and shrink read them alike).
+void apply_flags(ExploreArgs& a) {
   ExploreOptions& o = a.options;
   if (!a.faults.empty()) {
     std::string rest = a.faults;
@@ -158,6 +176,12 @@ int cmd_explore(ExploreArgs a) {
     if (slash == std::string::npos || o.shard_count == 0 || o.shard_index >= o.shard_count)
       throw ScenarioError("--shard: \"" + a.shard + "\" is not K/N with 1 <= K <= N");
   }
+}
+
+int cmd_explore(ExploreArgs a) {
+  const Scenario base = load_scenario(a.file);
+  apply_flags(a);
+  const ExploreOptions& o = a.options;
   if (a.replay) {
     // One run, told in full: the replay command the summary prints.
     const Scenario s = with_random_faults(base, *a.replay, o);
@@ -175,6 +199,25 @@ int cmd_explore(ExploreArgs a) {
   };
   const ExploreSummary summary = explore(base, o, progress);
   std::cout << (a.format == "json" ? explore_json(base, o, summary) + "\n" : explore_text(base, o, summary));
+  if (!a.out.empty() && !summary.first.empty()) {
+    if (a.format != "json") std::cout << "\nShrinking the first failing run of each kind:\n";
+    for (const auto& [kind, run] : summary.first) write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out);
+  }
+  return kExitOk;
+}
+
+// `locksim shrink FILE --seed N`: one explored run, shrunk for each kind it shows.
+int cmd_shrink(ExploreArgs a, std::uint64_t seed) {
+  const Scenario base = load_scenario(a.file);
+  const Scenario failing = with_random_faults(base, seed, a.options);
+  RunOptions ro;
+  ro.max_events = a.options.max_events;
+  const RunResult r = run_scenario(failing, ro);
+  if (r.verdict.empty()) {
+    std::cout << "run seed " << seed << " of " << a.file << " shows no violation: nothing to shrink\n";
+    return kExitUnexpected;
+  }
+  for (ViolationKind k : r.verdict) write_shrunk(failing, k, a.options, a.out.empty() ? "found" : a.out);
   return kExitOk;
 }
 
@@ -249,6 +292,17 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("--shard", explore_args.shard, "K/N: run only the K-th of N disjoint slices of the runs");
   explore_cmd->add_option("--format", explore_args.format, "text | json")->check(CLI::IsMember({"text", "json"}));
   explore_cmd->add_option("--replay", explore_args.replay, "tell one run in full, by its run seed (as the summary prints it)");
+  explore_cmd->add_option("--out", explore_args.out, "shrink the first failing run of each kind and write it there as a scenario");
+
+  ExploreArgs shrink_args;
+  std::uint64_t shrink_seed = 0;
+  auto* shrink_cmd = app.add_subcommand("shrink", "shrink one explored run to the smallest scenario that fails the same way");
+  shrink_cmd->add_option("file", shrink_args.file, "the scenario explored")->required();
+  shrink_cmd->add_option("--seed", shrink_seed, "the run seed (as explore prints it)")->required();
+  shrink_cmd->add_option("--faults", shrink_args.faults, "as given to explore");
+  shrink_cmd->add_option("--max-faults", shrink_args.options.max_faults, "as given to explore");
+  shrink_cmd->add_flag("--keep-faults", shrink_args.options.keep_faults, "as given to explore");
+  shrink_cmd->add_option("--out", shrink_args.out, "directory for the scenario files (default found/)");
 
   try {
     app.parse(argc, argv);
@@ -262,6 +316,10 @@ int main(int argc, char** argv) {
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
     if (*explore_cmd) return cmd_explore(explore_args);
+    if (*shrink_cmd) {
+      apply_flags(shrink_args);
+      return cmd_shrink(shrink_args, shrink_seed);
+    }
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

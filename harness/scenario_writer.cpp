@@ -1,0 +1,195 @@
+#include "harness/scenario_writer.hpp"
+
+#include <fmt/format.h>
+
+namespace locksim {
+
+namespace {
+
+// A TOML basic string.
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// A multi-line basic string, for `about`.
+std::string block(const std::string& s) {
+  std::string body;
+  for (char c : s) {
+    if (c == '\\') body += "\\\\";
+    else if (c == '"') body += "\\\"";
+    else body += c;
+  }
+  return "\"\"\"\n" + body + (body.empty() || body.back() != '\n' ? "\n" : "") + "\"\"\"";
+}
+
+std::string dur(Duration d) { return quote(format_duration(d)); }
+std::string range(const DurationRange& r) { return quote(format_range(r)); }
+std::string count(int n) { return n == kForever ? quote("forever") : std::to_string(n); }
+
+std::string clock(const ClockSpec& c) {
+  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset),
+                     c.drift_ppb % 1000 == 0 ? std::to_string(c.drift_ppb / 1000)
+                                             : fmt::format("{}", static_cast<double>(c.drift_ppb) / 1000.0));
+}
+
+std::string names(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + quote(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string to_toml(const Scenario& s) {
+  const LockConfig defaults;
+  std::string out;
+  auto line = [&](const std::string& key, const std::string& value) { out += key + " = " + value + "\n"; };
+
+  line("title", quote(s.title));
+  line("source", quote(s.source));
+  out += "about = " + block(s.about) + "\n";
+  line("seed", std::to_string(s.seed));
+  line("duration", dur(s.duration));
+
+  const LockConfig& l = s.lock;
+  out += "\n[lock]\n";
+  line("algorithm", quote(l.algorithm));
+  if (!l.flavour.empty()) line("flavour", quote(l.flavour));
+  if (l.ttl) line("ttl", dur(*l.ttl));
+  if (l.fencing != Fencing::None) line("fencing", quote(std::string(fencing_name(l.fencing))));
+  if (l.key != defaults.key) line("key", quote(l.key));
+  if (l.release != defaults.release) line("release", quote(l.release));
+  if (l.retry_delay) line("retry_delay", range(*l.retry_delay));
+  if (l.retry_count) line("retry_count", count(*l.retry_count));
+  if (l.request_timeout) line("request_timeout", dur(*l.request_timeout));
+  if (l.first_token != defaults.first_token) line("first_token", std::to_string(l.first_token));
+  if (l.drift_factor) line("drift_factor", fmt::format("{}", *l.drift_factor));
+  if (l.auto_extend) line("auto_extend", dur(*l.auto_extend));
+  if (l.watchdog_timeout != defaults.watchdog_timeout) line("watchdog_timeout", dur(l.watchdog_timeout));
+  if (l.lease_time) line("lease_time", dur(*l.lease_time));
+  if (l.wait_time) line("wait_time", dur(*l.wait_time));
+  if (l.session_timeout != defaults.session_timeout) line("session_timeout", dur(l.session_timeout));
+  if (l.tick_time != defaults.tick_time) line("tick_time", dur(l.tick_time));
+  if (l.on_suspended != defaults.on_suspended) line("on_suspended", quote(l.on_suspended));
+  if (l.watch != defaults.watch) line("watch", quote(l.watch));
+  if (l.lease_ttl != defaults.lease_ttl) line("lease_ttl", dur(l.lease_ttl));
+  if (l.version != defaults.version) line("version", quote(l.version));
+
+  out += "\n[network]\n";
+  line("delay", range(s.network.delay));
+  if (s.network.loss > 0) line("loss", fmt::format("{}", s.network.loss));
+  if (!s.network.fifo) line("fifo", "false");
+
+  for (const NodeConfig& n : s.nodes) {
+    out += "\n[[node]]\n";
+    line("name", quote(n.name));
+    line("clock", clock(n.clock));
+    if (n.persistence == Persistence::AofAlways) line("persistence", quote("aof-always"));
+    if (!n.restart_delay.is_zero()) line("restart_delay", dur(n.restart_delay));
+    if (!n.replica_of.empty()) {
+      line("replica_of", quote(n.replica_of));
+      line("replication_lag", range(n.replication_lag));
+      if (!n.expiry_as_pxat) line("expiry_propagation", quote("px"));
+    }
+  }
+  if (s.sentinel.present) {
+    out += "\n[sentinel]\n";
+    line("name", quote(s.sentinel.name));
+    line("down_after", dur(s.sentinel.down_after));
+    line("ping_period", dur(s.sentinel.ping_period));
+  }
+  out += "\n[storage]\n";
+  line("name", quote(s.storage.name));
+  line("initial", std::to_string(s.storage.initial));
+  line("clock", clock(s.storage.clock));
+
+  for (const ClientConfig& c : s.clients) {
+    out += "\n[[client]]\n";
+    line("name", quote(c.name));
+    line("start", dur(c.start));
+    line("job", quote(c.job));
+    if (c.job == "hold") {
+      line("hold", range(c.hold));
+    } else {
+      line("work", range(c.work));
+      if (c.check_before_write) line("check_before_write", "true");
+      if (!c.storage_timeout.is_zero()) line("storage_timeout", dur(c.storage_timeout));
+    }
+    line("repeat", count(c.repeat));
+    if (!(c.think.is_fixed() && c.think.lo.is_zero())) line("think", range(c.think));
+    line("clock", clock(c.clock));
+  }
+
+  for (const FaultSpec& f : s.faults) {
+    out += "\n[[fault]]\n";
+    if (f.at) {
+      line("at", dur(*f.at));
+    } else {
+      line("on", quote(f.on_process + " " + f.on_event + (f.on_occurrence != 1 ? "#" + std::to_string(f.on_occurrence) : "")));
+      if (!f.after.is_zero()) line("after", dur(f.after));
+    }
+    line("kind", quote(std::string(fault_kind_name(f.kind))));
+    switch (f.kind) {
+      case FaultKind::Pause:
+        line("target", quote(f.target));
+        line("duration", dur(*f.duration));
+        break;
+      case FaultKind::Crash:
+      case FaultKind::Restart:
+      case FaultKind::Failover:
+        line("target", quote(f.target));
+        break;
+      case FaultKind::ClockJump:
+        line("target", quote(f.target));
+        line("by", quote((f.by > Duration::zero() ? "+" : "") + format_duration(f.by)));
+        break;
+      case FaultKind::ClockDrift:
+        line("target", quote(f.target));
+        line("drift_ppm", f.drift_ppb % 1000 == 0 ? std::to_string(f.drift_ppb / 1000)
+                                                  : fmt::format("{}", static_cast<double>(f.drift_ppb) / 1000.0));
+        break;
+      case FaultKind::Partition: {
+        std::string g = "[";
+        for (std::size_t i = 0; i < f.groups.size(); ++i) g += (i ? ", " : "") + names(f.groups[i]);
+        line("groups", g + "]");
+        if (f.one_way) line("one_way", "true");
+        if (f.duration) line("duration", dur(*f.duration));
+        break;
+      }
+      case FaultKind::Heal:
+        break;
+      case FaultKind::Delay:
+      case FaultKind::Drop:
+        if (!f.from.empty()) line("from", quote(f.from));
+        if (!f.to.empty()) line("to", quote(f.to));
+        if (f.duration) line("duration", dur(*f.duration));
+        if (f.kind == FaultKind::Delay && !f.by.is_zero()) line("by", dur(f.by));
+        if (f.count != kForever) line("count", std::to_string(f.count));
+        if (f.kind == FaultKind::Drop && f.probability != 1.0) line("probability", fmt::format("{}", f.probability));
+        break;
+    }
+  }
+
+  if (s.expect.present) {
+    out += "\n[expect]\n";
+    std::vector<std::string> kinds;
+    for (ViolationKind k : s.expect.violations) kinds.emplace_back(violation_name(k));
+    line("violations", names(kinds));
+    if (s.expect.liveness_window) line("liveness_window", dur(*s.expect.liveness_window));
+  }
+  return out;
+}
+
+}  // namespace locksim

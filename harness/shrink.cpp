@@ -1,0 +1,202 @@
+#include "harness/shrink.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "harness/run.hpp"
+
+namespace locksim {
+
+namespace {
+
+class Shrinker {
+ public:
+  Shrinker(ViolationKind kind, std::uint64_t max_events) : kind_(kind), max_events_(max_events) {}
+
+  bool fails(const Scenario& s) {
+    ++trials;
+    RunOptions o;
+    o.max_events = max_events_;
+    return run_scenario(s, o).verdict.count(kind_) > 0;
+  }
+
+  // ddmin over units of faults (a crash travels with the restart that follows it).
+  void drop_faults(Scenario& s) {
+    std::vector<std::vector<FaultSpec>> units;
+    for (std::size_t i = 0; i < s.faults.size(); ++i) {
+      if (s.faults[i].kind == FaultKind::Restart) continue;
+      units.push_back({s.faults[i]});
+      if (s.faults[i].kind == FaultKind::Crash)
+        for (std::size_t j = i + 1; j < s.faults.size(); ++j)
+          if (s.faults[j].kind == FaultKind::Restart && s.faults[j].target == s.faults[i].target) {
+            units.back().push_back(s.faults[j]);
+            break;
+          }
+    }
+    auto with = [&](const std::vector<std::vector<FaultSpec>>& us) {
+      Scenario t = s;
+      t.faults.clear();
+      for (const auto& u : us) t.faults.insert(t.faults.end(), u.begin(), u.end());
+      std::stable_sort(t.faults.begin(), t.faults.end(), [](const FaultSpec& a, const FaultSpec& b) {
+        return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero());
+      });
+      return t;
+    };
+    std::size_t n = 2;
+    while (units.size() >= 2) {
+      const std::size_t chunk = (units.size() + n - 1) / n;
+      bool reduced = false;
+      for (std::size_t start = 0; start < units.size(); start += chunk) {
+        std::vector<std::vector<FaultSpec>> rest(units.begin(), units.begin() + static_cast<long>(start));
+        rest.insert(rest.end(), units.begin() + static_cast<long>(std::min(units.size(), start + chunk)), units.end());
+        if (fails(with(rest))) {
+          units = std::move(rest);
+          n = std::max<std::size_t>(n - 1, 2);
+          reduced = true;
+          break;
+        }
+      }
+      if (!reduced) {
+        if (n >= units.size()) break;
+        n = std::min(units.size(), n * 2);
+      }
+    }
+    if (units.size() == 1 && fails(with({}))) units.clear();
+    s = with(units);
+  }
+
+  // The smallest value in [lo, value] for which `apply` still fails (bisection
+  // at millisecond resolution).
+  template <typename Apply>
+  Duration smallest(Scenario& s, Duration lo, Duration value, Apply apply) {
+    Duration hi = value;
+    while (hi - lo > Duration::ms(1)) {
+      const Duration mid = lo + (hi - lo) / 2;
+      Scenario t = s;
+      apply(t, mid);
+      if (fails(t)) hi = mid;
+      else lo = mid;
+    }
+    apply(s, hi);
+    return hi;
+  }
+
+  void shorten(Scenario& s) {
+    for (std::size_t i = 0; i < s.faults.size(); ++i) {
+      FaultSpec& f = s.faults[i];
+      if (f.duration)
+        smallest(s, Duration::zero(), *f.duration, [i](Scenario& t, Duration d) { t.faults[i].duration = max(d, Duration::ms(1)); });
+      if (f.kind == FaultKind::ClockJump) {
+        const bool back = f.by < Duration::zero();
+        const Duration size = back ? -f.by : f.by;
+        smallest(s, Duration::zero(), size, [i, back](Scenario& t, Duration d) {
+          d = max(d, Duration::ms(1));
+          t.faults[i].by = back ? -d : d;
+        });
+      }
+      if (f.kind == FaultKind::ClockDrift) {
+        const bool slow = f.drift_ppb < 0;
+        const Duration size = Duration::ns(slow ? -f.drift_ppb : f.drift_ppb);  // ppb as a magnitude to bisect
+        smallest(s, Duration::zero(), size, [i, slow](Scenario& t, Duration d) {
+          const std::int64_t ppb = std::max<std::int64_t>(d.count_ns() / 1000 * 1000, 1000);
+          t.faults[i].drift_ppb = slow ? -ppb : ppb;
+        });
+      }
+    }
+  }
+
+  // Round times and durations to the coarsest unit that keeps the failure: a
+  // schedule a person can read.
+  void round(Scenario& s) {
+    for (std::size_t i = 0; i < s.faults.size(); ++i) {
+      for (Duration unit : {Duration::s(1), Duration::ms(100), Duration::ms(10), Duration::ms(1)}) {
+        Scenario t = s;
+        FaultSpec& f = t.faults[i];
+        auto up = [unit](Duration d) { return Duration::ns((d.count_ns() + unit.count_ns() - 1) / unit.count_ns() * unit.count_ns()); };
+        auto near = [unit](Duration d) { return Duration::ns((d.count_ns() + unit.count_ns() / 2) / unit.count_ns() * unit.count_ns()); };
+        if (f.at) f.at = near(*f.at);
+        if (f.duration) f.duration = max(up(*f.duration), unit);
+        if (f.kind == FaultKind::ClockJump) f.by = f.by < Duration::zero() ? -up(-f.by) : up(f.by);
+        if (t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration && t.faults[i].by == s.faults[i].by) break;
+        if (fails(t)) {
+          s = std::move(t);
+          break;
+        }
+      }
+    }
+  }
+
+  // Clients that no fault names and that the failure does not need.
+  void drop_clients(Scenario& s) {
+    for (std::size_t i = s.clients.size(); i-- > 0 && s.clients.size() > 1;) {
+      const std::string& name = s.clients[i].name;
+      const bool named = std::any_of(s.faults.begin(), s.faults.end(), [&](const FaultSpec& f) {
+        if (f.target == name || f.from == name || f.to == name || f.on_process == name) return true;
+        for (const auto& g : f.groups)
+          if (std::find(g.begin(), g.end(), name) != g.end()) return true;
+        return false;
+      });
+      if (named) continue;
+      Scenario t = s;
+      t.clients.erase(t.clients.begin() + static_cast<long>(i));
+      if (fails(t)) s = std::move(t);
+    }
+  }
+
+  int trials = 0;
+
+ private:
+  ViolationKind kind_;
+  std::uint64_t max_events_;
+};
+
+std::string describe_fault(const FaultSpec& f) {
+  std::string s = fmt::format("at {} ", format_duration(f.at.value_or(Duration::zero())));
+  switch (f.kind) {
+    case FaultKind::Pause: return s + f.target + " pauses for " + format_duration(*f.duration);
+    case FaultKind::Crash: return s + f.target + " crashes";
+    case FaultKind::Restart: return s + f.target + " restarts";
+    case FaultKind::ClockJump: return s + f.target + "'s wall clock jumps " + format_duration(f.by);
+    case FaultKind::ClockDrift: return s + f.target + "'s clocks drift " + std::to_string(f.drift_ppb / 1000) + " ppm";
+    case FaultKind::Partition: return s + "a partition cuts the network for " + format_duration(f.duration.value_or(Duration::zero()));
+    case FaultKind::Heal: return s + "the network heals";
+    case FaultKind::Delay: return s + "messages " + f.from + " -> " + f.to + " are held back for " + format_duration(f.duration.value_or(f.by));
+    case FaultKind::Drop: return s + "messages " + f.from + " -> " + f.to + " are dropped";
+    case FaultKind::Failover: return s + "the sentinel fails " + f.target + " over";
+  }
+  return s;
+}
+
+}  // namespace
+
+ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events) {
+  Shrinker k(kind, max_events);
+  Scenario s = failing;
+  k.drop_faults(s);
+  k.shorten(s);
+  k.round(s);
+  k.drop_clients(s);
+
+  RunOptions o;
+  o.max_events = max_events;
+  s.expect = Expectation{};
+  s.expect.present = true;
+  s.expect.liveness_window = failing.expect.liveness_window;
+  s.expect.violations = run_scenario(s, o).verdict;
+
+  const std::string what(violation_name(kind));
+  s.title = fmt::format("Found by explore: {} in \"{}\"", what, failing.title);
+  s.source = fmt::format("explore: {}, run seed {}, shrunk in {} runs", failing.path, failing.seed, k.trials);
+  std::string about = fmt::format(
+      "locksim explore ran {} under random fault schedules and found {}. Shrunk to\n"
+      "the smallest schedule that still shows it, the run needs these faults:\n",
+      failing.path, what);
+  for (const FaultSpec& f : s.faults) about += "  - " + describe_fault(f) + "\n";
+  if (s.faults.empty()) about += "  - none: the algorithm fails on its own with this seed\n";
+  about += "`locksim run` on this file replays it; its narrative tells how it happened.\n";
+  s.about = about;
+  return {std::move(s), k.trials};
+}
+
+}  // namespace locksim

@@ -1,0 +1,19 @@
+// Shrinking a failing run to a small scenario that still fails the same way
+// (delta debugging): drop faults, shorten their durations and magnitudes,
+// round their times, drop clients not involved. Every trial is one run with
+// the same seed, so what remains is exactly what the failure needs.
+#pragma once
+
+#include "harness/scenario.hpp"
+
+namespace locksim {
+
+struct ShrinkResult {
+  Scenario scenario;  // with title, about, source and [expect] saying what was found
+  int trials = 0;     // simulations run
+};
+
+// REQUIRES: a run of `failing` shows a violation of `kind`.
+ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events = 2'000'000);
+
+}  // namespace locksim

@@ -1,0 +1,114 @@
+// The explorer: runs are functions of their seed, jobs and shards do not
+// change the summary, what it finds shrinks to a file that replays it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "harness/explore.hpp"
+#include "harness/scenario_writer.hpp"
+#include "harness/shrink.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+
+namespace {
+
+bool same(const ExploreSummary& a, const ExploreSummary& b) {
+  if (a.runs != b.runs || a.violating != b.violating || a.budget_exhausted != b.budget_exhausted || a.by_kind != b.by_kind)
+    return false;
+  for (const auto& [k, r] : a.first)
+    if (!b.first.count(k) || b.first.at(k).seed != r.seed || b.first.at(k).index != r.index) return false;
+  return a.first.size() == b.first.size();
+}
+
+}  // namespace
+
+TEST_CASE("every catalogue scenario written back as TOML runs to the same trace") {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(LOCKSIM_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    const Scenario original = load_scenario(entry.path().string());
+    const Scenario again = parse_scenario(to_toml(original), "written.toml");
+    INFO(entry.path().string());
+    CHECK(run_scenario(original).trace_hash == run_scenario(again).trace_hash);
+    CHECK(again.expect.violations == original.expect.violations);
+  }
+}
+
+TEST_CASE("a run's schedule is a function of its seed alone") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");
+  const ExploreOptions o;
+  CHECK(to_toml(with_random_faults(base, 42, o)) == to_toml(with_random_faults(base, 42, o)));
+  CHECK(to_toml(with_random_faults(base, 42, o)) != to_toml(with_random_faults(base, 43, o)));
+  CHECK(run_seed(1, 7) == run_seed(1, 7));
+  CHECK(run_seed(1, 7) != run_seed(2, 7));
+}
+
+TEST_CASE("the same base seed gives the same summary with 1 or 2 jobs, and with 2 shards added up") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");
+  ExploreOptions o;
+  o.runs = 2000;
+  const ExploreSummary one = explore(base, o);
+  o.jobs = 2;
+  const ExploreSummary two = explore(base, o);
+  CHECK(same(one, two));
+  o.shard_count = 2;
+  ExploreSummary merged;
+  for (std::uint64_t k = 0; k < 2; ++k) {
+    o.shard_index = k;
+    const ExploreSummary part = explore(base, o);
+    merged.runs += part.runs;
+    merged.violating += part.violating;
+    merged.budget_exhausted += part.budget_exhausted;
+    for (const auto& [kind, n] : part.by_kind) merged.by_kind[kind] += n;
+    for (const auto& [kind, r] : part.first)
+      if (!merged.first.count(kind) || r.index < merged.first.at(kind).index) merged.first[kind] = r;
+  }
+  CHECK(same(one, merged));
+}
+
+TEST_CASE("exploring K4 without its faults finds an overlap, and shrinks it to a replayable file of at most 3 faults") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");
+  ExploreOptions o;
+  o.runs = 2000;
+  const ExploreSummary s = explore(base, o);
+  REQUIRE(s.first.count(ViolationKind::Overlap) == 1);
+  const Scenario failing = with_random_faults(base, s.first.at(ViolationKind::Overlap).seed, o);
+  const ShrinkResult shrunk = shrink(failing, ViolationKind::Overlap);
+  CHECK(shrunk.scenario.faults.size() <= 3);
+  CHECK(shrunk.scenario.faults.size() < failing.faults.size() + 1);
+  // Written and read back, it replays with its verdict.
+  const Scenario file = parse_scenario(to_toml(shrunk.scenario), "found.toml");
+  const RunResult replay = run_scenario(file);
+  CHECK(replay.verdict.count(ViolationKind::Overlap) == 1);
+  CHECK(replay.as_expected());
+}
+
+TEST_CASE("the fenced single-instance lock under pauses and clock jumps overlaps but never takes a stale write") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  ExploreOptions o;
+  o.runs = 2000;
+  o.kinds = {FaultKind::Pause, FaultKind::ClockJump};
+  o.jobs = 2;
+  const ExploreSummary s = explore(base, o);
+  CHECK(s.by_kind.count(ViolationKind::Overlap) == 1);
+  CHECK(s.by_kind.count(ViolationKind::StaleWrite) == 0);
+  CHECK(s.by_kind.count(ViolationKind::LostUpdate) == 0);
+}
+
+TEST_CASE("runs that hit the event budget are counted") {
+  const Scenario base = catalogue("scenarios/zookeeper/herd-effect.toml");
+  ExploreOptions o;
+  o.runs = 20;
+  o.max_events = 500;
+  CHECK(explore(base, o).budget_exhausted == 20);
+}
+
+TEST_CASE("the Wilson interval matches its formula's known values") {
+  auto [lo, hi] = wilson95(0, 10);
+  CHECK(lo == doctest::Approx(0.0));
+  CHECK(hi == doctest::Approx(0.2775).epsilon(0.001));
+  std::tie(lo, hi) = wilson95(5, 10);
+  CHECK(lo == doctest::Approx(0.2366).epsilon(0.001));
+  CHECK(hi == doctest::Approx(0.7634).epsilon(0.001));
+}
