@@ -2,8 +2,11 @@
 // Exit status: 0 as expected, 1 not as expected, 2 bad input or usage, 3 a bug in locksim.
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +131,7 @@ struct ExploreArgs {
   std::string shard;
   std::string format = "text";
   std::string out;
+  std::string result;  // write the JSON result here (a shard's result file)
   std::optional<std::uint64_t> replay;
 };
 
@@ -191,14 +195,30 @@ int cmd_explore(ExploreArgs a) {
     std::cout << text_report(r, {.colour = use_colour()});
     return r.verdict.empty() ? kExitOk : kExitUnexpected;
   }
+  // The progress bar is the user's wall time, not the simulation's: the CLI may read a real clock.
   const bool bar = a.format == "text" && isatty(STDERR_FILENO);
-  const auto progress = [bar](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto progress = [bar, started](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
     if (!bar || (done % 50 != 0 && done != total)) return;
-    std::cerr << "\r  " << done << "/" << total << " runs, " << violating << " violating" << std::flush;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+    const int width = 30, filled = static_cast<int>(width * done / std::max<std::uint64_t>(total, 1));
+    std::cerr << "\r  [" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), '.')
+              << "] " << done << "/" << total << " runs, " << static_cast<std::uint64_t>(rate) << " runs/s, " << violating
+              << " violating, ETA " << static_cast<std::uint64_t>(eta) << "s   " << std::flush;
     if (done == total) std::cerr << "\n";
   };
   const ExploreSummary summary = explore(base, o, progress);
   std::cout << (a.format == "json" ? explore_json(base, o, summary) + "\n" : explore_text(base, o, summary));
+  std::string result = a.result;
+  if (result.empty() && o.shard_count > 1)
+    result = fmt::format("{}.shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
+  if (!result.empty()) {
+    std::ofstream out(result);
+    if (!(out << explore_json(base, o, summary) << "\n")) throw ScenarioError(result + ": cannot write the result there");
+    if (a.format != "json") std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
+  }
   if (!a.out.empty() && !summary.first.empty()) {
     if (a.format != "json") std::cout << "\nShrinking the first failing run of each kind:\n";
     for (const auto& [kind, run] : summary.first) write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out);
@@ -293,6 +313,13 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("--format", explore_args.format, "text | json")->check(CLI::IsMember({"text", "json"}));
   explore_cmd->add_option("--replay", explore_args.replay, "tell one run in full, by its run seed (as the summary prints it)");
   explore_cmd->add_option("--out", explore_args.out, "shrink the first failing run of each kind and write it there as a scenario");
+  explore_cmd->add_option("--result", explore_args.result, "also write the JSON result to PATH (with --shard: by default NAME.shard-K-of-N.json)");
+
+  std::vector<std::string> merge_files;
+  std::string merge_format = "text";
+  auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
+  merge_cmd->add_option("files", merge_files, "the shards' result files")->required();
+  merge_cmd->add_option("--format", merge_format, "text | json")->check(CLI::IsMember({"text", "json"}));
 
   ExploreArgs shrink_args;
   std::uint64_t shrink_seed = 0;
@@ -316,6 +343,27 @@ int main(int argc, char** argv) {
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
     if (*explore_cmd) return cmd_explore(explore_args);
+    if (*merge_cmd) {
+      std::vector<std::string> texts;
+      for (const std::string& f : merge_files) {
+        std::ifstream in(f);
+        if (!in) throw ScenarioError(f + ": cannot read the file");
+        texts.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+      const Merged m = merge_results(texts, merge_files);
+      Scenario named;
+      named.path = m.scenario_path;
+      named.lock.algorithm = "(merged)";
+      if (merge_format == "json") std::cout << explore_json(named, m.options, m.summary) << "\n";
+      else std::cout << explore_text(named, m.options, m.summary);
+      if (!m.missing_shards.empty()) {
+        std::cerr << "locksim merge: shards missing:";
+        for (auto k : m.missing_shards) std::cerr << " " << k;
+        std::cerr << "\n";
+        return kExitUnexpected;
+      }
+      return kExitOk;
+    }
     if (*shrink_cmd) {
       apply_flags(shrink_args);
       return cmd_shrink(shrink_args, shrink_seed);

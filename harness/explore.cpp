@@ -269,14 +269,73 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
     if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", replay(base, o, s.first.at(k).seed)}};
     kinds[std::string(violation_name(k))] = entry;
   }
+  json fault_kinds = json::array();
+  for (FaultKind k : o.kinds) fault_kinds.push_back(fault_kind_name(k));
   json j = {{"scenario", base.path},
             {"base_seed", o.seed},
             {"runs", s.runs},
             {"shard", {o.shard_index + 1, o.shard_count}},
+            // What shapes the runs: shards of one exploration must agree on all of it.
+            {"options", {{"runs", o.runs}, {"faults", fault_kinds}, {"max_faults", o.max_faults},
+                         {"keep_faults", o.keep_faults}, {"max_events", o.max_events}}},
             {"violating_runs", s.violating},
             {"budget_exhausted", s.budget_exhausted},
             {"violations", kinds}};
   return j.dump();
+}
+
+Merged merge_results(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
+  using json = nlohmann::json;
+  Merged m;
+  std::set<std::uint64_t> seen;
+  std::uint64_t count = 0;
+  json reference;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    json j;
+    try {
+      j = json::parse(texts[i]);
+    } catch (const std::exception& e) {
+      throw ScenarioError(names[i] + ": not an explore result (" + e.what() + ")");
+    }
+    if (!j.contains("options") || !j.contains("shard") || !j.contains("violations"))
+      throw ScenarioError(names[i] + ": not an explore result (write one with explore --format json or --result)");
+    const json identity = {j["scenario"], j["base_seed"], j["options"], j["shard"][1]};
+    if (i == 0) {
+      reference = identity;
+      m.scenario_path = j["scenario"];
+      m.options.seed = j["base_seed"];
+      m.options.runs = j["options"]["runs"];
+      m.options.max_faults = j["options"]["max_faults"];
+      m.options.keep_faults = j["options"]["keep_faults"];
+      m.options.max_events = j["options"]["max_events"];
+      for (const auto& k : j["options"]["faults"])
+        for (int f = 0; f <= static_cast<int>(FaultKind::Failover); ++f)
+          if (fault_kind_name(static_cast<FaultKind>(f)) == k.get<std::string>()) m.options.kinds.push_back(static_cast<FaultKind>(f));
+      count = j["shard"][1];
+    } else if (identity != reference) {
+      throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
+                          names[0] + ")");
+    }
+    const std::uint64_t shard = j["shard"][0];
+    if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
+    m.summary.runs += j["runs"].get<std::uint64_t>();
+    m.summary.violating += j["violating_runs"].get<std::uint64_t>();
+    m.summary.budget_exhausted += j["budget_exhausted"].get<std::uint64_t>();
+    for (ViolationKind k : kAllViolationKinds) {
+      const json& v = j["violations"][std::string(violation_name(k))];
+      const std::uint64_t n = v["runs"];
+      if (n == 0) continue;
+      m.summary.by_kind[k] += n;
+      RunOutcome first;
+      first.index = v["first"]["run"];
+      first.seed = v["first"]["seed"];
+      auto it = m.summary.first.find(k);
+      if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+    }
+  }
+  for (std::uint64_t k = 1; k <= count; ++k)
+    if (!seen.count(k)) m.missing_shards.push_back(k);
+  return m;
 }
 
 }  // namespace locksim

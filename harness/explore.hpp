@@ -63,4 +63,15 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& options, cons
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
 std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
 
+// `locksim merge`: shards' JSON results (explore --format json, or --result)
+// back into the summary one unsharded run gives. Throws ScenarioError when
+// the files are not shards of one exploration.
+struct Merged {
+  std::string scenario_path;
+  ExploreOptions options;  // as the shards ran (shard fields reset)
+  ExploreSummary summary;
+  std::vector<std::uint64_t> missing_shards;  // 1-based
+};
+Merged merge_results(const std::vector<std::string>& json_texts, const std::vector<std::string>& names);
+
 }  // namespace locksim

@@ -112,3 +112,27 @@ TEST_CASE("the Wilson interval matches its formula's known values") {
   CHECK(lo == doctest::Approx(0.2366).epsilon(0.001));
   CHECK(hi == doctest::Approx(0.7634).epsilon(0.001));
 }
+
+TEST_CASE("merging the shards' JSON results gives the unsharded summary, and refuses shards of another exploration") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");
+  ExploreOptions o;
+  o.runs = 1500;
+  const ExploreSummary whole = explore(base, o);
+  std::vector<std::string> texts, names;
+  o.shard_count = 3;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    o.shard_index = k;
+    texts.push_back(explore_json(base, o, explore(base, o)));
+    names.push_back("shard" + std::to_string(k + 1));
+  }
+  const Merged m = merge_results(texts, names);
+  CHECK(m.missing_shards.empty());
+  CHECK(same(whole, m.summary));
+  // Two shards only: the merge says which is missing.
+  CHECK(merge_results({texts[0], texts[2]}, {"a", "c"}).missing_shards == std::vector<std::uint64_t>{2});
+  // A shard of another base seed is refused.
+  o.seed = 99;
+  o.shard_index = 1;
+  const std::string other = explore_json(base, o, explore(base, o));
+  CHECK_THROWS_WITH_AS(merge_results({texts[0], other}, {"a", "b"}), doctest::Contains("another exploration"), ScenarioError);
+}
