@@ -132,6 +132,8 @@ struct ExploreArgs {
   std::string format = "text";
   std::string out;
   std::string result;  // write the JSON result here (a shard's result file)
+  std::vector<std::string> matrix;
+  std::string max_pause, max_jump, max_outage;
   std::optional<std::uint64_t> replay;
 };
 
@@ -150,9 +152,18 @@ std::string write_shrunk(const Scenario& failing, ViolationKind kind, const Expl
   return path;
 }
 
-// --faults and --shard into the options (explore and shrink read them alike).
+// --faults, --shard and the bounds into the options (explore and shrink read them alike).
 void apply_flags(ExploreArgs& a) {
   ExploreOptions& o = a.options;
+  for (auto [flag, text, bound] : {std::tuple{"--max-pause", &a.max_pause, &o.max_pause},
+                                   std::tuple{"--max-jump", &a.max_jump, &o.max_jump},
+                                   std::tuple{"--max-outage", &a.max_outage, &o.max_outage}}) {
+    if (text->empty()) continue;
+    const auto d = parse_duration(*text);
+    if (!d || *d <= Duration::zero())
+      throw ScenarioError(std::string(flag) + ": \"" + *text + "\" is not a positive duration (write e.g. \"20s\")");
+    *bound = *d;
+  }
   if (!a.faults.empty()) {
     std::string rest = a.faults;
     while (!rest.empty()) {
@@ -186,6 +197,10 @@ int cmd_explore(ExploreArgs a) {
   const Scenario base = load_scenario(a.file);
   apply_flags(a);
   const ExploreOptions& o = a.options;
+  if (!a.matrix.empty()) {
+    std::cout << matrix_text(base, o, explore_matrix(base, o, a.matrix));
+    return kExitOk;
+  }
   if (a.replay) {
     // One run, told in full: the replay command the summary prints.
     const Scenario s = with_random_faults(base, *a.replay, o);
@@ -304,6 +319,10 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("file", explore_args.file, "scenario file (its topology, algorithm and clients)")->required();
   explore_cmd->add_option("--runs", explore_args.options.runs, "how many runs (default 1000)");
   explore_cmd->add_option("--seed", explore_args.options.seed, "base seed: run i has its own seed drawn from it (default 1)");
+  explore_cmd->add_option("--max-pause", explore_args.max_pause, "longest pause drawn (default 2 x the lease)");
+  explore_cmd->add_option("--max-jump", explore_args.max_jump, "largest clock jump drawn, either way (default 2 x the lease)");
+  explore_cmd->add_option("--max-outage", explore_args.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
+  explore_cmd->add_option("--max-drift-ppm", explore_args.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
   explore_cmd->add_option("--faults", explore_args.faults, "fault kinds to draw from, comma-separated (default: all)");
   explore_cmd->add_option("--jobs", explore_args.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
   explore_cmd->add_option("--max-faults", explore_args.options.max_faults, "faults per run, at most (default 4)")->check(CLI::Range(1, 64));
@@ -313,6 +332,9 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("--format", explore_args.format, "text | json")->check(CLI::IsMember({"text", "json"}));
   explore_cmd->add_option("--replay", explore_args.replay, "tell one run in full, by its run seed (as the summary prints it)");
   explore_cmd->add_option("--out", explore_args.out, "shrink the first failing run of each kind and write it there as a scenario");
+  explore_cmd->add_option("--matrix", explore_args.matrix,
+                          "the same runs for each ALGORITHM or ALGORITHM:FLAVOUR (comma-separated): one table")
+      ->delimiter(',');
   explore_cmd->add_option("--result", explore_args.result, "also write the JSON result to PATH (with --shard: by default NAME.shard-K-of-N.json)");
 
   std::vector<std::string> merge_files;
@@ -326,6 +348,10 @@ int main(int argc, char** argv) {
   auto* shrink_cmd = app.add_subcommand("shrink", "shrink one explored run to the smallest scenario that fails the same way");
   shrink_cmd->add_option("file", shrink_args.file, "the scenario explored")->required();
   shrink_cmd->add_option("--seed", shrink_seed, "the run seed (as explore prints it)")->required();
+  shrink_cmd->add_option("--max-pause", shrink_args.max_pause, "longest pause drawn (default 2 x the lease)");
+  shrink_cmd->add_option("--max-jump", shrink_args.max_jump, "largest clock jump drawn, either way (default 2 x the lease)");
+  shrink_cmd->add_option("--max-outage", shrink_args.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
+  shrink_cmd->add_option("--max-drift-ppm", shrink_args.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
   shrink_cmd->add_option("--faults", shrink_args.faults, "as given to explore");
   shrink_cmd->add_option("--max-faults", shrink_args.options.max_faults, "as given to explore");
   shrink_cmd->add_flag("--keep-faults", shrink_args.options.keep_faults, "as given to explore");

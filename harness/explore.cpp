@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "lockalgos/registry.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim {
@@ -235,6 +236,10 @@ std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t 
   if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
   if (o.keep_faults) cmd += " --keep-faults";
   if (o.max_events != ExploreOptions{}.max_events) cmd += fmt::format(" --max-events {}", o.max_events);
+  if (o.max_pause) cmd += " --max-pause " + format_duration(*o.max_pause);
+  if (o.max_jump) cmd += " --max-jump " + format_duration(*o.max_jump);
+  if (o.max_outage) cmd += " --max-outage " + format_duration(*o.max_outage);
+  if (o.max_drift_ppm != ExploreOptions{}.max_drift_ppm) cmd += fmt::format(" --max-drift-ppm {}", o.max_drift_ppm);
   return cmd;
 }
 }  // namespace
@@ -277,11 +282,55 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
             {"shard", {o.shard_index + 1, o.shard_count}},
             // What shapes the runs: shards of one exploration must agree on all of it.
             {"options", {{"runs", o.runs}, {"faults", fault_kinds}, {"max_faults", o.max_faults},
-                         {"keep_faults", o.keep_faults}, {"max_events", o.max_events}}},
+                         {"keep_faults", o.keep_faults}, {"max_events", o.max_events},
+                         {"max_pause_ns", o.max_pause ? json(o.max_pause->count_ns()) : json(nullptr)},
+                         {"max_jump_ns", o.max_jump ? json(o.max_jump->count_ns()) : json(nullptr)},
+                         {"max_outage_ns", o.max_outage ? json(o.max_outage->count_ns()) : json(nullptr)},
+                         {"max_drift_ppm", o.max_drift_ppm}}},
             {"violating_runs", s.violating},
             {"budget_exhausted", s.budget_exhausted},
             {"violations", kinds}};
   return j.dump();
+}
+
+std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions& o,
+                                      const std::vector<std::string>& variants) {
+  std::vector<MatrixRow> rows;
+  for (const std::string& v : variants) {
+    Scenario s = base;
+    const auto colon = v.find(':');
+    s.lock.algorithm = v.substr(0, colon);
+    s.lock.flavour = colon == std::string::npos ? "" : v.substr(colon + 1);
+    const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
+    if (!a) throw ScenarioError("--matrix: \"" + s.lock.algorithm + "\" is not an algorithm (see locksim list)");
+    if (!s.lock.flavour.empty() &&
+        std::none_of(a->flavours.begin(), a->flavours.end(), [&](const OptionInfo& f) { return f.key == s.lock.flavour; }))
+      throw ScenarioError("--matrix: \"" + s.lock.flavour + "\" is not a flavour of " + s.lock.algorithm);
+    if (a->needs_ttl && !s.lock.ttl)
+      throw ScenarioError("--matrix: " + s.lock.algorithm + " needs a ttl, and " + base.path + " sets none");
+    if (s.lock.fencing == Fencing::Token && !a->monotonic_token)
+      throw ScenarioError("--matrix: " + s.lock.algorithm + " offers no monotonic fencing token, which " + base.path + " asks for");
+    rows.push_back({v, explore(s, o)});
+  }
+  return rows;
+}
+
+std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows) {
+  std::string out = fmt::format("{} — {} runs from seed {} for each, the same fault schedules for all\n\n", base.path,
+                                rows.empty() ? 0 : rows.front().summary.runs, o.seed);
+  out += fmt::format("  {:<28}", "algorithm");
+  for (ViolationKind k : kAllViolationKinds) out += fmt::format(" {:>16}", violation_name(k));
+  out += "\n";
+  for (const MatrixRow& r : rows) {
+    out += fmt::format("  {:<28}", r.variant);
+    for (ViolationKind k : kAllViolationKinds) {
+      const std::uint64_t n = r.summary.by_kind.count(k) ? r.summary.by_kind.at(k) : 0;
+      out += fmt::format(" {:>15.2f}%", r.summary.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(r.summary.runs) : 0.0);
+    }
+    out += "\n";
+  }
+  out += "\n  (the share of runs with each violation; `explore` on one variant gives intervals and first seeds)\n";
+  return out;
 }
 
 Merged merge_results(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
@@ -308,6 +357,15 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       m.options.max_faults = j["options"]["max_faults"];
       m.options.keep_faults = j["options"]["keep_faults"];
       m.options.max_events = j["options"]["max_events"];
+      const json& opts = j["options"];
+      auto bound = [&](const char* key) {
+        return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
+                                                          : std::nullopt;
+      };
+      m.options.max_pause = bound("max_pause_ns");
+      m.options.max_jump = bound("max_jump_ns");
+      m.options.max_outage = bound("max_outage_ns");
+      if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
       for (const auto& k : j["options"]["faults"])
         for (int f = 0; f <= static_cast<int>(FaultKind::Failover); ++f)
           if (fault_kind_name(static_cast<FaultKind>(f)) == k.get<std::string>()) m.options.kinds.push_back(static_cast<FaultKind>(f));

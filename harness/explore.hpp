@@ -63,6 +63,16 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& options, cons
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
 std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
 
+// `--matrix`: the same runs (the same seeds, so the same schedules) for each
+// "algorithm" or "algorithm:flavour" in `variants`; one summary each.
+struct MatrixRow {
+  std::string variant;
+  ExploreSummary summary;
+};
+std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions& options,
+                                      const std::vector<std::string>& variants);
+std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows);
+
 // `locksim merge`: shards' JSON results (explore --format json, or --result)
 // back into the summary one unsharded run gives. Throws ScenarioError when
 // the files are not shards of one exploration.

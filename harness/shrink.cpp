@@ -106,23 +106,61 @@ class Shrinker {
     }
   }
 
+  // Each fault as late as it can come and still cause the failure (bisection,
+  // 1 ms): what is left is the last moment the failure needed it.
+  void later(Scenario& s) {
+    for (std::size_t i = 0; i < s.faults.size(); ++i) {
+      if (!s.faults[i].at) continue;
+      Duration lo = *s.faults[i].at, hi = s.duration;  // lo fails; is there a later time that does?
+      while (hi - lo > Duration::ms(1)) {
+        const Duration mid = lo + (hi - lo) / 2;
+        Scenario t = s;
+        t.faults[i].at = mid;
+        if (keeps_order(t, i) && fails(t)) lo = mid;
+        else hi = mid;
+      }
+      s.faults[i].at = lo;
+    }
+  }
+  // A restart must stay after its crash.
+  static bool keeps_order(const Scenario& s, std::size_t i) {
+    const FaultSpec& f = s.faults[i];
+    for (std::size_t j = 0; j < s.faults.size(); ++j) {
+      const FaultSpec& g = s.faults[j];
+      if (j == i || g.target != f.target || !g.at) continue;
+      if (f.kind == FaultKind::Crash && g.kind == FaultKind::Restart && *g.at <= *f.at) return false;
+      if (f.kind == FaultKind::Restart && g.kind == FaultKind::Crash && *g.at >= *f.at) return false;
+    }
+    return true;
+  }
+
   // Round times and durations to the coarsest unit that keeps the failure: a
   // schedule a person can read.
   void round(Scenario& s) {
     for (std::size_t i = 0; i < s.faults.size(); ++i) {
+      bool done = false;
       for (Duration unit : {Duration::s(1), Duration::ms(100), Duration::ms(10), Duration::ms(1)}) {
-        Scenario t = s;
-        FaultSpec& f = t.faults[i];
         auto up = [unit](Duration d) { return Duration::ns((d.count_ns() + unit.count_ns() - 1) / unit.count_ns() * unit.count_ns()); };
-        auto near = [unit](Duration d) { return Duration::ns((d.count_ns() + unit.count_ns() / 2) / unit.count_ns() * unit.count_ns()); };
-        if (f.at) f.at = near(*f.at);
-        if (f.duration) f.duration = max(up(*f.duration), unit);
-        if (f.kind == FaultKind::ClockJump) f.by = f.by < Duration::zero() ? -up(-f.by) : up(f.by);
-        if (t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration && t.faults[i].by == s.faults[i].by) break;
-        if (fails(t)) {
-          s = std::move(t);
-          break;
+        auto down = [unit](Duration d) { return Duration::ns(d.count_ns() / unit.count_ns() * unit.count_ns()); };
+        for (bool round_up : {true, false}) {  // the time to the nearest unit either way
+          Scenario t = s;
+          FaultSpec& f = t.faults[i];
+          if (f.at) f.at = round_up ? up(*f.at) : down(*f.at);
+          if (f.duration) f.duration = max(up(*f.duration), unit);
+          if (f.kind == FaultKind::ClockJump) f.by = f.by < Duration::zero() ? -up(-f.by) : up(f.by);
+          const bool same = t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration &&
+                            t.faults[i].by == s.faults[i].by;
+          if (same) {
+            done = true;
+            break;
+          }
+          if (keeps_order(t, i) && fails(t)) {
+            s = std::move(t);
+            done = true;
+            break;
+          }
         }
+        if (done) break;
       }
     }
   }
@@ -175,6 +213,7 @@ ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t m
   Scenario s = failing;
   k.drop_faults(s);
   k.shorten(s);
+  k.later(s);
   k.round(s);
   k.drop_clients(s);
 

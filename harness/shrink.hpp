@@ -1,6 +1,7 @@
 // Shrinking a failing run to a small scenario that still fails the same way
 // (delta debugging): drop faults, shorten their durations and magnitudes,
-// round their times, drop clients not involved. Every trial is one run with
+// move them as late as they can come, round their times, drop clients not
+// involved. Every trial is one run with
 // the same seed, so what remains is exactly what the failure needs.
 #pragma once
 

@@ -136,3 +136,31 @@ TEST_CASE("merging the shards' JSON results gives the unsharded summary, and ref
   const std::string other = explore_json(base, o, explore(base, o));
   CHECK_THROWS_WITH_AS(merge_results({texts[0], other}, {"a", "b"}), doctest::Contains("another exploration"), ScenarioError);
 }
+
+TEST_CASE("the matrix runs the same schedules for each variant, and refuses a variant the scenario cannot run") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml");
+  ExploreOptions o;
+  o.runs = 300;
+  o.kinds = {FaultKind::Pause};
+  const auto rows = explore_matrix(base, o, {"redlock:redlock-rb", "redlock:node-redlock-v5"});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].summary.runs == 300);
+  CHECK(same(rows[0].summary, explore(base, o)));  // the scenario's own algorithm, the same runs
+  CHECK_THROWS_WITH_AS(explore_matrix(base, o, {"redlock:nope"}), doctest::Contains("not a flavour"), ScenarioError);
+  CHECK_THROWS_WITH_AS(explore_matrix(base, o, {"redlok"}), doctest::Contains("not an algorithm"), ScenarioError);
+}
+
+TEST_CASE("the drawn magnitudes stay within the bounds given") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  ExploreOptions o;
+  o.max_pause = Duration::ms(250);
+  o.max_jump = Duration::ms(100);
+  o.kinds = {FaultKind::Pause, FaultKind::ClockJump};
+  for (std::uint64_t seed = 1; seed < 200; ++seed)
+    for (const FaultSpec& f : with_random_faults(base, seed, o).faults) {
+      if (f.kind == FaultKind::Pause) CHECK(*f.duration <= Duration::ms(250));
+      if (f.kind == FaultKind::ClockJump) CHECK(f.by <= Duration::ms(100));
+      if (f.kind == FaultKind::ClockJump) CHECK(f.by >= -Duration::ms(100));
+      CHECK(*f.at <= base.duration);
+    }
+}
