@@ -18,6 +18,7 @@
 #include "harness/shrink.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
+#include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
 
@@ -48,6 +49,7 @@ struct RunArgs {
   std::optional<std::uint64_t> seed;
   std::string format = "text";
   std::string trace_path;
+  std::string svg_path, html_path;
   bool check_determinism = false;
 };
 
@@ -66,6 +68,12 @@ int cmd_run(const RunArgs& a) {
       std::ofstream out(path);
       if (!out) throw ScenarioError(path + ": cannot write the trace there");
       write_trace_jsonl(r.world->trace(), out);
+    }
+    for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
+      if (path.empty()) continue;
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
+      std::ofstream out(path);
+      if (!(out << (html ? html_report(r) : svg_diagram(r)))) throw ScenarioError(path + ": cannot write there");
     }
     if (a.check_determinism) {
       RunResult again = run_scenario(s, opts);
@@ -303,6 +311,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
   run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
   run_cmd->add_option("--trace", run.trace_path, "write every event as JSON Lines to PATH");
+  run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
+  run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
 

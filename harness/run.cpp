@@ -14,8 +14,10 @@ bool RunResult::as_expected() const {
   return verdict == scenario->expect.violations;
 }
 
-RunResult run_scenario(const Scenario& s, const RunOptions& options) {
+RunResult run_scenario(const Scenario& given, const RunOptions& options) {
   RunResult result;
+  result.owned_scenario = std::make_shared<const Scenario>(given);
+  const Scenario& s = *result.owned_scenario;
   result.scenario = &s;
   result.seed = options.seed.value_or(s.seed);
   result.world = std::make_unique<World>(result.seed);

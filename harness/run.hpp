@@ -20,6 +20,9 @@ struct RunStats {
 };
 
 struct RunResult {
+  // The run's own copy: declared before the world, whose processes refer to
+  // it, so the world goes first.
+  std::shared_ptr<const Scenario> owned_scenario;
   const Scenario* scenario = nullptr;
   std::uint64_t seed = 0;
   std::unique_ptr<World> world;   // the trace, for reports
@@ -38,7 +41,6 @@ struct RunOptions {
   std::uint64_t max_events = 50'000'000;
 };
 
-// REQUIRES: `scenario` outlives the result.
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace locksim

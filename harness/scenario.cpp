@@ -101,6 +101,13 @@ class Loader {
     if (auto seed = integer(root, "seed", top, 0, INT64_MAX)) s.seed = static_cast<std::uint64_t>(*seed);
     s.duration = duration(root, "duration", top, 1, true, Positive).value();
 
+    // The storage's name is known before any process is named, so a clash is
+    // reported where it happens.
+    if (const toml::table* st = root["storage"].as_table())
+      if (const auto* n = st->get("name"); n && n->is_string()) {
+        storage_name_ = n->as_string()->get();
+        storage_named_ = true;
+      }
     lock(root, s);
     network(root, s);
     nodes(root, s);
@@ -379,12 +386,17 @@ class Loader {
     if (auto f = boolean(*t, "fifo", w)) s.network.fifo = *f;
   }
 
-  void name(const toml::table& t, const std::string& w, std::string& out) {
+  // A process's name: checked, unique, and not the name the storage will take.
+  void name(const toml::table& t, const std::string& w, std::string& out, bool is_prefix = false) {
     out = str(t, "name", w, line_of(t), true).value();
     if (out.empty() || out.find_first_of(" #\t") != std::string::npos)
       fail(key_line(t, "name"), w, "name", "\"" + out + "\": a name needs at least one character and no spaces or '#'");
+    if (is_prefix) return;  // count = N: the names are <name>1..<name>N, checked one by one
     if (std::find(names_.begin(), names_.end(), out) != names_.end())
       fail(key_line(t, "name"), w, "name", "\"" + out + "\" is already the name of another process");
+    if (w != "[storage]" && out == storage_name_)
+      fail(key_line(t, "name"), w, "name",
+           "\"" + out + "\" is the storage's name" + (storage_named_ ? "" : " (by default; [storage] name = ... changes it)"));
     names_.push_back(out);
   }
 
@@ -465,10 +477,10 @@ class Loader {
       if (copies == 0) {
         name(*t, w, c.name);
       } else {
-        c.name = str(*t, "name", w, c.line, true).value();
+        name(*t, w, c.name, true);
         for (int i = 1; i <= copies; ++i) {
           const std::string n = c.name + std::to_string(i);
-          if (std::find(names_.begin(), names_.end(), n) != names_.end())
+          if (std::find(names_.begin(), names_.end(), n) != names_.end() || n == storage_name_)
             fail(key_line(*t, "count"), w, "count", "\"" + n + "\" is already the name of another process");
           names_.push_back(n);
         }
@@ -695,6 +707,8 @@ class Loader {
 
   std::string path_;
   std::vector<std::string> names_;  // every process, in declaration order
+  std::string storage_name_ = "storage";
+  bool storage_named_ = false;
 };
 
 }  // namespace

@@ -427,3 +427,102 @@ TEST_CASE("violation names round-trip, and unknown names are rejected") {
   CHECK_FALSE(parse_violation("Overlap").has_value());
   CHECK_FALSE(parse_violation("").has_value());
 }
+
+// ---- more edges -----------------------------------------------------------------
+
+TEST_CASE("a section cut short by a crash or a loss overlaps only up to that event") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquired).ev(40, t.c2, Ev::Acquired).ev(50, t.c1, Ev::Lost);
+  t.ev(80, t.c3, Ev::Acquired).ev(90, t.c2, Ev::Crashed).ev(120, t.c3, Ev::Releasing);
+  const auto v = check_overlap(t.trace, until(1000));
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].processes == std::vector{t.c1, t.c2});
+  CHECK(v[0].at == at_ms(40));
+  CHECK(v[0].until == at_ms(50));
+  CHECK(v[1].processes == std::vector{t.c2, t.c3});
+  CHECK(v[1].at == at_ms(80));
+  CHECK(v[1].until == at_ms(90));
+}
+
+TEST_CASE("two sections both open when the run ends overlap until the end") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquired).ev(700, t.c2, Ev::Acquired);
+  const auto v = check_overlap(t.trace, until(1000));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at == at_ms(700));
+  CHECK(v[0].until == at_ms(1000));
+}
+
+TEST_CASE("an accepted write that skips a value is a lost update that says so") {
+  T t;
+  t.ev(0, t.storage, Ev::Started, kNoProc, 10).write(10, t.c1, 11).write(20, t.c2, 13);
+  const auto v = check_lost_update(t.trace, until(100));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at == at_ms(20));
+  CHECK(v[0].processes == std::vector{t.c2, t.c1});
+  CHECK(contains(v[0].detail, "counter is 13 after 2 accepted increments from 10"));
+  CHECK(contains(v[0].detail, "skipped from client1's 11 (expected 12)"));
+}
+
+TEST_CASE("only the accepted one of a superseded holder's writes is stale, and its token is named if it has one") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquired).ev(100, t.c2, Ev::Acquired).reject(200, t.c1, 1, 1).write(300, t.c1, 1, 1);
+  const auto v = check_stale_write(t.trace, until(1000));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at == at_ms(300));
+  CHECK(contains(v[0].detail, "(token 1)"));
+  // Without a token the detail says nothing of one.
+  T u;
+  u.ev(0, u.c1, Ev::Acquired).ev(100, u.c2, Ev::Acquired).write(300, u.c1, 1);
+  const auto w = check_stale_write(u.trace, until(1000));
+  REQUIRE(w.size() == 1);
+  CHECK_FALSE(contains(w[0].detail, "token"));
+}
+
+TEST_CASE("every foreign deletion during one release is reported") {
+  T t;
+  t.ev(0, t.c1, Ev::Releasing).deleted(1, t.c1, t.c2).deleted(2, t.c1, t.c3).ev(3, t.c1, Ev::Released);
+  const auto v = check_foreign_release(t.trace, until(100));
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].processes == std::vector{t.c1, t.c2});
+  CHECK(v[1].processes == std::vector{t.c1, t.c3});
+  CHECK(v[1].at == at_ms(2));
+}
+
+TEST_CASE("with a TTL, a wait still open when the run ends counts only beyond the window") {
+  T t;
+  t.ev(45'000, t.c1, Ev::Acquiring);  // 15 s to the end: within 2 x 10 s
+  CHECK(check_stuck(t.trace, until(60'000, Duration::s(10))).empty());
+  T u;
+  u.ev(30'000, u.c1, Ev::Acquiring);  // 30 s to the end: beyond 20 s
+  const auto v = check_stuck(u.trace, until(60'000, Duration::s(10)));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at == at_ms(30'000));
+  CHECK(v[0].until == at_ms(60'000));
+}
+
+TEST_CASE("a liveness window applies even without a TTL, to waits that end before the run does") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquiring).ev(10'000, t.c1, Ev::Acquired);  // 10 s: ends long before the run
+  CHECK(check_stuck(t.trace, until(60'000)).empty());            // no TTL, no window: not stuck
+  CheckOptions o = until(60'000);
+  o.liveness_window = Duration::s(5);
+  const auto v = check_stuck(t.trace, o);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].until == at_ms(10'000));
+  CHECK(contains(v[0].detail, "(liveness window 5s)"));
+}
+
+TEST_CASE("check_trace sorts by time across checkers, not by checker") {
+  // A stuck stretch at the start, an overlap later: stuck comes first though its
+  // checker runs last.
+  T t;
+  t.ev(0, t.c1, Ev::Acquiring).ev(30'000, t.c1, Ev::Acquired).ev(31'000, t.c2, Ev::Acquired);
+  t.ev(32'000, t.c1, Ev::Releasing).ev(33'000, t.c2, Ev::Releasing);
+  const auto v = check_trace(t.trace, until(60'000, Duration::s(10)));
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].kind == ViolationKind::Stuck);
+  CHECK(v[0].at == at_ms(0));
+  CHECK(v[1].kind == ViolationKind::Overlap);
+  CHECK(v[1].at == at_ms(31'000));
+}

@@ -117,6 +117,67 @@ TEST_CASE("a full scenario parses into the values it says") {
   CHECK(s.expect.liveness_window == Duration::s(20));
 }
 
+TEST_CASE("every value of the full scenario lands in its field, with the line it came from") {
+  const Scenario s = parse_scenario(kFull, "x.toml");
+  CHECK(s.path == "x.toml");
+  CHECK(s.title == "t");
+  CHECK(s.about == "a");
+  CHECK(s.source == "s");
+  CHECK(s.lock.algorithm == "redis-single");
+  CHECK(s.lock.flavour.empty());
+  CHECK(s.lock.line == 7);
+  CHECK(s.network.delay.lo == Duration::ms(1));
+  CHECK_FALSE(s.network.delay.is_fixed());
+  REQUIRE(s.nodes.size() == 1);
+  CHECK(s.nodes[0].name == "redis1");
+  CHECK(s.nodes[0].line == 18);
+  CHECK(s.storage.name == "storage");
+  REQUIRE(s.clients.size() == 2);
+  CHECK(s.clients[0].name == "client1");
+  CHECK(s.clients[0].line == 23);
+  CHECK(s.clients[0].job == "read-modify-write");
+  CHECK(s.clients[0].think.is_fixed());
+  CHECK(s.clients[0].think.lo == Duration::ms(5));
+  CHECK(s.clients[1].name == "client2");
+  CHECK(s.clients[1].line == 29);
+  CHECK(s.clients[1].hold.lo == Duration::ms(1));
+  CHECK(s.clients[1].repeat == 1);
+  CHECK_FALSE(s.clients[1].check_before_write);
+  REQUIRE(s.faults.size() == 3);
+  // on = "client1 acquired#2", after = "5ms": a pause of client1 for 15 s.
+  CHECK(s.faults[0].kind == FaultKind::Pause);
+  CHECK(s.faults[0].line == 34);
+  CHECK_FALSE(s.faults[0].at.has_value());
+  CHECK(s.faults[0].target == "client1");
+  CHECK(s.faults[0].duration == Duration::s(15));
+  // at = "1s": a one-way partition.
+  CHECK(s.faults[1].kind == FaultKind::Partition);
+  CHECK(s.faults[1].line == 41);
+  CHECK(s.faults[1].at == Duration::s(1));
+  CHECK(s.faults[1].on_process.empty());
+  CHECK(s.faults[1].after == Duration::zero());
+  CHECK(s.faults[1].groups == std::vector<std::vector<std::string>>{{"client1"}, {"redis1", "storage"}});
+  CHECK_FALSE(s.faults[1].duration.has_value());
+  // at = "2s": messages from client2 to storage held for 40 s.
+  CHECK(s.faults[2].kind == FaultKind::Delay);
+  CHECK(s.faults[2].line == 47);
+  CHECK(s.faults[2].at == Duration::s(2));
+  CHECK(s.faults[2].to == "storage");
+  CHECK(s.faults[2].duration == Duration::s(40));
+  CHECK(s.faults[2].by == Duration::zero());
+  CHECK(s.faults[2].count == kForever);
+}
+
+TEST_CASE("a fractional drift and an occurrence-less trigger take their defaults") {
+  std::string text = kFull;
+  text.replace(text.find("drift_ppm = 1.5"), 15, "drift_ppm = -0.25");
+  text.replace(text.find("client1 acquired#2"), 18, "client1 acquired");
+  const Scenario s = parse_scenario(text, "x.toml");
+  CHECK(s.nodes[0].clock.drift_ppb == -250);
+  CHECK(s.faults[0].on_occurrence == 1);
+  CHECK(s.faults[0].on_event == "acquired");
+}
+
 TEST_CASE("every class of bad input names the file, the line and the key") {
   struct Case {
     const char* what;
@@ -371,4 +432,214 @@ TEST_CASE("a scenario file is read from disk and its errors name its path") {
   }
   CHECK(message.rfind(bad + ":8: [lock] 'ttl': \"10 s\" is not a duration", 0) == 0);
   std::filesystem::remove_all(dir);
+}
+
+// ---- more classes of bad input, each at its exact line ----------------------------
+
+TEST_CASE("a syntax error is a ScenarioError naming the file and the line") {
+  CHECK_THROWS_WITH_AS(parse_scenario(small("duration = \"60s\"", "duration = = \"60s\""), "path.toml"),
+                       doctest::Contains("path.toml:4:"), ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_scenario(small("[lock]", "[lock"), "path.toml"), doctest::Contains("path.toml:6:"),
+                       ScenarioError);
+}
+
+TEST_CASE("an unknown top-level key is rejected at its line with a suggestion") {
+  check_rejected(small("duration = \"60s\"", "duration = \"60s\"\ntitel = \"u\""), "scenarios/x.toml:5: top level 'titel'",
+                 "unknown key (did you mean 'title'?)");
+  check_rejected(small("duration = \"60s\"", "duration = \"60s\"\nzzzzzz = 1"), "scenarios/x.toml:5: top level 'zzzzzz'",
+                 "unknown key");
+}
+
+TEST_CASE("a number where a duration string belongs is rejected at its line") {
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nstart = 5"), "scenarios/x.toml:18: [[client]] 'start'",
+                 "expected a duration string, found an integer");
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nthink = 1.5"), "scenarios/x.toml:18: [[client]] 'think'",
+                 "found a number");
+}
+
+TEST_CASE("a range that ends before it starts is rejected at its line") {
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nthink = \"5ms..1ms\""),
+                 "scenarios/x.toml:18: [[client]] 'think'", "\"5ms..1ms\": the range ends before it starts");
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nthink = \"5ms..\""),
+                 "scenarios/x.toml:18: [[client]] 'think'", "\"5ms..\" is not a range");
+  const Scenario s = parse_scenario(small("name = \"client2\"", "name = \"client2\"\nthink = \"1ms..1ms\""), "x.toml");
+  CHECK(s.clients[1].think.is_fixed());
+}
+
+TEST_CASE("a [lock] key that is not an option of the algorithm lists the algorithm's options") {
+  check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nrelease = \"del\""),
+                 "scenarios/x.toml:8: [lock] 'release'",
+                 "not an option of setnx (its options: key, retry_delay, retry_count, request_timeout)");
+  // The same key is an option of redis-single.
+  const Scenario s = parse_scenario(small("ttl = \"10s\"", "ttl = \"10s\"\nrelease = \"del\""), "x.toml");
+  CHECK(s.lock.release == "del");
+}
+
+TEST_CASE("a ttl for an algorithm that sets no expiry is rejected at the ttl") {
+  check_rejected(small("\"redis-single\"", "\"setnx\""), "scenarios/x.toml:8: [lock] 'ttl'",
+                 "setnx sets no expiry on its lock, so it takes no ttl");
+  const Scenario s = parse_scenario(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\""), "x.toml");
+  CHECK_FALSE(s.lock.ttl.has_value());
+}
+
+TEST_CASE("redis-single without a ttl is rejected at the [lock] table's line") {
+  check_rejected(small("ttl = \"10s\"\n", ""), "scenarios/x.toml:6: [lock] 'ttl'", "missing (it is required)");
+}
+
+TEST_CASE("token fencing for setnx is rejected at the fencing key, pointing at the alternatives") {
+  check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\n\n\nfencing = \"token\""),
+                 "scenarios/x.toml:10: [lock] 'fencing'", "fencing = \"lock-value\"");
+  const Scenario s = parse_scenario(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nfencing = \"lock-value\""), "x.toml");
+  CHECK(s.lock.fencing == Fencing::LockValue);
+}
+
+TEST_CASE("an unknown flavour is rejected with the algorithm's flavours, and none for one without") {
+  check_rejected(small("\"redis-single\"", "\"redlock\"\nflavour = \"redlock-go\""), "scenarios/x.toml:8: [lock] 'flavour'",
+                 "\"redlock-go\" is not a flavour of redlock (flavours: redlock-rb, redlock-py, redsync, "
+                 "node-redlock-v5, redisson)");
+  check_rejected(small("ttl = \"10s\"", "ttl = \"10s\"\nflavour = \"redsync\""), "scenarios/x.toml:9: [lock] 'flavour'",
+                 "redis-single has no flavours");
+  const Scenario s = parse_scenario(small("\"redis-single\"", "\"redlock\"\nflavour = \"redsync\""), "x.toml");
+  CHECK(s.lock.flavour == "redsync");
+}
+
+TEST_CASE("two nodes, or a node and a client, with one name are rejected at the second name") {
+  check_rejected(small("name = \"client1\"", "name = \"redis1\""), "scenarios/x.toml:14: [[client]] 'name'",
+                 "\"redis1\" is already the name of another process");
+  check_rejected(small("name = \"redis1\"\n", "name = \"redis1\"\n[[node]]\nname = \"redis1\"\n"),
+                 "scenarios/x.toml:13: [[node]] 'name'", "\"redis1\" is already the name");
+  check_rejected(small("name = \"client2\"", "name = \"client1\""), "scenarios/x.toml:17: [[client]] 'name'",
+                 "\"client1\" is already the name");
+}
+
+TEST_CASE("a fault waiting for an unknown event lists nothing it does not know") {
+  check_rejected(small("", "", "\n[[fault]]\non = \"client1 aquired\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:20: [[fault]] crash 'on'", "\"aquired\" is not an event a fault can wait for");
+  // Network events are too frequent to wait for.
+  check_rejected(small("", "", "\n[[fault]]\non = \"client1 sent\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:20: [[fault]] crash 'on'", "\"sent\" is not an event a fault can wait for");
+  check_rejected(small("", "", "\n[[fault]]\non = \"client1\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:20: [[fault]] crash 'on'", "write on = \"<process> <event>\"");
+  check_rejected(small("", "", "\n[[fault]]\non = \"client1 acquired#0\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:20: [[fault]] crash 'on'", "the occurrence must be a whole number from 1");
+}
+
+TEST_CASE("after goes with on, not with at") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nafter = \"1s\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:21: [[fault]] crash 'after'", "goes with on = \"...\", not with at");
+  const Scenario s = parse_scenario(
+      small("", "", "\n[[fault]]\non = \"client2 released#3\"\nafter = \"250ms\"\nkind = \"crash\"\ntarget = \"redis1\"\n"),
+      "x.toml");
+  REQUIRE(s.faults.size() == 1);
+  CHECK(s.faults[0].on_process == "client2");
+  CHECK(s.faults[0].on_event == "released");
+  CHECK(s.faults[0].on_occurrence == 3);
+  CHECK(s.faults[0].after == Duration::ms(250));
+}
+
+TEST_CASE("a key meant for another fault kind is rejected naming this kind") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"1s\"\nby = \"1s\"\n"),
+                 "scenarios/x.toml:24: [[fault]] pause 'by'", "does not apply to a pause fault");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"heal\"\ntarget = \"client1\"\n"),
+                 "scenarios/x.toml:22: [[fault]] heal 'target'", "does not apply to a heal fault");
+}
+
+TEST_CASE("a pause of zero length is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"0s\"\n"),
+                 "scenarios/x.toml:23: [[fault]] pause 'duration'", "must be more than zero");
+}
+
+TEST_CASE("a restart after an earlier crash of another process is still rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"client1\"\n"
+                               "\n[[fault]]\nat = \"2s\"\nkind = \"restart\"\ntarget = \"redis1\"\n"),
+                 "scenarios/x.toml:27: [[fault]] restart 'target'", "restart of redis1, which no earlier fault crashes");
+}
+
+TEST_CASE("a partition needs two groups and no process in both") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\", \"redis1\"]]\n"),
+                 "scenarios/x.toml:22: [[fault]] partition 'groups'", "expected at least two groups");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis1\", \"client1\"]]\n"),
+                 "scenarios/x.toml:22: [[fault]] partition 'groups'", "\"client1\" is in two groups");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\"], []]\n"),
+                 "scenarios/x.toml:22: [[fault]] partition 'groups'", "non-empty array");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"partition\"\n"),
+                 "scenarios/x.toml:19: [[fault]] partition 'groups'", "missing");
+}
+
+TEST_CASE("a delay with neither duration nor by is rejected at its table's line") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"delay\"\nto = \"redis1\"\n"),
+                 "scenarios/x.toml:19: [[fault]] delay 'duration'", "a delay needs duration");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"delay\"\nby = \"1s\"\n"),
+                 "scenarios/x.toml:19: [[fault]] delay 'from'", "name the link");
+  const Scenario s = parse_scenario(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"delay\"\nto = \"redis1\"\nby = \"300ms\"\n"),
+                                    "x.toml");
+  CHECK(s.faults.at(0).by == Duration::ms(300));
+  CHECK_FALSE(s.faults.at(0).duration.has_value());
+}
+
+TEST_CASE("a drop probability outside (0, 1] is rejected") {
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nto = \"redis1\"\nprobability = 0\n"),
+                 "scenarios/x.toml:23: [[fault]] drop 'probability'", "must be more than 0 and at most 1");
+  check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nto = \"redis1\"\nprobability = 1.5\n"),
+                 "scenarios/x.toml:23: [[fault]] drop 'probability'", "must be more than 0 and at most 1");
+  const Scenario s = parse_scenario(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nfrom = \"client1\"\nprobability = 0.5\n"),
+                                    "x.toml");
+  CHECK(s.faults.at(0).probability == doctest::Approx(0.5));
+  CHECK(s.faults.at(0).from == "client1");
+}
+
+TEST_CASE("a violation listed twice in [expect] is rejected") {
+  check_rejected(small("", "", "\n[expect]\nviolations = [\"stuck\", \"overlap\", \"stuck\"]\n"),
+                 "scenarios/x.toml:20: [expect] 'violations'", "\"stuck\" is listed twice");
+  check_rejected(small("", "", "\n[expect]\nliveness_window = \"1s\"\n"), "scenarios/x.toml:19: [expect] 'violations'",
+                 "missing");
+  const Scenario s = parse_scenario(small("", "", "\n[expect]\nviolations = []\n"), "x.toml");
+  CHECK(s.expect.present);
+  CHECK(s.expect.violations.empty());
+}
+
+TEST_CASE("a scenario without a [[node]] or a [[client]] is rejected") {
+  check_rejected(small("\n[[node]]\nname = \"redis1\"\n", ""), "scenarios/x.toml:1: top level '[[node]]'",
+                 "missing: the lock service needs at least one node");
+  check_rejected(small("\n[[client]]\nname = \"client1\"\n\n[[client]]\nname = \"client2\"\n", ""),
+                 "scenarios/x.toml:1: top level '[[client]]'", "missing: a scenario needs at least one client");
+}
+
+TEST_CASE("a scenario without about or source is rejected") {
+  check_rejected(small("about = \"a\"\n", ""), "scenarios/x.toml:1: top level 'about'", "missing");
+  check_rejected(small("source = \"s\"\n", ""), "scenarios/x.toml:1: top level 'source'", "missing");
+}
+
+TEST_CASE("a failover needs a sentinel and a replica of its target; with them it parses") {
+  const std::string failover = "\n[[fault]]\nat = \"1s\"\nkind = \"failover\"\ntarget = \"redis1\"\n";
+  check_rejected(small("", "", failover), "scenarios/x.toml:22: [[fault]] failover 'target'",
+                 "a failover needs a [sentinel] and a master with a replica; redis1 has no replica");
+  const std::string replicated = "name = \"redis1\"\n\n[[node]]\nname = \"redis2\"\nreplica_of = \"redis1\"\n";
+  check_rejected(small("name = \"redis1\"\n", replicated, failover), "scenarios/x.toml:26: [[fault]] failover 'target'",
+                 "redis1 has no [sentinel] watching it");
+  const Scenario s = parse_scenario(small("name = \"redis1\"\n", replicated + "\n[sentinel]\n", failover), "x.toml");
+  CHECK(s.sentinel.present);
+  CHECK(s.sentinel.name == "sentinel");
+  CHECK(s.nodes.at(1).replica_of == "redis1");
+  REQUIRE(s.faults.size() == 1);
+  CHECK(s.faults[0].kind == FaultKind::Failover);
+  CHECK(s.faults[0].target == "redis1");
+}
+
+// Known loader defects: each test says how the loader should behave.
+
+TEST_CASE("clients made with count obey the same naming rules as any process" * doctest::may_fail()) {
+  // name() rejects spaces, '#' and empty names, but the count = N path builds
+  // "<name>1".."<name>N" without that check, so `on = "my client1 acquired"`
+  // could never name them.
+  check_rejected(small("name = \"client2\"", "name = \"my client\"\ncount = 2"), "scenarios/x.toml:17: [[client]] 'name'",
+                 "a name needs at least one character and no spaces or '#'");
+  check_rejected(small("name = \"client2\"", "name = \"\"\ncount = 2"), "scenarios/x.toml:17: [[client]] 'name'",
+                 "a name needs at least one character");
+}
+
+TEST_CASE("a node that takes the storage's default name is rejected at the node's name" * doctest::may_fail()) {
+  // The clash is found when the storage's default name is claimed, and is
+  // reported at line 1 under a [storage] table the file does not have.
+  check_rejected(small("name = \"redis1\"", "name = \"storage\""), "scenarios/x.toml:11: [[node]] 'name'", "storage");
 }
