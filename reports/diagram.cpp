@@ -144,11 +144,15 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)~", X(t), top - 26, format_instant(t));
     last_label = X(t);
   }
+  double last_break_label = -1e9;
   for (const TimeAxis::Break& b : axis.breaks()) {
     const double x = left + b.x;
-    s += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f4f4f4"/><text x="{:.1f}" y="{:.1f}" text-anchor="middle" fill="#777">≈{}</text><title>{} of quiet elided ({} to {})</title></g>)~",
+    // Adjacent breaks share one label row: only label one that has room.
+    const bool room = x - last_break_label > 70;
+    if (room) last_break_label = x;
+    s += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f4f4f4"/><text x="{:.1f}" y="{:.1f}" text-anchor="middle" fill="#777">{}</text><title>{} of quiet elided ({} to {})</title></g>)~",
                      x + 4, top - 10, TimeAxis::kElided - 8, lane * static_cast<double>(procs.size()), x + TimeAxis::kElided / 2,
-                     top - 12, esc(format_duration(b.to - b.from)), esc(format_duration(b.to - b.from)), format_instant(b.from), format_instant(b.to));
+                     top - 12, room ? "≈" + esc(format_duration(b.to - b.from)) : std::string(), esc(format_duration(b.to - b.from)), format_instant(b.from), format_instant(b.to));
   }
   (void)last_label;
 
@@ -217,7 +221,7 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
         break;
       case Ev::ClockJumped:
       case Ev::ClockDrift:
-        marks_svg += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" text-anchor="middle">⏱ {}</text><title>{}: {}; {}</title></g>)~",
+        marks_svg += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" text-anchor="middle">◆ {}</text><title>{}: {}; {}</title></g>)~",
                                  X(e.at), Y(p) + 20, esc(e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm"),
                                  name(p), e.kind == Ev::ClockJumped ? "wall clock jumps " + esc(e.detail) : "clock drift now " + std::to_string(e.value / 1000) + " ppm",
                                  esc(clocks(e)));
@@ -298,7 +302,7 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
   s += bars + arrows + marks_svg + violations;
   if (skipped)
     s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#777">{} more messages not drawn</text>)~", left, height - 20, skipped);
-  s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#555">blue: critical section · dashed green: lease as the client believes it · red bar: key expires on a node · hatched: paused · ✕ crash · ⏱ clock · ⚡ network fault · ● storage write</text>)~",
+  s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#555">blue: critical section · dashed green: lease as the client believes it · red bar: key expires on a node · hatched: paused · ✕ crash · ◆ clock jump or drift · ⚡ network fault · ● storage write</text>)~",
                    left, height - 6);
   s += "</svg>";
   return s;
