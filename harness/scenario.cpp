@@ -108,6 +108,10 @@ class Loader {
         storage_name_ = n->as_string()->get();
         storage_named_ = true;
       }
+    if (const toml::table* se = root["sentinel"].as_table()) {
+      sentinel_name_ = "sentinel";
+      if (const auto* n = se->get("name"); n && n->is_string()) sentinel_name_ = n->as_string()->get();
+    }
     lock(root, s);
     network(root, s);
     nodes(root, s);
@@ -254,6 +258,8 @@ class Loader {
       if (!d) fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a duration " + kDurationHelp);
       return DurationRange::fixed(check_sign(*d, NonNegative, t, key, where));
     }
+    if (text.compare(dots, 3, "...") == 0)
+      fail(key_line(t, key), where, std::string(key), "\"" + text + "\": a range has two dots (write e.g. \"1ms..3ms\")");
     const auto lo = parse_duration(text.substr(0, dots));
     const auto hi = parse_duration(text.substr(dots + 2));
     if (!lo || !hi)
@@ -397,6 +403,8 @@ class Loader {
     if (w != "[storage]" && out == storage_name_)
       fail(key_line(t, "name"), w, "name",
            "\"" + out + "\" is the storage's name" + (storage_named_ ? "" : " (by default; [storage] name = ... changes it)"));
+    if (w != "[sentinel]" && out == sentinel_name_)
+      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is the sentinel's name ([sentinel] name = ... changes it)");
     names_.push_back(out);
   }
 
@@ -485,7 +493,12 @@ class Loader {
           names_.push_back(n);
         }
       }
-      if (auto d = duration(*t, "start", w, c.line)) c.start = *d;
+      if (auto d = duration(*t, "start", w, c.line)) {
+        c.start = *d;
+        if (c.start >= s.duration)
+          fail(key_line(*t, "start"), w, "start",
+               format_duration(c.start) + " is not within the run (duration = " + format_duration(s.duration) + ")");
+      }
       if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"})) c.job = *j;
       for (const char* key : {"work", "check_before_write", "storage_timeout"})
         if (c.job == "hold" && t->get(key))
@@ -560,6 +573,9 @@ class Loader {
         fail(f.line, wk, has_at ? "on" : "at", "a fault needs exactly one of at = \"<time>\" and on = \"<process> <event>\"");
       if (has_at) {
         f.at = duration(*t, "at", wk, f.line);
+        if (*f.at >= s.duration)
+          fail(key_line(*t, "at"), wk, "at",
+               format_duration(*f.at) + " is not within the run (duration = " + format_duration(s.duration) + ")");
         if (t->get("after")) fail(key_line(*t, "after"), wk, "after", "goes with on = \"...\", not with at");
       } else {
         trigger(*t, wk, f);
@@ -709,6 +725,7 @@ class Loader {
   std::vector<std::string> names_;  // every process, in declaration order
   std::string storage_name_ = "storage";
   bool storage_named_ = false;
+  std::string sentinel_name_;  // empty: no [sentinel]
 };
 
 }  // namespace

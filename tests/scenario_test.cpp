@@ -626,9 +626,9 @@ TEST_CASE("a failover needs a sentinel and a replica of its target; with them it
   CHECK(s.faults[0].target == "redis1");
 }
 
-// Known loader defects: each test says how the loader should behave.
+// Naming clashes with the processes a scenario names implicitly (storage, sentinel).
 
-TEST_CASE("clients made with count obey the same naming rules as any process" * doctest::may_fail()) {
+TEST_CASE("clients made with count obey the same naming rules as any process") {
   // name() rejects spaces, '#' and empty names, but the count = N path builds
   // "<name>1".."<name>N" without that check, so `on = "my client1 acquired"`
   // could never name them.
@@ -638,8 +638,75 @@ TEST_CASE("clients made with count obey the same naming rules as any process" * 
                  "a name needs at least one character");
 }
 
-TEST_CASE("a node that takes the storage's default name is rejected at the node's name" * doctest::may_fail()) {
-  // The clash is found when the storage's default name is claimed, and is
-  // reported at line 1 under a [storage] table the file does not have.
-  check_rejected(small("name = \"redis1\"", "name = \"storage\""), "scenarios/x.toml:11: [[node]] 'name'", "storage");
+TEST_CASE("a node that takes the storage's default name is rejected at the node's name") {
+  // Not at line 1 under a [storage] table the file does not have.
+  check_rejected(small("name = \"redis1\"", "name = \"storage\""), "scenarios/x.toml:11: [[node]] 'name'",
+                 "\"storage\" is the storage's name (by default");
+}
+
+TEST_CASE("a client that takes the name given to the storage is rejected at the client's name") {
+  check_rejected(small("", "", "\n[storage]\nname = \"client1\"\n"), "scenarios/x.toml:14: [[client]] 'name'",
+                 "\"client1\" is already the name of another process");
+}
+
+TEST_CASE("a node that takes the sentinel's default name is rejected at the node's name" * doctest::may_fail()) {
+  // The sentinel's default name is claimed after the nodes are named, and the
+  // clash is reported as "x.toml:1: [sentinel] 'name': ..." (line 1 is the title).
+  const std::string sentinel_node =
+      "name = \"sentinel\"\n\n[[node]]\nname = \"redis2\"\nreplica_of = \"sentinel\"\n\n[sentinel]\n";
+  check_rejected(small("name = \"redis1\"\n", sentinel_node), "scenarios/x.toml:11: [[node]] 'name'", "sentinel");
+}
+
+TEST_CASE("a fault or a client start after the end of the run is an impossible input, named where it is") {
+  const char* base = R"(title = "t"
+about = "a"
+source = "s"
+duration = "60s"
+[lock]
+algorithm = "redis-single"
+ttl = "10s"
+[[node]]
+name = "redis1"
+[[client]]
+name = "client1"
+start = "START"
+[[fault]]
+at = "AT"
+kind = "crash"
+target = "redis1"
+)";
+  auto with = [&](const std::string& start, const std::string& at) {
+    std::string text = base;
+    text.replace(text.find("START"), 5, start);
+    text.replace(text.find("AT"), 2, at);
+    try {
+      parse_scenario(text, "x.toml");
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(with("0s", "59s") == "(accepted)");
+  CHECK(with("0s", "100s").find("x.toml:14: [[fault]] crash 'at': 100s is not within the run (duration = 60s)") == 0);
+  CHECK(with("60s", "1s").find("x.toml:12: [[client]] 'start': 60s is not within the run") == 0);
+  CHECK(with("0s", "1s").find("accepted") != std::string::npos);
+}
+
+TEST_CASE("a range written with three dots is named as such") {
+  const std::string text = R"(title = "t"
+about = "a"
+source = "s"
+duration = "60s"
+[lock]
+algorithm = "redis-single"
+ttl = "10s"
+[network]
+delay = "1ms...3ms"
+[[node]]
+name = "redis1"
+[[client]]
+name = "client1"
+)";
+  CHECK_THROWS_WITH_AS(parse_scenario(text, "x.toml"), doctest::Contains("x.toml:9: [network] 'delay': \"1ms...3ms\": a range has two dots"),
+                       ScenarioError);
 }
