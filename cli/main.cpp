@@ -50,6 +50,7 @@ struct RunArgs {
   std::string format = "text";
   std::string trace_path;
   std::string svg_path, html_path;
+  std::size_t arrows = DiagramOptions{}.max_arrows;
   bool check_determinism = false;
 };
 
@@ -73,7 +74,9 @@ int cmd_run(const RunArgs& a) {
       if (path.empty()) continue;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
       std::ofstream out(path);
-      if (!(out << (html ? html_report(r) : svg_diagram(r)))) throw ScenarioError(path + ": cannot write there");
+      DiagramOptions d;
+      d.max_arrows = a.arrows;
+      if (!(out << (html ? html_report(r, d) : svg_diagram(r, d)))) throw ScenarioError(path + ": cannot write there");
     }
     if (a.check_determinism) {
       RunResult again = run_scenario(s, opts);
@@ -312,6 +315,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
   run_cmd->add_option("--trace", run.trace_path, "write every event as JSON Lines to PATH");
   run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
+  run_cmd->add_option("--arrows", run.arrows, "draw at most this many message arrows (default 400; 0: none)");
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");

@@ -51,7 +51,8 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   const std::size_t shown = std::min(steps.size(), o.max_steps);
   const int width = static_cast<int>(std::to_string(steps.size()).size());
   for (std::size_t i = 0; i < shown; ++i)
-    out += fmt::format("  {:>{}}. t={:<10} {}\n", i + 1, width, format_instant(steps[i].at), steps[i].text);
+    out += fmt::format("  {:>{}}. {} {}\n", i + 1, width, paint(o.colour, "2", fmt::format("t={:<10}", format_instant(steps[i].at))),
+                       steps[i].text);
   if (shown < steps.size())
     out += fmt::format("  ... {} more steps (--trace PATH writes every event)\n", steps.size() - shown);
 
@@ -63,7 +64,7 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict) + "\n";
   for (const Violation& v : r.violations) {
     std::string when = v.until != v.at ? format_instant(v.at) + "–" + format_instant(v.until) : format_instant(v.at);
-    out += fmt::format("  {:<16} {:<20} {}\n", violation_name(v.kind), when, v.detail);
+    out += fmt::format("  {} {:<20} {}\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(v.kind))), when, v.detail);
   }
   if (s.lock.fencing == Fencing::Token) {
     const std::size_t rejected = count_events(trace, Ev::StorageReject);
