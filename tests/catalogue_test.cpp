@@ -31,7 +31,7 @@ ClientConfig& client(Scenario& s, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("every scenario in the catalogue gives the verdict its [expect] table declares") {
+TEST_CASE("every scenario in the catalogue gives the verdict its expect table declares") {
   int checked = 0;
   for (const auto& entry : fs::recursive_directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios")) {
     if (entry.path().extension() != ".toml") continue;
@@ -45,7 +45,7 @@ TEST_CASE("every scenario in the catalogue gives the verdict its [expect] table 
   CHECK(checked >= 11);
 }
 
-TEST_CASE("K1: a GC pause longer than the TTL breaks the lock; a shorter one does not") {
+TEST_CASE("K1: a GC pause longer than the TTL breaks the lock, a shorter one does not") {
   Scenario s = catalogue("scenarios/kleppmann/gc-pause.toml");
   CHECK(verdict_of(s) == kinds({Overlap, StaleWrite, LostUpdate}));
   first_fault(s, FaultKind::Pause).duration = Duration::s(28);  // client1 wakes at 29 s, before its key expires
@@ -81,7 +81,7 @@ TEST_CASE("K3: a pause after the validity check still breaks the lock, unless it
   CHECK(verdict_of(s).empty());
 }
 
-TEST_CASE("K8: a write held longer than the TTL lands after the next holder's; a shorter hold is harmless") {
+TEST_CASE("K8: a write held longer than the TTL lands after the next holder's, a shorter hold is harmless") {
   Scenario fenced = catalogue("scenarios/kleppmann/network-delay.toml");
   CHECK(verdict_of(fenced) == kinds({Overlap}));
   Scenario unfenced = catalogue("scenarios/kleppmann/network-delay-unfenced.toml");
@@ -90,7 +90,7 @@ TEST_CASE("K8: a write held longer than the TTL lands after the next holder's; a
   CHECK(verdict_of(unfenced).empty());
 }
 
-TEST_CASE("R1: a crashed SETNX holder leaves the lock stuck; without the crash nobody waits long") {
+TEST_CASE("R1: a crashed SETNX holder leaves the lock stuck, without the crash nobody waits long") {
   Scenario s = catalogue("scenarios/redis/setnx-no-ttl-crash.toml");
   CHECK(verdict_of(s) == kinds({Stuck}));
   s.faults.clear();
@@ -104,7 +104,7 @@ TEST_CASE("R1 fixed: the TTL frees a crashed holder's lock within the liveness w
   CHECK(verdict_of(s) == kinds({Stuck}));
 }
 
-TEST_CASE("R2: a plain DEL after a pause deletes the next holder's lock; a short pause does no harm") {
+TEST_CASE("R2: a plain DEL after a pause deletes the next holder's lock, a short pause does no harm") {
   Scenario s = catalogue("scenarios/redis/del-without-owner-check.toml");
   CHECK(verdict_of(s) == kinds({ForeignRelease, Overlap, StaleWrite, LostUpdate}));
   first_fault(s, FaultKind::Pause).duration = Duration::s(5);
@@ -116,7 +116,7 @@ TEST_CASE("R2 fixed: compare-and-delete leaves only the overlap the pause itself
   CHECK(verdict_of(s) == kinds({Overlap}));
 }
 
-TEST_CASE("R3: GET then DEL loses the key in between; releasing well before expiry does not") {
+TEST_CASE("R3: GET then DEL loses the key in between, releasing well before expiry does not") {
   Scenario s = catalogue("scenarios/redis/get-then-del.toml");
   CHECK(verdict_of(s) == kinds({ForeignRelease, Overlap, StaleWrite, LostUpdate}));
   client(s, "client1").work = DurationRange::fixed(Duration::s(5));

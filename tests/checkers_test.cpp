@@ -303,7 +303,7 @@ TEST_CASE("deleting your own key, or someone's key outside a release, is not a f
 
 // ---- stuck --------------------------------------------------------------------
 
-TEST_CASE("waiting with nobody holding for longer than 2 x TTL is stuck; shorter is not") {
+TEST_CASE("waiting with nobody holding for longer than 2 x TTL is stuck, shorter is not") {
   T t;
   t.ev(0, t.c1, Ev::Acquiring).ev(25'000, t.c1, Ev::Acquired);
   const auto v = check_stuck(t.trace, until(60'000, Duration::s(10)));  // 25 s > 20 s
@@ -345,7 +345,7 @@ TEST_CASE("a crashed holder leaves every waiter stuck, named in order, until the
   CHECK(contains(v[0].detail, "client2 and client3 waited 59.9s"));
 }
 
-TEST_CASE("a stuck stretch ends when a client acquires; giving up ends a client's wait") {
+TEST_CASE("a stuck stretch ends when a client acquires, giving up ends a client's wait") {
   T t;
   t.ev(0, t.c1, Ev::Acquiring).ev(30'000, t.c1, Ev::AcquireFailed);  // 30 s > 20 s
   t.ev(31'000, t.c2, Ev::Acquiring).ev(35'000, t.c2, Ev::Acquired);   // 4 s

@@ -310,7 +310,7 @@ std::string run_random_traffic(std::uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("the same seed gives the same trace hash; another seed with random delays does not") {
+TEST_CASE("the same seed gives the same trace hash, another seed with random delays does not") {
   CHECK(run_random_traffic(7) == run_random_traffic(7));
   CHECK(run_random_traffic(7) != run_random_traffic(8));
 }

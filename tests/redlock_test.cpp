@@ -145,7 +145,7 @@ TEST_CASE("K4: a jump larger than what is left of client1's key on redis3 during
   CHECK(run_scenario(s).verdict.empty());
 }
 
-TEST_CASE("R10: a node clock faster than the drift allowance breaks Redlock; within it, safe") {
+TEST_CASE("R10: a node clock faster than the drift allowance breaks Redlock, within it, safe") {
   Scenario s = catalogue("scenarios/redis/redlock-drift.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   s.nodes[0].clock.drift_ppb = 5'000'000;  // 0.5%
@@ -160,7 +160,7 @@ TEST_CASE("K6 vs K7: the validity check after acquiring is what makes the pause 
   CHECK(run_scenario(v5).verdict.empty());
 }
 
-TEST_CASE("R7: a node restarted empty votes twice; a restart delayed past the TTL or an fsync'd key prevents it") {
+TEST_CASE("R7: a node restarted empty votes twice, a restart delayed past the TTL or an fsync'd key prevents it") {
   Scenario s = catalogue("scenarios/redis/redlock-restart-no-persistence.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   s.nodes[2].restart_delay = Duration::s(31);
@@ -175,7 +175,7 @@ TEST_CASE("Redlock refuses fencing = \"token\": its values are random, not monot
                        doctest::Contains("offers no monotonic fencing token"), ScenarioError);
 }
 
-TEST_CASE("redsync and node-redlock extend a lock on a majority while it is valid; a pause past the validity loses it") {
+TEST_CASE("redsync and node-redlock extend a lock on a majority while it is valid, a pause past the validity loses it") {
   for (const char* flavour : {"redsync", "node-redlock-v5"}) {
     INFO(flavour);
     const std::string base = std::string(R"(title = "t"

@@ -100,7 +100,7 @@ TEST_CASE("the watchdog renews the lease every third of watchdog_timeout, and on
   CHECK(r.verdict.empty());
 }
 
-TEST_CASE("Z1: a pause longer than what is left of the watchdog's lease breaks the lock; a shorter one does not") {
+TEST_CASE("Z1: a pause longer than what is left of the watchdog's lease breaks the lock, a shorter one does not") {
   Scenario s = catalogue("scenarios/redisson/watchdog-stw-pause.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   // Paused at 15 s, last renewed at 10 s: the key lives until 40 s. A 24 s pause ends at 39 s.
@@ -108,7 +108,7 @@ TEST_CASE("Z1: a pause longer than what is left of the watchdog's lease breaks t
   CHECK(run_scenario(s).verdict.empty());
 }
 
-TEST_CASE("R6: a lease longer than the failover is lost with the master; a shorter one is over before") {
+TEST_CASE("R6: a lease longer than the failover is lost with the master, a shorter one is over before") {
   Scenario s = catalogue("scenarios/redis/failover-async-replication.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   // Replication faster than the crash: the replica has the key, and client2 must wait.
@@ -134,7 +134,7 @@ TEST_CASE("Z2: the promoted replica repeats the token only if the INCR had not r
   CHECK(acquired[1]->token == 35);
 }
 
-TEST_CASE("Z3: MultiLock needs every node; Redisson's RedLock a majority") {
+TEST_CASE("Z3: MultiLock needs every node, Redisson's RedLock a majority") {
   CHECK(run_scenario(catalogue("scenarios/redisson/multilock-node-down.toml")).verdict ==
         std::set{ViolationKind::Stuck});
   Scenario s = catalogue("scenarios/redisson/multilock-node-down.toml");
@@ -142,7 +142,7 @@ TEST_CASE("Z3: MultiLock needs every node; Redisson's RedLock a majority") {
   CHECK(run_scenario(s).verdict.empty());
 }
 
-TEST_CASE("a failover fault promotes the replica now; the old master is demoted and clients follow the new one") {
+TEST_CASE("a failover fault promotes the replica now, the old master is demoted and clients follow the new one") {
   const char* text = R"(title = "t"
 about = "a"
 source = "s"

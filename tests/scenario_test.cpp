@@ -339,12 +339,12 @@ TEST_CASE("a scenario without a title is rejected at the top of the file") {
   check_rejected(small("title = \"t\"\n", ""), "scenarios/x.toml:1: top level 'title'", "missing");
 }
 
-TEST_CASE("a scenario without a [lock] table is rejected") {
+TEST_CASE("a scenario without a lock table is rejected") {
   check_rejected(small("[lock]\nalgorithm = \"redis-single\"\nttl = \"10s\"\n", ""),
                  "scenarios/x.toml:1: top level '[lock]'", "missing");
 }
 
-TEST_CASE("a [lock] table without an algorithm is rejected at the table's line") {
+TEST_CASE("a lock table without an algorithm is rejected at the table's line") {
   check_rejected(small("algorithm = \"redis-single\"\n", ""), "scenarios/x.toml:6: [lock] 'algorithm'", "missing");
 }
 
@@ -466,7 +466,7 @@ TEST_CASE("a range that ends before it starts is rejected at its line") {
   CHECK(s.clients[1].think.is_fixed());
 }
 
-TEST_CASE("a [lock] key that is not an option of the algorithm lists the algorithm's options") {
+TEST_CASE("a lock key that is not an option of the algorithm lists the algorithm's options") {
   check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nrelease = \"del\""),
                  "scenarios/x.toml:8: [lock] 'release'",
                  "not an option of setnx (its options: key, retry_delay, retry_count, request_timeout)");
@@ -482,7 +482,7 @@ TEST_CASE("a ttl for an algorithm that sets no expiry is rejected at the ttl") {
   CHECK_FALSE(s.lock.ttl.has_value());
 }
 
-TEST_CASE("redis-single without a ttl is rejected at the [lock] table's line") {
+TEST_CASE("redis-single without a ttl is rejected at the lock table's line") {
   check_rejected(small("ttl = \"10s\"\n", ""), "scenarios/x.toml:6: [lock] 'ttl'", "missing (it is required)");
 }
 
@@ -577,7 +577,7 @@ TEST_CASE("a delay with neither duration nor by is rejected at its table's line"
   CHECK_FALSE(s.faults.at(0).duration.has_value());
 }
 
-TEST_CASE("a drop probability outside (0, 1] is rejected") {
+TEST_CASE("a drop probability outside from 0 (excluded) to 1 is rejected") {
   check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nto = \"redis1\"\nprobability = 0\n"),
                  "scenarios/x.toml:23: [[fault]] drop 'probability'", "must be more than 0 and at most 1");
   check_rejected(small("", "", "\n[[fault]]\nat = \"1s\"\nkind = \"drop\"\nto = \"redis1\"\nprobability = 1.5\n"),
@@ -588,7 +588,7 @@ TEST_CASE("a drop probability outside (0, 1] is rejected") {
   CHECK(s.faults.at(0).from == "client1");
 }
 
-TEST_CASE("a violation listed twice in [expect] is rejected") {
+TEST_CASE("a violation listed twice in the expect table is rejected") {
   check_rejected(small("", "", "\n[expect]\nviolations = [\"stuck\", \"overlap\", \"stuck\"]\n"),
                  "scenarios/x.toml:20: [expect] 'violations'", "\"stuck\" is listed twice");
   check_rejected(small("", "", "\n[expect]\nliveness_window = \"1s\"\n"), "scenarios/x.toml:19: [expect] 'violations'",
@@ -598,7 +598,7 @@ TEST_CASE("a violation listed twice in [expect] is rejected") {
   CHECK(s.expect.violations.empty());
 }
 
-TEST_CASE("a scenario without a [[node]] or a [[client]] is rejected") {
+TEST_CASE("a scenario without a node or a client is rejected") {
   check_rejected(small("\n[[node]]\nname = \"redis1\"\n", ""), "scenarios/x.toml:1: top level '[[node]]'",
                  "missing: the lock service needs at least one node");
   check_rejected(small("\n[[client]]\nname = \"client1\"\n\n[[client]]\nname = \"client2\"\n", ""),
@@ -610,7 +610,7 @@ TEST_CASE("a scenario without about or source is rejected") {
   check_rejected(small("source = \"s\"\n", ""), "scenarios/x.toml:1: top level 'source'", "missing");
 }
 
-TEST_CASE("a failover needs a sentinel and a replica of its target; with them it parses") {
+TEST_CASE("a failover needs a sentinel and a replica of its target, with them it parses") {
   const std::string failover = "\n[[fault]]\nat = \"1s\"\nkind = \"failover\"\ntarget = \"redis1\"\n";
   check_rejected(small("", "", failover), "scenarios/x.toml:22: [[fault]] failover 'target'",
                  "a failover needs a [sentinel] and a master with a replica; redis1 has no replica");

@@ -66,6 +66,21 @@ TEST_CASE("no co_await expression builds an aggregate temporary (g++ 12 miscompi
   }
 }
 
+// doctest_discover_tests hands CTest the names as a CMake list: a ';' splits a
+// name (the halves then match no test and "pass"), and brackets glue names together.
+TEST_CASE("no test name has a character that CTest's test list would mangle") {
+  static const std::regex test_case(R"(TEST_CASE\("((?:[^"\\]|\\.)*)\")");
+  for (const auto& entry : fs::directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / "tests")) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::sregex_iterator it(text.begin(), text.end(), test_case), end; it != end; ++it) {
+      const std::string name = (*it)[1];
+      INFO(entry.path().filename().string() << ": " << name);
+      CHECK(name.find_first_of(";[]") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("the tidy check itself catches a banned name") {
   const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-probe";
   fs::create_directories(tmp);
