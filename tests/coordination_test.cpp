@@ -68,21 +68,21 @@ TEST_CASE("a ZooKeeper client goes SUSPENDED after 2/3 of its session timeout wi
   CHECK(lost->at - heard->at == Duration::s(10) * 2 / 3);
 }
 
-TEST_CASE("Z6: a holder that works on until LOST overlaps the next holder; one that stops at SUSPENDED does not") {
+TEST_CASE("Z6: a holder that works on until LOST overlaps the next holder, one that stops at SUSPENDED does not") {
   Scenario s = catalogue("scenarios/zookeeper/partition-suspended-vs-lost.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::StaleWrite) == 1);
   s.lock.on_suspended = "stop";
   CHECK(run_scenario(s).verdict.empty());
 }
 
-TEST_CASE("Z5: a pause shorter than the session timeout keeps the lock; a longer one loses it") {
+TEST_CASE("Z5: a pause shorter than the session timeout keeps the lock, a longer one loses it") {
   Scenario s = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   s.faults[0].duration = Duration::s(8);  // the session survives: the server heard from it within 10 s
   CHECK(run_scenario(s).verdict.empty());
 }
 
-TEST_CASE("watching the predecessor wakes one waiter per release; watching the parent wakes them all") {
+TEST_CASE("watching the predecessor wakes one waiter per release, watching the parent wakes them all") {
   const RunResult one = run_scenario(catalogue("scenarios/zookeeper/herd-effect.toml"));
   const RunResult herd = run_scenario(catalogue("scenarios/zookeeper/herd-effect-parent.toml"));
   CHECK(one.stats.acquisitions == 20);
@@ -91,7 +91,7 @@ TEST_CASE("watching the predecessor wakes one waiter per release; watching the p
   CHECK(notifications(herd) > 10 * notifications(one));
 }
 
-TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it waited; 3.5 re-checks and refuses") {
+TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it waited, 3.5 re-checks and refuses") {
   Scenario s = catalogue("scenarios/etcd/lease-expires-while-waiting-3.4.toml");
   const RunResult v34 = run_scenario(s);
   CHECK(v34.verdict == std::set{ViolationKind::Overlap});
@@ -101,7 +101,7 @@ TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it wa
   CHECK(first_of(v35, Ev::AcquireFailed, *v35.world->find("client2")) != nullptr);
 }
 
-TEST_CASE("Z9: a holder paused past its lease TTL loses the lock; a shorter pause keeps it") {
+TEST_CASE("Z9: a holder paused past its lease TTL loses the lock, a shorter pause keeps it") {
   Scenario s = catalogue("scenarios/etcd/pause-after-lock.toml");
   CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
   s.faults[0].duration = Duration::s(5);  // keepalives resume before the lease runs out
