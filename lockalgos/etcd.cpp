@@ -1,18 +1,25 @@
 // etcd's concurrency.Mutex (client/v3/concurrency/mutex.go, session.go), as
 // `etcdctl lock` uses it (algorithms.md §6):
 //
-//   session:  Grant(lease_ttl); KeepAlive every ttl/3
+//   session:  Grant(lease_ttl); KeepAlive a third of the TTL after each
+//             response, again every 500 ms while one is overdue; no response
+//             for a whole TTL: Session.Done()
 //   acquire:  key = prefix/<leaseID>; Txn: if CreateRevision(key) == 0 then
-//             Put(key, lease); myRev = its create revision
+//             Put(key, lease) else Get(key); and Get(prefix, FirstCreate).
+//             myRev = our key's create revision; the first key is ours: held
 //             waitDeletes: while a key under the prefix has a create revision
 //             below myRev, watch the newest such key until it is deleted
 //             3.5 only: Get(key) again; gone -> ErrSessionExpired
-//   release:  Delete(key)
+//   release:  Delete(key) — over a gRPC stream on TCP, a request is not lost
+//             while the connection lives: one that got no answer is sent again
+//             until the server answers or the session ends (the key is named
+//             after our lease: a late delete can never remove another's)
 //
 // Fencing token: myRev. The Mutex never interrupts a holder: a holder whose
 // lease expired (a pause, a partition) is not told. Version "3.4" (v3.4.3 ..
 // v3.4.30) returns from Lock() after waiting without re-checking the session,
-// Jepsen's etcd 3.4.3 finding (#11456); "3.5" re-checks.
+// Jepsen's etcd 3.4.3 finding (#11456); "3.5" re-checks. A restarted client
+// opens a new session (its keepalives died with it).
 //
 // Assumes: the holder's keepalives keep flowing while it holds the lock.
 #include <algorithm>
@@ -28,61 +35,96 @@ constexpr const char* kPrefix = "/lock/";
 
 class EtcdMutex final : public Lock {
  public:
-  explicit EtcdMutex(LockEnv env) : env_(std::move(env)), etcd_(env_.nodes.front()), deleted_(env_.self) {}
+  explicit EtcdMutex(LockEnv env) : env_(std::move(env)), etcd_(env_.nodes.front()), incarnation_(env_.self.epoch()) {
+    deleted_.emplace(env_.self);
+  }
 
   Task<std::optional<Grant>> acquire() override {
+    forget_if_restarted();
     const Duration timeout = env_.config.request_timeout.value_or(Duration::s(5));
     if (lease_ == 0 || session_done_) co_await new_session(timeout);
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(lease_));
     const std::string key = std::string(kPrefix) + hex;
-    const auto put = co_await call(coord_request(coord::Op::PutIfAbsent, key, lease_), timeout);
+    coord::Request txn = coord_request(coord::Op::PutIfAbsent, key, lease_);
+    txn.data = kPrefix;
+    const auto put = co_await call(std::move(txn), timeout);
     if (!put || !put->ok) co_return std::nullopt;  // the lease is gone: ErrSessionExpired
     const std::int64_t my_rev = put->id;
+    const Grant grant{key, my_rev, std::nullopt, env_.self.world().trace().name(etcd_)};
+    // No key under the prefix but ours, or ours was created first: we hold it.
+    if (put->nodes.empty() || put->nodes.front().revision == my_rev) co_return grant;
 
-    bool waited = false;
-    for (;;) {  // waitDeletes
+    for (;;) {  // waitDeletes(prefix, myRev - 1)
       const auto keys = co_await call(coord_request(coord::Op::Range, kPrefix), timeout);
-      if (!keys) continue;
+      if (!keys) {
+        co_await env_.self.sleep(kRetry);
+        continue;
+      }
       const coord::Node* newest_lower = nullptr;
       for (const coord::Node& n : keys->nodes)
         if (n.revision < my_rev && (!newest_lower || n.revision > newest_lower->revision)) newest_lower = &n;
       if (!newest_lower) break;
-      waited = true;
       awaiting_ = newest_lower->path;
-      co_await call(coord_request(coord::Op::WatchDelete, awaiting_), timeout);
-      co_await deleted_.wait();
+      const auto watching = co_await call(coord_request(coord::Op::WatchDelete, awaiting_), timeout);
+      if (!watching) continue;  // the watch may not be set: look again
+      co_await deleted_->wait();
     }
-    if (waited && env_.config.version == "3.5") {
+    if (env_.config.version == "3.5") {
       // v3.5: make sure our own key (and so our session) survived the wait.
       const auto mine = co_await call(coord_request(coord::Op::Range, key), timeout);
-      const bool still_there = mine && std::any_of(mine->nodes.begin(), mine->nodes.end(),
-                                                   [&](const coord::Node& n) { return n.path == key; });
+      if (!mine) {  // the Get failed: Unlock, and return its error
+        co_await release(grant);
+        co_return std::nullopt;
+      }
+      const bool still_there = std::any_of(mine->nodes.begin(), mine->nodes.end(),
+                                           [&](const coord::Node& n) { return n.path == key; });
       if (!still_there) {
         env_.self.note(Ev::AttemptFailed, {.detail = "its key is gone while it waited: ErrSessionExpired"});
         co_await env_.self.yield();
         co_return std::nullopt;
       }
     }
-    co_return Grant{key, my_rev, std::nullopt, env_.self.world().trace().name(etcd_)};
+    co_return grant;
   }
 
   Task<bool> release(const Grant& grant) override {
+    forget_if_restarted();
     const auto r = co_await call(coord_request(coord::Op::DeleteKey, grant.value),
                                  env_.config.request_timeout.value_or(Duration::s(5)));
+    if (!r) env_.self.spawn(delete_until_answered(grant.value, lease_));
     co_return r && r->ok && r->id == 1;
   }
 
   bool on_push(Message& m) override {
     const auto* n = std::get_if<coord::Notify>(&m.body);
     if (!n) return false;
-    if (n->path == awaiting_) deleted_.fire();
+    forget_if_restarted();
+    // Ours, or a lost message that may have been ours (ServerStream): look again.
+    if (stream_.gap(n->seq) || n->path == awaiting_) deleted_->fire();
     return true;
   }
 
  private:
+  static constexpr Duration kRetry = Duration::ms(100);
+  static constexpr Duration kOverdue = Duration::ms(500);
+
+  // A crash destroyed the keepalive loop and whatever waited on a watch: the
+  // restarted client starts with a new session.
+  void forget_if_restarted() {
+    if (incarnation_ == env_.self.epoch()) return;
+    incarnation_ = env_.self.epoch();
+    lease_ = 0;
+    session_done_ = false;
+    awaiting_.clear();
+    stream_.reset();
+    deleted_.emplace(env_.self);  // the old one may name a destroyed coroutine
+  }
+
   Task<std::optional<coord::Reply>> call(coord::Request req, Duration timeout) {
-    return coord_call(env_.self, etcd_, std::move(req), timeout);
+    auto r = co_await coord_call(env_.self, etcd_, std::move(req), timeout);
+    if (r && stream_.gap(r->seq)) deleted_->fire();  // a lost message: look again (ServerStream)
+    co_return r;
   }
 
   Task<void> new_session(Duration timeout) {
@@ -100,18 +142,54 @@ class EtcdMutex final : public Lock {
     }
   }
 
-  // The next keepalive goes out a third of the TTL after each response.
-  Task<void> keep_alive(std::int64_t lease) {
+  Task<void> delete_until_answered(std::string key, std::int64_t lease) {
     while (lease == lease_ && !session_done_) {
-      co_await env_.self.sleep(env_.config.lease_ttl / 3);
-      const auto r = co_await call(coord_request(coord::Op::KeepAlive, "", lease), env_.config.lease_ttl / 3);
-      if (r && !r->ok) session_done_ = true;  // Session.Done(): nobody interrupts the holder
+      co_await env_.self.sleep(Duration::s(1));
+      if (lease != lease_) co_return;
+      const auto answered = co_await call(coord_request(coord::Op::DeleteKey, key),
+                                          env_.config.request_timeout.value_or(Duration::s(5)));
+      if (answered) co_return;
+    }
+  }
+
+  // clientv3's lessor: the next keepalive is due a third of the TTL after
+  // each response, and one overdue goes out every 500 ms until answered; a
+  // whole TTL without a response (or "lease not found") closes the session,
+  // Session.Done() — which nobody tells the holder.
+  Task<void> keep_alive(std::int64_t lease) {
+    const Duration ttl = env_.config.lease_ttl;
+    Instant next = env_.self.mono_now() + ttl / 3;
+    Instant deadline = env_.self.mono_now() + ttl;
+    while (lease == lease_ && !session_done_) {
+      if (env_.self.mono_now() < next) {
+        co_await env_.self.sleep(next - env_.self.mono_now());
+        continue;
+      }
+      if (env_.self.mono_now() >= deadline) {
+        session_done_ = true;
+        co_return;
+      }
+      const Instant sent = env_.self.mono_now();
+      const auto r = co_await call(coord_request(coord::Op::KeepAlive, "", lease), kOverdue);
+      if (lease != lease_) co_return;
+      if (r && !r->ok) session_done_ = true;
+      else if (r) {
+        next = env_.self.mono_now() + ttl / 3;
+        deadline = env_.self.mono_now() + ttl;
+      } else {
+        next = sent + kOverdue;  // unanswered (or refused): again on the next 500 ms tick
+        // The connection is in doubt, and a watch event may be lost with it: a
+        // waiter reads again, as the watch would resume from its revision.
+        deleted_->fire();
+      }
     }
   }
 
   LockEnv env_;
   ProcId etcd_;
-  Wakeup deleted_;
+  std::optional<Wakeup> deleted_;
+  ServerStream stream_;
+  std::uint32_t incarnation_;
   std::string awaiting_;
   std::int64_t lease_ = 0;
   bool session_done_ = false;

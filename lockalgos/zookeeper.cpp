@@ -7,15 +7,19 @@
 //   4. else exists(the next lower node, watch): if gone go to 2, else wait for
 //      the watch, then go to 2   (watch = "parent": a child watch on lock/,
 //      which wakes every waiter on every change: the herd)
-//   release: delete our node
+//   release: delete our node — delete().guaranteed(): a delete that gets no
+//            answer is retried in the background for as long as the session
+//            lives, or the node would block everyone behind it
 //
-// The session: the client pings every third of the timeout, goes
-// Disconnected (Curator: SUSPENDED) after 2/3 of it with nothing heard, and
-// learns Expired only when the server tells it; Curator declares LOST one
-// timeout (on the wall clock) after SUSPENDED. The server alone expires the
-// session and deletes its ephemeral nodes. InterProcessMutex never
-// interrupts a holder: on_suspended = "continue" works on until LOST,
-// "stop" gives up at SUSPENDED. Fencing token: the node's czxid.
+// The session: the client pings after a third of the timeout with nothing
+// sent, goes Disconnected (Curator: SUSPENDED) after 2/3 of it with nothing
+// heard, and learns Expired only when the server tells it; Curator declares
+// LOST one timeout (on the wall clock) after SUSPENDED. The server alone
+// expires the session and deletes its ephemeral nodes. A state change wakes
+// a waiter (ZooKeeper delivers it to every watcher), which looks again.
+// InterProcessMutex never interrupts a holder: on_suspended = "continue"
+// works on until LOST, "stop" gives up at SUSPENDED (the job sees it through
+// Lock::still_held() and skips its write). Fencing token: the node's czxid.
 //
 // Assumes: a holder that loses its session notices before it writes — which a
 // pause longer than the session timeout, or a partition, defeats.
@@ -29,13 +33,24 @@ namespace {
 
 class ZooKeeperLock final : public Lock {
  public:
-  explicit ZooKeeperLock(LockEnv env) : env_(std::move(env)), zk_(env_.nodes.front()), watch_fired_(env_.self) {}
+  explicit ZooKeeperLock(LockEnv env)
+      : env_(std::move(env)), zk_(env_.nodes.front()), incarnation_(env_.self.epoch()) {
+    watch_fired_.emplace(env_.self);
+  }
 
   Task<std::optional<Grant>> acquire() override {
-    const std::string guid = env_.self.rng().hex_token(8);
+    forget_if_restarted();
     const bool herd = env_.config.watch == "parent";
+    std::string guid;
+    std::int64_t guid_session = 0;
     for (;;) {
       if (state_ == State::Lost || session_ == 0) co_await connect();
+      // A node is found again by its GUID only within the session that made
+      // it: an older session's node dies with that session.
+      if (guid_session != session_) {
+        guid = env_.self.rng().hex_token(8);
+        guid_session = session_;
+      }
       // Find our node by its GUID (the reply to an earlier create may have been lost), or create it.
       auto children = co_await request(coord_request(coord::Op::GetChildren, "/lock", session_));
       if (!children) {
@@ -77,21 +92,26 @@ class ZooKeeperLock final : public Lock {
           const auto pred = co_await request(std::move(exists));
           if (!pred || !pred->ok) continue;  // the predecessor is already gone: look again
         }
-        co_await watch_fired_.wait();
+        co_await watch_fired_->wait();
       }
     }
   }
 
   Task<bool> release(const Grant& grant) override {
+    forget_if_restarted();
     holding_ = false;
     const auto r = co_await request(coord_request(coord::Op::Delete, grant.value, session_));
+    if (!r) env_.self.spawn(delete_guaranteed(grant.value, generation_));
     co_return r && r->ok;
   }
 
   bool on_push(Message& m) override {
-    if (!std::holds_alternative<coord::Notify>(m.body)) return false;
+    const auto* n = std::get_if<coord::Notify>(&m.body);
+    if (!n) return false;
+    forget_if_restarted();
+    stream_.gap(n->seq);
     heard();
-    watch_fired_.fire();
+    watch_fired_->fire();
     return true;
   }
 
@@ -102,10 +122,32 @@ class ZooKeeperLock final : public Lock {
 
   Duration read_timeout() const { return timeout_ * 2 / 3; }
 
+  // A crash destroyed our heartbeat, our monitor and whatever waited on the
+  // watch: the restarted client is a new ZooKeeper handle, with a new session.
+  void forget_if_restarted() {
+    if (incarnation_ == env_.self.epoch()) return;
+    incarnation_ = env_.self.epoch();
+    ++generation_;
+    session_ = 0;
+    state_ = State::Lost;
+    holding_ = false;
+    lost_noted_ = false;
+    stream_.reset();
+    watch_fired_.emplace(env_.self);  // the old one may name a destroyed coroutine
+  }
+
   Task<void> connect() {
+    if (session_ != 0) {
+      // Curator closes the old handle before it opens a new one, and
+      // ZooKeeper.close() ends the session: its nodes go now, not at expiry.
+      const std::int64_t old = std::exchange(session_, 0);
+      ++generation_;
+      co_await coord_call(env_.self, zk_, coord_request(coord::Op::CloseSession, "", old), timeout_ / 3);
+    }
     coord::Request hello = coord_request(coord::Op::Connect);
     hello.ttl = env_.config.session_timeout;
     for (;;) {
+      last_sent_ = env_.self.mono_now();
       const auto r = co_await coord_call(env_.self, zk_, hello, env_.config.session_timeout);
       if (r && r->ok) {
         session_ = r->id;
@@ -121,10 +163,15 @@ class ZooKeeperLock final : public Lock {
     }
   }
 
-  // Every request refreshes "last heard"; SESSION_EXPIRED means LOST.
+  // Every reply refreshes "last heard"; SESSION_EXPIRED means LOST. No reply
+  // within a ping interval: nullopt — ZooKeeper fails a request with its
+  // connection (ConnectionLoss), reconnects, and Curator's RetryLoop retries;
+  // the callers here retry.
   Task<std::optional<coord::Reply>> request(coord::Request req) {
-    auto r = co_await coord_call(env_.self, zk_, std::move(req), read_timeout());
+    last_sent_ = env_.self.mono_now();
+    auto r = co_await coord_call(env_.self, zk_, std::move(req), timeout_ / 3);
     if (r) {
+      if (stream_.gap(r->seq)) watch_fired_->fire();  // a lost message: look again (ServerStream)
       heard();
       if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
     }
@@ -136,11 +183,25 @@ class ZooKeeperLock final : public Lock {
     if (state_ == State::Suspended) state_ = State::Connected;  // reconnected in time
   }
 
+  // Curator's FailedDeleteManager: retry until the server answers at all
+  // (deleted, already gone, or the session expired and took the node with it).
+  Task<void> delete_guaranteed(std::string path, std::uint64_t generation) {
+    while (generation == generation_ && state_ != State::Lost) {
+      co_await env_.self.sleep(Duration::s(1));
+      if (generation != generation_) co_return;
+      const auto answered = co_await request(coord_request(coord::Op::Delete, path, session_));
+      if (answered) co_return;
+    }
+  }
+
+  // A ping once the connection has been idle (nothing sent) for a third of
+  // the timeout: readTimeout / 2 in ClientCnxn. A lost ping does not hold up
+  // the next one.
   Task<void> heartbeat(std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
-      co_await env_.self.sleep(timeout_ / 3);
-      if (generation != generation_) co_return;
-      co_await request(coord_request(coord::Op::Ping, "", session_));
+      const Duration idle = env_.self.mono_now() - last_sent_;
+      if (idle < timeout_ / 3) co_await env_.self.sleep(timeout_ / 3 - idle);
+      else co_await request(coord_request(coord::Op::Ping, "", session_));
     }
   }
 
@@ -168,8 +229,11 @@ class ZooKeeperLock final : public Lock {
   }
 
   void lose(State to, const std::string& why) {
+    const State before = state_;
     if (to == State::Lost) state_ = State::Lost;
     else if (state_ == State::Connected) state_ = State::Suspended;
+    // Disconnected and Expired reach every watcher: a waiter wakes and looks again.
+    if (state_ != before) watch_fired_->fire();
     const bool gives_up = to == State::Lost || env_.config.on_suspended == "stop";
     if (holding_ && gives_up && !lost_noted_) {
       lost_noted_ = true;
@@ -179,11 +243,14 @@ class ZooKeeperLock final : public Lock {
 
   LockEnv env_;
   ProcId zk_;
-  Wakeup watch_fired_;
+  std::optional<Wakeup> watch_fired_;
+  ServerStream stream_;
+  std::uint32_t incarnation_;
   std::int64_t session_ = 0;
   Duration timeout_ = Duration::s(10);
   State state_ = State::Lost;
   Instant last_heard_;
+  Instant last_sent_;
   std::optional<Instant> suspended_wall_;
   std::uint64_t generation_ = 0;
   bool holding_ = false;

@@ -28,6 +28,13 @@ Reply error(std::string what) {
   return r;
 }
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// A watcher is registered once per path, however often it asks (ZooKeeper's
+// WatchManager keeps a set).
+template <typename W>
+void watch(std::vector<W>& watchers, W w) {
+  if (std::find(watchers.begin(), watchers.end(), w) == watchers.end()) watchers.push_back(std::move(w));
+}
 }  // namespace
 
 // --- ZooKeeper -------------------------------------------------------------
@@ -42,17 +49,33 @@ void ZooKeeperServer::on_crash() {
   // The ensemble is one service here: a crash of it loses nothing durable but the
   // sessions' connections; ZooKeeper's own recovery is out of scope.
 }
-void ZooKeeperServer::on_restart() { spawn(expire_sessions()); }
+// The sessions are in the snapshot; a new leader gives each a whole timeout.
+void ZooKeeperServer::on_restart() {
+  for (auto& [id, s] : sessions_) touch(s);
+  spawn(expire_sessions());
+}
 
 void ZooKeeperServer::on_message(Message& m) {
-  if (!serve(*this, m, [this](const Request& r, ProcId from) { return handle(r, from); })) Process::on_message(m);
+  const auto answer = [this](const Request& r, ProcId from) {
+    Reply out = handle(r, from);
+    out.seq = ++stream_[from];
+    return out;
+  };
+  if (!serve(*this, m, answer)) Process::on_message(m);
+}
+
+void ZooKeeperServer::notify(ProcId to, const std::string& path, const char* what) {
+  coord::Notify n{path, what};
+  n.seq = ++stream_[to];
+  send(to, std::move(n));
 }
 
 void ZooKeeperServer::touch(Session& s) {
-  // ExpiryQueue: the deadline rounded up to the next tick boundary.
+  // ExpiryQueue.roundToNextInterval: the first tick boundary *after* the
+  // deadline, (t / tick + 1) * tick — on a boundary, one more tick of grace.
   const std::int64_t deadline = (mono_now() + s.timeout).ns();
   const std::int64_t tick = tick_.count_ns();
-  s.expires = Instant::from_ns((deadline + tick - 1) / tick * tick);
+  s.expires = Instant::from_ns((deadline / tick + 1) * tick);
 }
 
 Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
@@ -78,7 +101,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       char suffix[16];
       std::snprintf(suffix, sizeof suffix, "%010lld", static_cast<long long>(sequence_[req.path]++));
       const std::string path = req.path + "/" + req.data + suffix;
-      nodes_[path] = Znode{++zxid_, req.id};
+      nodes_[path] = Znode{++zxid_, req.id, session->second.client};
       session->second.ephemerals.insert(path);
       r.path = path;
       r.id = zxid_;
@@ -93,19 +116,24 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       std::sort(r.nodes.begin(), r.nodes.end(), [](const coord::Node& a, const coord::Node& b) {
         return a.path.substr(a.path.size() - 10) < b.path.substr(b.path.size() - 10);
       });
-      if (req.watch) child_watches_[req.path].push_back(from);
+      if (req.watch) watch(child_watches_[req.path], {from, req.id});
       break;
     }
     case Op::Exists: {
       r.ok = nodes_.count(req.path) > 0;
       if (!r.ok) r.error = "NO_NODE";
-      else if (req.watch) exists_watches_[req.path].push_back(from);
+      else if (req.watch) watch(exists_watches_[req.path], {from, req.id});
+      break;
+    }
+    case Op::CloseSession: {
+      const std::set<std::string> ephemerals = std::move(session->second.ephemerals);
+      sessions_.erase(session);
+      for (const std::string& path : ephemerals) delete_node(path, "", from);
       break;
     }
     case Op::Delete:
       if (!nodes_.count(req.path)) return error("NO_NODE");
-      session->second.ephemerals.erase(req.path);
-      delete_node(req.path, "");
+      delete_node(req.path, "", from);
       break;
     default:
       return error("UNIMPLEMENTED");
@@ -113,22 +141,24 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
   return r;
 }
 
-void ZooKeeperServer::fire(std::map<std::string, std::vector<ProcId>>& watches, const std::string& path,
-                           const char* what) {
+void ZooKeeperServer::fire(Watches& watches, const std::string& path, const char* what) {
   auto it = watches.find(path);
   if (it == watches.end()) return;
-  const std::vector<ProcId> watchers = std::move(it->second);  // one-shot
+  const std::vector<Watch> watchers = std::move(it->second);  // one-shot
   watches.erase(it);
-  for (ProcId w : watchers) send(w, coord::Notify{path, what});
+  // A watch lives in its session's connection: an expired session's are gone.
+  for (const Watch& w : watchers)
+    if (sessions_.count(w.session)) notify(w.client, path, what);
 }
 
-void ZooKeeperServer::delete_node(const std::string& path, const char* why) {
+// `why` empty: a client's delete request (from `requester`); else the reason
+// the server removes the node itself.
+void ZooKeeperServer::delete_node(const std::string& path, const char* why, ProcId requester) {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return;
-  if (*why) {
-    const auto s = sessions_.find(it->second.session);
-    note(Ev::Expired, {.owner = s != sessions_.end() ? s->second.client : kNoProc, .key = path, .detail = why});
-  }
+  if (*why) note(Ev::Expired, {.owner = it->second.owner, .key = path, .detail = why});
+  else note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.owner, .key = path});
+  if (auto s = sessions_.find(it->second.session); s != sessions_.end()) s->second.ephemerals.erase(path);
   nodes_.erase(it);
   ++zxid_;
   fire(exists_watches_, path, "deleted");
@@ -146,10 +176,12 @@ Task<void> ZooKeeperServer::expire_sessions() {
     for (const auto& [id, s] : sessions_)
       if (s.expires <= now) expired.push_back(id);
     for (std::int64_t id : expired) {
-      const Session s = sessions_.at(id);
-      for (const std::string& path : s.ephemerals)
-        delete_node(path, "because its session expired: the server had not heard from it for its timeout, rounded up to the tick");
+      // closeSession: the session (and its watches) go, then its ephemerals,
+      // whose deletion fires the other sessions' watches.
+      const std::set<std::string> ephemerals = std::move(sessions_.at(id).ephemerals);
       sessions_.erase(id);
+      for (const std::string& path : ephemerals)
+        delete_node(path, "because its session expired: the server had not heard from it for its timeout, rounded up to the tick", kNoProc);
     }
   }
 }
@@ -162,10 +194,25 @@ EtcdServer::EtcdServer(World& world, std::string name, const ClockSpec& clock, s
 }
 
 void EtcdServer::on_crash() {}
-void EtcdServer::on_restart() { spawn(revoke_expired()); }
+// A new leader's Promote: every lease gets its whole TTL again.
+void EtcdServer::on_restart() {
+  for (auto& [id, lease] : leases_) lease.expires = mono_now() + lease.ttl;
+  spawn(revoke_expired());
+}
 
 void EtcdServer::on_message(Message& m) {
-  if (!serve(*this, m, [this](const Request& r, ProcId from) { return handle(r, from); })) Process::on_message(m);
+  const auto answer = [this](const Request& r, ProcId from) {
+    Reply out = handle(r, from);
+    out.seq = ++stream_[from];
+    return out;
+  };
+  if (!serve(*this, m, answer)) Process::on_message(m);
+}
+
+void EtcdServer::notify(ProcId to, const std::string& key) {
+  coord::Notify n{key, "deleted"};
+  n.seq = ++stream_[to];
+  send(to, std::move(n));
 }
 
 Reply EtcdServer::handle(const Request& req, ProcId from) {
@@ -180,7 +227,8 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
     }
     case Op::KeepAlive: {
       auto it = leases_.find(req.id);
-      if (it == leases_.end()) return error("LEASE_NOT_FOUND");
+      // An expired lease awaiting its revoke cannot be renewed (lessor.Renew).
+      if (it == leases_.end() || it->second.expires <= mono_now()) return error("LEASE_NOT_FOUND");
       it->second.expires = mono_now() + it->second.ttl;
       r.id = req.id;
       r.ttl = it->second.ttl;
@@ -191,6 +239,10 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
       auto it = keys_.find(req.path);
       if (it == keys_.end()) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
       r.id = it->second.create_revision;
+      // The Txn's second op: Get(prefix `data`, FirstCreate) — the owner.
+      for (auto k = keys_.lower_bound(req.data); k != keys_.end() && k->first.rfind(req.data, 0) == 0; ++k)
+        if (r.nodes.empty() || k->second.create_revision < r.nodes[0].revision)
+          r.nodes.assign(1, {k->first, k->second.create_revision});
       break;
     }
     case Op::Range:
@@ -198,8 +250,8 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
         r.nodes.push_back({it->first, it->second.create_revision});
       break;
     case Op::WatchDelete:
-      if (!keys_.count(req.path)) send(from, coord::Notify{req.path, "deleted"});
-      else delete_watches_[req.path].push_back(from);
+      if (!keys_.count(req.path)) notify(from, req.path);
+      else watch(delete_watches_[req.path], from);
       break;
     case Op::DeleteKey:
       r.id = keys_.count(req.path) ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
@@ -222,7 +274,7 @@ void EtcdServer::delete_key(const std::string& key, const char* why, ProcId requ
   if (w == delete_watches_.end()) return;
   const std::vector<ProcId> watchers = std::move(w->second);
   delete_watches_.erase(w);
-  for (ProcId p : watchers) send(p, coord::Notify{key, "deleted"});
+  for (ProcId p : watchers) notify(p, key);
 }
 
 Task<void> EtcdServer::revoke_expired() {

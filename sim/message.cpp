@@ -81,9 +81,12 @@ std::string describe(const Request& r) {
     case Op::GetChildren: return std::string("GETCHILDREN ") + r.path + (r.watch ? " watch" : "");
     case Op::Exists: return std::string("EXISTS ") + r.path + (r.watch ? " watch" : "");
     case Op::Delete: return "DELETE " + r.path;
+    case Op::CloseSession: return "CLOSESESSION session=" + std::to_string(r.id);
     case Op::LeaseGrant: return "LEASE GRANT ttl=" + format_duration(r.ttl);
     case Op::KeepAlive: return "LEASE KEEPALIVE " + std::to_string(r.id);
-    case Op::PutIfAbsent: return "TXN if create_revision(" + r.path + ")==0 then PUT " + r.path + " lease=" + std::to_string(r.id);
+    case Op::PutIfAbsent:
+      return "TXN if create_revision(" + r.path + ")==0 then PUT " + r.path + " lease=" + std::to_string(r.id) +
+             "; GET " + r.data + "* first-created";
     case Op::Range: return "RANGE " + r.path + "*";
     case Op::WatchDelete: return "WATCH delete " + r.path;
     case Op::DeleteKey: return "DELETE " + r.path;

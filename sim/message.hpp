@@ -107,10 +107,12 @@ enum class Op : std::uint8_t {
   GetChildren,  // children of `path`, in sequence order; watch: a one-shot child watch (the herd)
   Exists,       // does `path` exist; watch: a one-shot watch that fires when it is deleted
   Delete,       // delete `path`
+  CloseSession, // ZooKeeper.close(): end session `id` now; its ephemeral nodes go with it
   // etcd
   LeaseGrant,   // ttl
   KeepAlive,    // id: the lease
-  PutIfAbsent,  // Txn: if CreateRevision(path) == 0, Put(path, lease id); reply: its create revision
+  PutIfAbsent,  // Txn: if CreateRevision(path) == 0, Put(path, lease id); and Get(prefix `data`, FirstCreate).
+                // reply: id = path's create revision, nodes = the first-created key under the prefix
   Range,        // keys under the prefix `path`, with create revisions
   WatchDelete,  // notify when `path` is deleted (at once if it does not exist)
   DeleteKey,    // delete `path`
@@ -137,12 +139,16 @@ struct Reply {
   Duration ttl = Duration::zero();
   std::string path;
   std::vector<Node> nodes;
+  std::uint64_t seq = 0;       // the server's count of messages to this client (see Notify)
 };
 
 // Pushed by the service: a watch fired.
 struct Notify {
   std::string path;
   std::string what;  // "deleted", "children-changed"
+  // Numbered with the replies, in sending order: a client that sees a gap
+  // lost a message, which over TCP would have broken the connection.
+  std::uint64_t seq = 0;
 };
 
 }  // namespace coord

@@ -2,17 +2,55 @@
 // the catalogue's thresholds for them.
 #include <doctest/doctest.h>
 
-#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "harness/run.hpp"
+#include "lockalgos/coordination_common.hpp"
+#include "sim/coordination.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
 using namespace locksim::testing;
-namespace fs = std::filesystem;
 
 namespace {
 
+// A bare client of a coordination server, driven by the test.
+struct Probe : Process {
+  Probe(World& w, std::string name) : Process(w, std::move(name), ProcessRole::Client, {}) {}
+  void on_message(Message&) override {}
+};
+
+constexpr Instant at(Duration d) { return Instant::zero() + d; }
+
+// A ZooKeeper server (tick 2 s) and a client that opens a session asking for
+// `timeout`, creates an ephemeral node the server receives at `last_heard`,
+// then goes silent. Returns the negotiated timeout and when the node expired.
+struct Silent {
+  Duration negotiated;
+  std::optional<Instant> expired;
+};
+Silent silent_zookeeper_client(Duration timeout, Duration last_heard) {
+  World w(1);
+  w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
+  auto& zk = w.add<ZooKeeperServer>("zk", ClockSpec{}, Duration::s(2), 1);
+  auto& client = w.add<Probe>("client");
+  Silent out;
+  client.spawn([](Probe& self, ProcId zk, Duration timeout, Duration last_heard, Silent& out) -> Task<void> {
+    coord::Request hello = coord_request(coord::Op::Connect);
+    hello.ttl = timeout;
+    const auto session = co_await coord_call(self, zk, hello, Duration::zero());
+    out.negotiated = session->ttl;
+    co_await self.sleep(at(last_heard - Duration::ms(1)) - self.mono_now());
+    coord::Request create = coord_request(coord::Op::Create, "/lock", session->id);
+    create.data = "n-";
+    self.send(zk, std::move(create));  // one-way delay 1 ms: heard at `last_heard`
+  }(client, zk.id(), timeout, last_heard, out));
+  w.run_until(at(Duration::s(120)));
+  for (const TraceEvent& e : w.trace().events())
+    if (e.kind == Ev::Expired && e.process == zk.id()) out.expired = e.at;
+  return out;
+}
 
 const TraceEvent* last_before(const RunResult& r, Instant t, auto&& match) {
   const TraceEvent* found = nullptr;
@@ -27,15 +65,86 @@ const TraceEvent* first_of(const RunResult& r, Ev kind, ProcId process) {
   return nullptr;
 }
 
+bool is_notify(const TraceEvent& e) { return e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0; }
+
 std::size_t notifications(const RunResult& r) {
   std::size_t n = 0;
-  for (const TraceEvent& e : r.world->trace().events()) n += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
+  for (const TraceEvent& e : r.world->trace().events()) n += is_notify(e);
   return n;
+}
+
+// For each client's DELETE of its node, in order: the watch notifications the
+// server sent handling it.
+std::vector<std::size_t> notifications_per_release(const RunResult& r) {
+  const ProcId zk = *r.world->find("zk");
+  std::vector<std::size_t> out;
+  std::size_t pending = 0;  // a handler's NOTIFYs are recorded before its command
+  for (const TraceEvent& e : r.world->trace().events()) {
+    if (e.process != zk) continue;
+    if (is_notify(e)) ++pending;
+    if (e.kind == Ev::Command) {
+      if (e.detail.rfind("DELETE ", 0) == 0) out.push_back(pending);
+      pending = 0;
+    }
+  }
+  return out;
+}
+
+// Two clients: client1 holds 20 s; client2 queues behind it, crashes at 2 s
+// and restarts at 3 s.
+Scenario restarted_waiter(const std::string& algorithm) {
+  const std::string node = algorithm == "zookeeper" ? "zk" : "etcd";
+  return parse_scenario(R"(
+title = "a waiter restarts"
+source = "coordination_test.cpp"
+about = "client2 crashes while it waits for client1's lock, and restarts."
+seed = 1
+duration = "60s"
+[lock]
+algorithm = ")" + algorithm + R"("
+[network]
+delay = "1ms"
+[[node]]
+name = ")" + node + R"("
+[[client]]
+name = "client1"
+job = "hold"
+hold = "20s"
+[[client]]
+name = "client2"
+start = "500ms"
+job = "hold"
+hold = "1s"
+[[fault]]
+at = "2s"
+kind = "crash"
+target = "client2"
+[[fault]]
+at = "3s"
+kind = "restart"
+target = "client2"
+)",
+                        "restart.toml");
 }
 
 }  // namespace
 
-TEST_CASE("the ZooKeeper server expires a session at the first tick boundary at or after its timeout") {
+TEST_CASE("the ZooKeeper server expires a session at the first tick boundary after its timeout, as ExpiryQueue rounds") {
+  // Timeout 10 s, tick 2 s: last heard at 1 s -> deadline 11 s -> expires at 12 s, not 11 s.
+  CHECK(silent_zookeeper_client(Duration::s(10), Duration::s(1)).expired == at(Duration::s(12)));
+  CHECK(silent_zookeeper_client(Duration::s(10), Duration::ms(1999)).expired == at(Duration::s(12)));
+  // A deadline on a boundary gets one tick of grace: roundToNextInterval is (t / tick + 1) * tick.
+  CHECK(silent_zookeeper_client(Duration::s(10), Duration::s(2)).expired == at(Duration::s(14)));
+}
+
+TEST_CASE("the ZooKeeper server clamps a session timeout to between 2 and 20 ticks") {
+  const Silent curator = silent_zookeeper_client(Duration::s(60), Duration::s(1));  // Curator asks for 60 s
+  CHECK(curator.negotiated == Duration::s(40));
+  CHECK(curator.expired == at(Duration::s(42)));
+  CHECK(silent_zookeeper_client(Duration::s(1), Duration::s(1)).negotiated == Duration::s(4));
+}
+
+TEST_CASE("in a run, the server expires the paused holder's session at the tick after its last word plus the timeout") {
   for (std::int64_t tick_ms : {2000, 3000}) {
     Scenario s = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
     s.lock.tick_time = Duration::ms(tick_ms);
@@ -51,8 +160,7 @@ TEST_CASE("the ZooKeeper server expires a session at the first tick boundary at 
     const std::int64_t deadline = (heard->at + s.lock.session_timeout).ns();
     const std::int64_t tick = Duration::ms(tick_ms).count_ns();
     INFO("tick " << tick_ms << " ms, last heard at " << format_instant(heard->at));
-    CHECK(expired->at.ns() == (deadline + tick - 1) / tick * tick);
-    CHECK(expired->at.ns() > deadline);  // 10.0x s is not a tick boundary: rounded up
+    CHECK(expired->at.ns() == (deadline / tick + 1) * tick);
   }
 }
 
@@ -66,29 +174,87 @@ TEST_CASE("a ZooKeeper client goes SUSPENDED after 2/3 of its session timeout wi
   });
   REQUIRE(heard != nullptr);
   CHECK(lost->at - heard->at == Duration::s(10) * 2 / 3);
+  CHECK(lost->at < first_of(r, Ev::Expired, *r.world->find("zk"))->at);  // before the server decides
 }
 
 TEST_CASE("Z6: a holder that works on until LOST overlaps the next holder, one that stops at SUSPENDED does not") {
   Scenario s = catalogue("scenarios/zookeeper/partition-suspended-vs-lost.toml");
-  CHECK(run_scenario(s).verdict.count(ViolationKind::StaleWrite) == 1);
+  CHECK(run_scenario(s).verdict == std::set{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate});
   s.lock.on_suspended = "stop";
-  CHECK(run_scenario(s).verdict.empty());
+  const RunResult stop = run_scenario(s);
+  CHECK(stop.verdict.empty());
+  CHECK(events_of(stop, Ev::Wrote, "client1").empty());  // it abandoned its write
+}
+
+TEST_CASE("Z6: a partition that heals before the client has heard nothing for 2/3 of the timeout changes nothing") {
+  Scenario s = catalogue("scenarios/zookeeper/partition-suspended-stop.toml");
+  // Heals at 3 s: the idle ping at 3.3 s is answered. (Healing at 6 s is too
+  // late: that ping is lost, the next one's answer comes just after 6.67 s.)
+  s.faults[0].duration = Duration::s(2);
+  const RunResult r = run_scenario(s);
+  CHECK(r.verdict.empty());
+  CHECK(events_of(r, Ev::Lost, "client1").empty());
+  CHECK(events_of(r, Ev::Wrote, "client1").size() == 1);
 }
 
 TEST_CASE("Z5: a pause shorter than the session timeout keeps the lock, a longer one loses it") {
   Scenario s = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
-  CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
-  s.faults[0].duration = Duration::s(8);  // the session survives: the server heard from it within 10 s
-  CHECK(run_scenario(s).verdict.empty());
+  CHECK(run_scenario(s).verdict == std::set{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate});
+  s.faults[0].duration = Duration::s(8);  // the session survives: the server hears a ping within 10 s
+  const RunResult short_pause = run_scenario(s);
+  CHECK(short_pause.verdict.empty());
+  CHECK(first_of(short_pause, Ev::Expired, *short_pause.world->find("zk")) == nullptr);
 }
 
-TEST_CASE("watching the predecessor wakes one waiter per release, watching the parent wakes them all") {
+TEST_CASE("watching the predecessor, one release wakes exactly one waiter, watching the parent, it wakes them all") {
   const RunResult one = run_scenario(catalogue("scenarios/zookeeper/herd-effect.toml"));
   const RunResult herd = run_scenario(catalogue("scenarios/zookeeper/herd-effect-parent.toml"));
+  CHECK(one.verdict.empty());
+  CHECK(herd.verdict.empty());
   CHECK(one.stats.acquisitions == 20);
   CHECK(herd.stats.acquisitions == 20);
-  CHECK(notifications(one) == 19);  // one per release that has a waiter behind it
-  CHECK(notifications(herd) > 10 * notifications(one));
+  std::vector<std::size_t> predecessor(19, 1), parent;
+  predecessor.push_back(0);  // the last release has nobody behind it
+  // Every waiter still queued, and the releaser itself: the getChildren that
+  // made it the holder set a child watch too.
+  for (std::size_t waiting = 19; waiting + 1 > 0; --waiting) parent.push_back(waiting + 1);
+  CHECK(notifications_per_release(one) == predecessor);
+  CHECK(notifications_per_release(herd) == parent);
+  // The scenarios' abouts quote these totals.
+  CHECK(notifications(one) == 19);
+  CHECK(notifications(herd) == 210);
+}
+
+TEST_CASE("a ZooKeeper waiter whose session expires in a partition starts over with a new session when it heals") {
+  Scenario s = restarted_waiter("zookeeper");
+  s.clients[0].hold = DurationRange::fixed(Duration::s(25));
+  s.faults.clear();
+  FaultSpec cut;
+  cut.kind = FaultKind::Partition;
+  cut.at = Duration::s(2);
+  cut.duration = Duration::s(18);
+  cut.groups = {{"client2"}, {"zk"}};
+  s.faults.push_back(cut);
+  const RunResult r = run_scenario(s);
+  CHECK(r.verdict.empty());
+  CHECK(first_of(r, Ev::Expired, *r.world->find("zk"))->owner == *r.world->find("client2"));
+  const auto acquired = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(acquired.size() == 1);
+  CHECK(acquired[0]->at > at(Duration::s(25)));  // in its turn, after client1
+}
+
+TEST_CASE("a restarted client opens a new session: ZooKeeper and etcd queue it again behind the holder") {
+  for (const char* algorithm : {"zookeeper", "etcd"}) {
+    INFO(algorithm);
+    const RunResult r = run_scenario(restarted_waiter(algorithm));
+    CHECK(r.verdict.empty());
+    CHECK(r.stats.acquisitions == 2);
+    const auto acquired = events_of(r, Ev::Acquired, "client2");
+    REQUIRE(acquired.size() == 1);
+    CHECK(acquired[0]->at > at(Duration::s(20)));
+    // Only the crashed incarnation's entry expired; the new session kept its own alive.
+    CHECK(events_of(r, Ev::Expired).size() == 1);
+  }
 }
 
 TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it waited, 3.5 re-checks and refuses") {
@@ -101,9 +267,26 @@ TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it wa
   CHECK(first_of(v35, Ev::AcquireFailed, *v35.world->find("client2")) != nullptr);
 }
 
+TEST_CASE("Z8: a waiter paused for less than its lease TTL keeps its place, on 3.4 as on 3.5") {
+  Scenario s = catalogue("scenarios/etcd/lease-expires-while-waiting-3.4.toml");
+  s.faults[0].duration = Duration::s(8);
+  const RunResult r = run_scenario(s);
+  CHECK(r.verdict.empty());
+  CHECK(events_of(r, Ev::Expired).empty());
+  CHECK(r.stats.acquisitions == 3);
+}
+
+TEST_CASE("an etcd holder whose only key is its own holds at once, from the Txn's answer") {
+  const RunResult r = run_scenario(catalogue("scenarios/etcd/pause-after-lock.toml"));
+  const auto acquired = events_of(r, Ev::Acquired, "client1");
+  REQUIRE(!acquired.empty());
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.at < acquired[0]->at && e.kind == Ev::Command) CHECK(e.detail.rfind("RANGE", 0) != 0);
+}
+
 TEST_CASE("Z9: a holder paused past its lease TTL loses the lock, a shorter pause keeps it") {
   Scenario s = catalogue("scenarios/etcd/pause-after-lock.toml");
-  CHECK(run_scenario(s).verdict.count(ViolationKind::Overlap) == 1);
+  CHECK(run_scenario(s).verdict == std::set{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate});
   s.faults[0].duration = Duration::s(5);  // keepalives resume before the lease runs out
   CHECK(run_scenario(s).verdict.empty());
 }
