@@ -49,7 +49,13 @@ class EtcdMutex final : public Lock {
     coord::Request txn = coord_request(coord::Op::PutIfAbsent, key, lease_);
     txn.data = kPrefix;
     const auto put = co_await call(std::move(txn), timeout);
-    if (!put || !put->ok) co_return std::nullopt;  // the lease is gone: ErrSessionExpired
+    if (!put) {
+      // Lock() fails, but the Put may have happened: a caller that gets an
+      // error gives up its place, or our key would block everyone behind it.
+      env_.self.spawn(delete_until_answered(key, lease_));
+      co_return std::nullopt;
+    }
+    if (!put->ok) co_return std::nullopt;  // the lease is gone: ErrSessionExpired
     const std::int64_t my_rev = put->id;
     const Grant grant{key, my_rev, std::nullopt, env_.self.world().trace().name(etcd_)};
     // No key under the prefix but ours, or ours was created first: we hold it.

@@ -90,14 +90,15 @@ std::vector<std::size_t> notifications_per_release(const RunResult& r) {
   return out;
 }
 
-// Two clients: client1 holds 20 s; client2 queues behind it, crashes at 2 s
-// and restarts at 3 s.
-Scenario restarted_waiter(const std::string& algorithm) {
-  const std::string node = algorithm == "zookeeper" ? "zk" : "etcd";
+std::string node_of(const std::string& algorithm) { return algorithm == "zookeeper" ? "zk" : "etcd"; }
+
+// Two clients of one server: client1 holds the lock `hold`; client2 queues
+// behind it from 0.5 s. `faults`: [[fault]] tables.
+Scenario two_clients(const std::string& algorithm, const std::string& hold, const std::string& faults) {
   return parse_scenario(R"(
-title = "a waiter restarts"
+title = "two clients"
 source = "coordination_test.cpp"
-about = "client2 crashes while it waits for client1's lock, and restarts."
+about = "client2 waits for client1's lock while faults strike."
 seed = 1
 duration = "60s"
 [lock]
@@ -105,16 +106,23 @@ algorithm = ")" + algorithm + R"("
 [network]
 delay = "1ms"
 [[node]]
-name = ")" + node + R"("
+name = ")" + node_of(algorithm) + R"("
 [[client]]
 name = "client1"
 job = "hold"
-hold = "20s"
+hold = ")" + hold + R"("
 [[client]]
 name = "client2"
 start = "500ms"
 job = "hold"
 hold = "1s"
+)" + faults,
+                        "two-clients.toml");
+}
+
+// client2 crashes at 2 s while it waits, and restarts at 3 s.
+Scenario restarted_waiter(const std::string& algorithm) {
+  return two_clients(algorithm, "20s", R"(
 [[fault]]
 at = "2s"
 kind = "crash"
@@ -123,8 +131,13 @@ target = "client2"
 at = "3s"
 kind = "restart"
 target = "client2"
-)",
-                        "restart.toml");
+)");
+}
+
+// The first message on the link `from` -> `to` in [4.99 s, 5.2 s) is lost.
+std::string drop_one(const std::string& from, const std::string& to) {
+  return "[[fault]]\nat = \"4990ms\"\nkind = \"drop\"\nfrom = \"" + from + "\"\nto = \"" + to +
+         "\"\nduration = \"210ms\"\ncount = 1\n";
 }
 
 }  // namespace
@@ -247,6 +260,7 @@ TEST_CASE("a restarted client opens a new session: ZooKeeper and etcd queue it a
   for (const char* algorithm : {"zookeeper", "etcd"}) {
     INFO(algorithm);
     const RunResult r = run_scenario(restarted_waiter(algorithm));
+    REQUIRE(events_of(r, Ev::Restarted, "client2").size() == 1);
     CHECK(r.verdict.empty());
     CHECK(r.stats.acquisitions == 2);
     const auto acquired = events_of(r, Ev::Acquired, "client2");
@@ -255,6 +269,53 @@ TEST_CASE("a restarted client opens a new session: ZooKeeper and etcd queue it a
     // Only the crashed incarnation's entry expired; the new session kept its own alive.
     CHECK(events_of(r, Ev::Expired).size() == 1);
   }
+}
+
+TEST_CASE("a release whose delete is lost is sent again, so the waiter behind it is not stranded") {
+  for (const std::string algorithm : {"zookeeper", "etcd"}) {
+    INFO(algorithm);
+    // client1 releases at about 5 s; its DELETE is the message lost.
+    const RunResult r = run_scenario(two_clients(algorithm, "5s", drop_one("client1", node_of(algorithm))));
+    REQUIRE(events_of(r, Ev::Dropped).size() == 1);
+    CHECK(events_of(r, Ev::Dropped)[0]->detail.find("DELETE") != std::string::npos);
+    CHECK(r.verdict.empty());
+    const auto acquired = events_of(r, Ev::Acquired, "client2");
+    REQUIRE(acquired.size() == 1);
+    CHECK(acquired[0]->at < at(Duration::s(15)));  // the request timeout, a retry, and it is through
+  }
+}
+
+TEST_CASE("a lost watch notification does not strand the waiter: the next message from the server shows the gap") {
+  for (const std::string algorithm : {"zookeeper", "etcd"}) {
+    INFO(algorithm);
+    // The deletion's NOTIFY to client2 is the message lost.
+    const RunResult r = run_scenario(two_clients(algorithm, "5s", drop_one(node_of(algorithm), "client2")));
+    REQUIRE(events_of(r, Ev::Dropped).size() == 1);
+    CHECK(events_of(r, Ev::Dropped)[0]->detail.find("NOTIFY") != std::string::npos);
+    CHECK(r.verdict.empty());
+    const auto acquired = events_of(r, Ev::Acquired, "client2");
+    REQUIRE(acquired.size() == 1);
+    CHECK(acquired[0]->at < at(Duration::s(10)));  // by its next ping (ZooKeeper) or keepalive (etcd)
+  }
+}
+
+TEST_CASE("the etcd server refuses to renew a lease that has expired but not yet been revoked") {
+  World w(1);
+  w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
+  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1);
+  auto& client = w.add<Probe>("client");
+  std::optional<coord::Reply> renewed;
+  client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& renewed) -> Task<void> {
+    coord::Request grant = coord_request(coord::Op::LeaseGrant);
+    grant.ttl = Duration::s(1);
+    const auto lease = co_await coord_call(self, etcd, grant, Duration::zero());
+    co_await self.sleep(Duration::ms(1200));  // expired at 1.001 s; the revoke loop's next tick is 1.5 s
+    renewed = co_await coord_call(self, etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
+  }(client, etcd.id(), renewed));
+  w.run_until(at(Duration::s(5)));
+  REQUIRE(renewed.has_value());
+  CHECK_FALSE(renewed->ok);
+  CHECK(renewed->error == "LEASE_NOT_FOUND");
 }
 
 TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it waited, 3.5 re-checks and refuses") {
