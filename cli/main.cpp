@@ -54,22 +54,35 @@ struct RunArgs {
   bool check_determinism = false;
 };
 
+// How many events `run` keeps for its text story: the story of a long run is
+// told from its beginning; the verdict always judges every event.
+constexpr std::uint64_t kTextKeep = 1'000'000;
+
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
   for (const std::string& file : a.files) {
     const Scenario s = load_scenario(file);
     RunOptions opts;
     opts.seed = a.seed;
-    RunResult r = run_scenario(s, opts);
-    if (a.format == "json") std::cout << json_report(r) << "\n";
-    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    // Keep only the events a report will read: a diagram or a determinism
+    // check needs them all, the text story its beginning, JSON none.
+    const bool whole = !a.svg_path.empty() || !a.html_path.empty() || a.check_determinism;
+    opts.keep_events = whole ? ~std::uint64_t{0} : a.format == "json" ? 0 : kTextKeep;
+    std::ofstream trace_out;
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + ".jsonl";
-      std::ofstream out(path);
-      if (!out) throw ScenarioError(path + ": cannot write the trace there");
-      write_trace_jsonl(r.world->trace(), out);
+      trace_out.open(path);
+      if (!trace_out) throw ScenarioError(path + ": cannot write the trace there");
+      opts.details = true;
+      opts.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
     }
+    RunResult r = run_scenario(s, opts);
+    opts.listener = nullptr;
+    opts.details = false;
+    if (a.format == "json") std::cout << json_report(r) << "\n";
+    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
     for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
       if (path.empty()) continue;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
@@ -116,7 +129,9 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format) {
   for (const std::string& file : files) {
     try {
       const Scenario s = load_scenario(file);
-      RunResult r = run_scenario(s);
+      RunOptions keep_none;
+      keep_none.keep_events = 0;
+      RunResult r = run_scenario(s, keep_none);
       if (format == "json") std::cout << json_report(r) << "\n";
       else std::cout << check_line(r) << "\n";
       (r.as_expected() ? ok : failed)++;
@@ -217,6 +232,7 @@ int cmd_explore(ExploreArgs a) {
     const Scenario s = with_random_faults(base, *a.replay, o);
     RunOptions ro;
     ro.max_events = o.max_events;
+    ro.keep_events = 0;
     const RunResult r = run_scenario(s, ro);
     std::cout << text_report(r, {.colour = use_colour()});
     return r.verdict.empty() ? kExitOk : kExitUnexpected;

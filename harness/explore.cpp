@@ -196,6 +196,7 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
       out.faults = s.faults.size();
       RunOptions ro;
       ro.max_events = o.max_events;
+      ro.keep_events = 0;
       const RunResult r = run_scenario(s, ro);
       out.verdict = r.verdict;
       out.budget_exhausted = r.budget_exhausted;

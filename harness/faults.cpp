@@ -30,7 +30,7 @@ void FaultEngine::arm() {
       triggers_.push_back({&f, id(f.on_process), *ev, 0});
     }
   }
-  if (!triggers_.empty()) world_.trace().set_listener([this](const TraceEvent& e) { on_event(e); });
+  if (!triggers_.empty()) world_.trace().add_listener([this](const TraceEvent& e) { on_event(e); });
 }
 
 void FaultEngine::on_event(const TraceEvent& e) {

@@ -24,6 +24,26 @@ RunResult run_scenario(const Scenario& given, const RunOptions& options) {
   World& world = *result.world;
   world.network().configure(s.network);
 
+  // Judged as it runs: the trace need not keep its events for the verdict.
+  Trace& trace = world.trace();
+  trace.set_keep_limit(options.keep_events);
+  if (options.details) trace.want_details();
+  if (options.listener) trace.add_listener([&trace, l = options.listener](const TraceEvent& e) { l(trace, e); });
+  CheckOptions check;
+  check.ttl = s.lock.ttl;
+  check.liveness_window = s.expect.liveness_window;
+  auto judge = std::make_shared<Judge>(trace, check);
+  auto tally = std::make_shared<RunStats>();
+  trace.add_listener([judge, tally](const TraceEvent& e) {
+    judge->observe(e);
+    switch (e.kind) {
+      case Ev::Delivered: ++tally->delivered; break;
+      case Ev::Acquired: ++tally->acquisitions; break;
+      case Ev::AttemptFailed: ++tally->failed_attempts; break;
+      default: break;
+    }
+  });
+
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
 
@@ -90,17 +110,12 @@ RunResult run_scenario(const Scenario& given, const RunOptions& options) {
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
 
-  CheckOptions check;
-  check.run_end = world.now();
-  check.ttl = s.lock.ttl;
-  check.liveness_window = s.expect.liveness_window;
-  result.violations = check_trace(world.trace(), check);
+  result.violations = judge->finish(world.now());
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
 
-  result.stats.events = world.trace().size();
+  result.stats = *tally;
+  result.stats.events = trace.size();
   result.stats.messages = world.network().messages_sent();
-  for (const TraceEvent& e : world.trace().events())
-    if (e.kind == Ev::Acquired) ++result.stats.acquisitions;
   result.stats.sim_time = world.now();
   result.trace_hash = world.trace().hash_hex();
   return result;

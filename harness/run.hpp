@@ -14,8 +14,10 @@ namespace locksim {
 
 struct RunStats {
   std::uint64_t events = 0;
-  std::uint64_t messages = 0;
+  std::uint64_t messages = 0;         // sent
+  std::uint64_t delivered = 0;        // reached their destination by the end of the run
   std::uint64_t acquisitions = 0;
+  std::uint64_t failed_attempts = 0;  // tries of an acquire that did not get the lock
   Instant sim_time;
 };
 
@@ -38,7 +40,14 @@ struct RunResult {
 
 struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's
-  std::uint64_t max_events = 50'000'000;
+  std::uint64_t max_events = ~std::uint64_t{0};
+  // How many events the trace keeps for the reports (the first ones). The
+  // checkers and the hash see every event whatever this is.
+  std::uint64_t keep_events = ~std::uint64_t{0};
+  // Build event details even when no event is kept (a listener writes them).
+  bool details = false;
+  // Called with every event as it is recorded (a streaming --trace writer).
+  std::function<void(const Trace&, const TraceEvent&)> listener;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

@@ -18,6 +18,7 @@ class Shrinker {
     ++trials;
     RunOptions o;
     o.max_events = max_events_;
+    o.keep_events = 0;
     return run_scenario(s, o).verdict.count(kind_) > 0;
   }
 

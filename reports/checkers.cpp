@@ -61,192 +61,213 @@ std::string name_list(const Trace& trace, const std::vector<ProcId>& ps) {
   return out;
 }
 
-struct Interval {
-  ProcId client;
-  Instant start, end;
-  std::uint64_t seq;  // of the Acquired event: ties at one instant keep the trace's order
-};
+// Per-process state, grown as processes appear in events.
+template <typename T>
+T& slot(std::vector<T>& v, ProcId p) {
+  if (p >= v.size()) v.resize(p + 1);
+  return v[p];
+}
 
-// Each client's critical sections: from Acquired to the first later Releasing,
-// Lost or Crashed of that client, or to run_end. A second Acquired while one is
-// open (a re-entrant acquire) does not start a new section: the open one goes on.
-std::vector<Interval> critical_sections(const Trace& trace, Instant run_end) {
-  const std::size_t n = trace.processes().size();
-  std::vector<std::optional<std::size_t>> open(n);  // index into out, end not yet known
-  std::vector<Interval> out;                        // in order of start (the trace's order)
-  for (const TraceEvent& e : trace.events()) {
-    if (!is_client(trace, e.process)) continue;
-    auto& mine = open[e.process];
+// Overlap. Each client's critical sections run from Acquired to its first
+// later Releasing, Lost or Crashed, or to the end of the run. A second
+// Acquired while one is open (a re-entrant acquire) does not start a new one.
+// A section that starts while another client's is open overlaps it; the
+// overlap ends when the first of the two closes.
+class OverlapChecker {
+ public:
+  OverlapChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+
+  void observe(const TraceEvent& e) {
+    if (!is_client(trace_, e.process)) return;
+    auto& mine = slot(open_, e.process);
     if (e.kind == Ev::Acquired) {
-      if (!mine) {
-        mine = out.size();
-        out.push_back({e.process, e.at, run_end, e.seq});
+      if (mine) return;
+      for (const Section& a : sections_) {
+        if (a.client == e.process) continue;
+        pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size()});
+        out_.push_back({ViolationKind::Overlap, e.at, e.at, {a.client, e.process}, {}});
       }
+      sections_.push_back({next_id_, e.process, e.at});
+      mine = next_id_++;
     } else if (e.kind == Ev::Releasing || e.kind == Ev::Lost || e.kind == Ev::Crashed) {
-      if (mine) out[*mine].end = e.at;
+      if (!mine) return;
+      close(*mine, e.at);
       mine.reset();
     }
   }
-  return out;
-}
 
-}  // namespace
-
-std::vector<Violation> check_overlap(const Trace& trace, const CheckOptions& o) {
-  std::vector<Violation> out;
-  // Sweep the sections in order of start, comparing each only with those still
-  // open. A client's own sections are disjoint, so every open section but at
-  // most one is a real overlap: the cost is O(sections + violations).
-  std::vector<Interval> active;  // in order of start
-  for (const Interval& next : critical_sections(trace, o.run_end)) {
-    std::erase_if(active, [&](const Interval& a) { return a.end <= next.start; });
-    for (const Interval& a : active) {
-      if (a.client == next.client || !(a.start < next.end && next.start < a.end)) continue;
-      const Instant from = max(a.start, next.start), until = min(a.end, next.end);
-      out.push_back({ViolationKind::Overlap, from, until, {a.client, next.client},
-                     trace.name(a.client) + " and " + trace.name(next.client) + " both held the lock from " +
-                         format_instant(from) + " to " + format_instant(until)});
-    }
-    active.push_back(next);
+  std::vector<Violation> finish(const CheckOptions& o) {
+    while (!sections_.empty()) close(sections_.front().id, o.run_end);
+    std::vector<Violation> kept;
+    for (std::size_t i = 0; i < out_.size(); ++i)
+      if (!dropped_.count(i)) kept.push_back(std::move(out_[i]));
+    return kept;
   }
-  return out;
-}
 
-std::vector<Violation> check_stale_write(const Trace& trace, const CheckOptions&) {
-  std::vector<Violation> out;
-  std::vector<std::optional<Instant>> last_acquired(trace.processes().size());
-  // The most recent grant of all: if it is not the writer's own, it is the
-  // latest grant to another client, and it is no earlier than the writer's.
-  ProcId latest = kNoProc;
-  for (const TraceEvent& e : trace.events()) {
-    if (e.kind == Ev::Acquired && is_client(trace, e.process)) {
-      last_acquired[e.process] = e.at;
-      latest = e.process;
-      continue;
+ private:
+  struct Section {
+    std::uint64_t id;
+    ProcId client;
+    Instant start;
+  };
+  struct Pair {
+    std::uint64_t earlier, later;  // section ids
+    Instant earlier_start, later_start;
+    std::size_t violation;
+  };
+
+  void close(std::uint64_t id, Instant end) {
+    std::erase_if(sections_, [&](const Section& s) { return s.id == id; });
+    std::erase_if(pairs_, [&](const Pair& p) {
+      if (p.earlier != id && p.later != id) return false;
+      // A section that ends the instant the other begins does not overlap it.
+      if (p.earlier == id && end <= p.later_start) {
+        dropped_.insert(p.violation);
+        return true;
+      }
+      Violation& v = out_[p.violation];
+      v.until = end;
+      v.detail = trace_.name(v.processes[0]) + " and " + trace_.name(v.processes[1]) + " both held the lock from " +
+                 format_instant(v.at) + " to " + format_instant(end);
+      return true;
+    });
+  }
+
+  const Trace& trace_;
+  std::vector<std::optional<std::uint64_t>> open_;  // each client's open section
+  std::vector<Section> sections_;                   // open, in order of start
+  std::vector<Pair> pairs_;                         // overlaps whose end is not known yet
+  std::vector<Violation> out_;
+  std::set<std::size_t> dropped_;
+  std::uint64_t next_id_ = 0;
+};
+
+// Stale write: storage accepted a write from a client that was granted the
+// lock before the latest grant, which went to another client.
+class StaleWriteChecker {
+ public:
+  StaleWriteChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+
+  void observe(const TraceEvent& e) {
+    if (e.kind == Ev::Acquired && is_client(trace_, e.process)) {
+      slot(last_acquired_, e.process) = e.at;
+      latest_ = e.process;
+      return;
     }
-    if (e.kind != Ev::StorageWrite) continue;
-    if (e.peer >= last_acquired.size() || !last_acquired[e.peer]) continue;  // never acquired
-    if (latest == kNoProc || latest == e.peer) continue;
-    const Instant mine = *last_acquired[e.peer], theirs = *last_acquired[latest];
-    if (!(mine < theirs)) continue;  // granted at the same instant: not after it
+    if (e.kind != Ev::StorageWrite) return;
+    if (e.peer >= last_acquired_.size() || !last_acquired_[e.peer]) return;  // never acquired
+    if (latest_ == kNoProc || latest_ == e.peer) return;
+    const Instant mine = *last_acquired_[e.peer], theirs = *last_acquired_[latest_];
+    if (!(mine < theirs)) return;  // granted at the same instant: not after it
     const std::string token = e.token >= 0 ? " (token " + std::to_string(e.token) + ")" : "";
-    out.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest},
-                   trace.name(e.process) + " accepted " + trace.name(e.peer) + "'s write" + token + " at " +
-                       format_instant(e.at) + ", but " + trace.name(latest) + " was granted the lock at " +
-                       format_instant(theirs) + ", after " + trace.name(e.peer) + " (" + format_instant(mine) + ")"});
+    out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_},
+                    trace_.name(e.process) + " accepted " + trace_.name(e.peer) + "'s write" + token + " at " +
+                        format_instant(e.at) + ", but " + trace_.name(latest_) + " was granted the lock at " +
+                        format_instant(theirs) + ", after " + trace_.name(e.peer) + " (" + format_instant(mine) +
+                        ")"});
   }
-  return out;
-}
 
-std::vector<Violation> check_lost_update(const Trace& trace, const CheckOptions& o) {
-  std::int64_t initial = 0;
-  for (const TraceEvent& e : trace.events())
-    if (e.kind == Ev::Started && has_role(trace, e.process, ProcessRole::Storage)) {
-      initial = e.value;
-      break;
+  std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
+
+ private:
+  const Trace& trace_;
+  std::vector<std::optional<Instant>> last_acquired_;
+  ProcId latest_ = kNoProc;  // the most recent grant of all
+  std::vector<Violation> out_;
+};
+
+// Lost update: the storage's counter must end at its initial value plus the
+// number of accepted writes, each one the previous value plus one.
+class LostUpdateChecker {
+ public:
+  LostUpdateChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+
+  void observe(const TraceEvent& e) {
+    if (e.kind == Ev::Started && has_role(trace_, e.process, ProcessRole::Storage)) {
+      if (!initial_) initial_ = current_ = e.value;
+      return;
     }
-  std::int64_t current = initial, accepted = 0;
-  ProcId current_writer = kNoProc;  // who wrote `current` (kNoProc: the initial value)
-  const TraceEvent* first_bad = nullptr;
-  std::int64_t bad_previous = 0;
-  ProcId bad_previous_writer = kNoProc;
-  for (const TraceEvent& e : trace.events()) {
-    if (e.kind != Ev::StorageWrite) continue;
-    ++accepted;
-    if (!first_bad && e.value != current + 1) {
-      first_bad = &e;
-      bad_previous = current;
-      bad_previous_writer = current_writer;
+    if (e.kind != Ev::StorageWrite) return;
+    ++accepted_;
+    if (!bad_ && e.value != current_ + 1) bad_ = Bad{e.at, e.peer, e.value, current_, current_writer_};
+    current_ = e.value;
+    current_writer_ = e.peer;
+  }
+
+  std::vector<Violation> finish(const CheckOptions& o) {
+    const std::int64_t initial = initial_.value_or(0);
+    if (!bad_ && current_ == initial + accepted_) return {};
+    std::string detail = "counter is " + std::to_string(current_) + " after " + std::to_string(accepted_) +
+                         " accepted increment" + (accepted_ == 1 ? "" : "s");
+    if (initial != 0) detail += " from " + std::to_string(initial);
+    if (!bad_) {  // cannot happen when every write is previous + 1; kept as a guard
+      detail += ", not " + std::to_string(initial + accepted_);
+      return {{ViolationKind::LostUpdate, o.run_end, o.run_end, {}, detail}};
     }
-    current = e.value;
-    current_writer = e.peer;
+    const Bad& b = *bad_;
+    std::vector<ProcId> who{b.writer};
+    if (b.previous_writer != kNoProc && b.previous_writer != b.writer) who.push_back(b.previous_writer);
+    const std::string previous = b.previous_writer != kNoProc
+                                     ? trace_.name(b.previous_writer) + "'s " + std::to_string(b.previous)
+                                     : "the initial " + std::to_string(b.previous);
+    detail += ": " + trace_.name(b.writer) + "'s write of " + std::to_string(b.value) + " at " + format_instant(b.at) +
+              (b.value <= b.previous ? " overwrote " + previous
+                                     : " skipped from " + previous + " (expected " + std::to_string(b.previous + 1) +
+                                           ")");
+    return {{ViolationKind::LostUpdate, b.at, b.at, std::move(who), std::move(detail)}};
   }
-  if (!first_bad && current == initial + accepted) return {};
 
-  std::string detail = "counter is " + std::to_string(current) + " after " + std::to_string(accepted) +
-                       " accepted increment" + (accepted == 1 ? "" : "s");
-  if (initial != 0) detail += " from " + std::to_string(initial);
-  if (!first_bad) {  // cannot happen when every write is previous + 1; kept as a guard
-    detail += ", not " + std::to_string(initial + accepted);
-    return {{ViolationKind::LostUpdate, o.run_end, o.run_end, {}, detail}};
-  }
-  std::vector<ProcId> who{first_bad->peer};
-  if (bad_previous_writer != kNoProc && bad_previous_writer != first_bad->peer) who.push_back(bad_previous_writer);
-  const std::string previous = bad_previous_writer != kNoProc
-                                   ? trace.name(bad_previous_writer) + "'s " + std::to_string(bad_previous)
-                                   : "the initial " + std::to_string(bad_previous);
-  detail += ": " + trace.name(first_bad->peer) + "'s write of " + std::to_string(first_bad->value) + " at " +
-            format_instant(first_bad->at) +
-            (first_bad->value <= bad_previous ? " overwrote " + previous
-                                              : " skipped from " + previous + " (expected " +
-                                                    std::to_string(bad_previous + 1) + ")");
-  return {{ViolationKind::LostUpdate, first_bad->at, first_bad->at, std::move(who), std::move(detail)}};
-}
+ private:
+  struct Bad {  // the first write that was not the previous value plus one
+    Instant at;
+    ProcId writer;
+    std::int64_t value, previous;
+    ProcId previous_writer;
+  };
+  const Trace& trace_;
+  std::optional<std::int64_t> initial_;
+  std::int64_t current_ = 0, accepted_ = 0;
+  ProcId current_writer_ = kNoProc;  // who wrote `current_` (kNoProc: the initial value)
+  std::optional<Bad> bad_;
+};
 
-std::vector<Violation> check_foreign_release(const Trace& trace, const CheckOptions&) {
-  std::vector<Violation> out;
-  std::vector<bool> releasing(trace.processes().size(), false);
-  for (const TraceEvent& e : trace.events()) {
-    if (is_client(trace, e.process)) {
-      if (e.kind == Ev::Releasing) releasing[e.process] = true;
+// Foreign release: a client's release deleted a lock entry another client set.
+class ForeignReleaseChecker {
+ public:
+  ForeignReleaseChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+
+  void observe(const TraceEvent& e) {
+    if (is_client(trace_, e.process)) {
+      if (e.kind == Ev::Releasing) slot(releasing_, e.process) = 1;
       else if (e.kind == Ev::Released || e.kind == Ev::ReleaseFailed || e.kind == Ev::Crashed ||
                e.kind == Ev::Acquiring)
-        releasing[e.process] = false;
-      continue;
+        slot(releasing_, e.process) = 0;
+      return;
     }
-    if (e.kind != Ev::KeyDeleted || e.owner == kNoProc || e.owner == e.peer) continue;
-    if (e.peer >= releasing.size() || !releasing[e.peer]) continue;
-    out.push_back({ViolationKind::ForeignRelease, e.at, e.at, {e.peer, e.owner},
-                   trace.name(e.peer) + "'s release deleted '" + e.key + "' on " + trace.name(e.process) +
-                       ", which held " + trace.name(e.owner) + "'s lock"});
+    if (e.kind != Ev::KeyDeleted || e.owner == kNoProc || e.owner == e.peer) return;
+    if (e.peer >= releasing_.size() || !releasing_[e.peer]) return;
+    out_.push_back({ViolationKind::ForeignRelease, e.at, e.at, {e.peer, e.owner},
+                    trace_.name(e.peer) + "'s release deleted '" + e.key + "' on " + trace_.name(e.process) +
+                        ", which held " + trace_.name(e.owner) + "'s lock"});
   }
-  return out;
-}
 
-std::vector<Violation> check_stuck(const Trace& trace, const CheckOptions& o) {
-  std::optional<Duration> window = o.liveness_window;
-  if (!window && o.ttl) window = *o.ttl * 2;
+  std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
 
-  const std::size_t n = trace.processes().size();
-  std::vector<bool> waiting(n, false), holding(n, false);
-  std::set<ProcId> waiters;  // clients waiting now
-  std::size_t holders = 0;
+ private:
+  const Trace& trace_;
+  std::vector<std::uint8_t> releasing_;
+  std::vector<Violation> out_;
+};
 
-  std::vector<Violation> out;
-  std::optional<Instant> stretch_start;
-  std::set<ProcId> stretch_waiters;  // everyone who waited during the stretch
-  auto close = [&](Instant end, bool open_at_run_end) {
-    if (!stretch_start) return;
-    const Duration length = end - *stretch_start;
-    const bool counts = window ? length > *window
-                               : open_at_run_end && length > (o.run_end - Instant::zero()) / 2;
-    if (counts) {
-      std::vector<ProcId> who(stretch_waiters.begin(), stretch_waiters.end());
-      const std::string limit =
-          window ? "liveness window " + format_duration(*window)
-                 : "no TTL: still waiting when the run ended at " + format_instant(o.run_end);
-      out.push_back({ViolationKind::Stuck, *stretch_start, end, who,
-                     name_list(trace, who) + " waited " + format_duration(length) +
-                         " to acquire while nobody held the lock (" + limit + ")"});
-    }
-    stretch_start.reset();
-    stretch_waiters.clear();
-  };
-  auto set_waiting = [&](ProcId p, bool on) {
-    if (waiting[p] == on) return;
-    waiting[p] = on;
-    if (on) waiters.insert(p);
-    else waiters.erase(p);
-  };
-  auto set_holding = [&](ProcId p, bool on) {
-    if (holding[p] == on) return;
-    holding[p] = on;
-    if (on) ++holders;
-    else --holders;
-  };
+// Stuck: clients waited to acquire while nobody held the lock, for longer than
+// the liveness window.
+class StuckChecker {
+ public:
+  StuckChecker(const Trace& t, const CheckOptions& o)
+      : trace_(t), window_(o.liveness_window ? o.liveness_window : o.ttl ? std::optional(*o.ttl * 2) : std::nullopt) {}
 
-  for (const TraceEvent& e : trace.events()) {
-    if (!is_client(trace, e.process)) continue;
+  void observe(const TraceEvent& e) {
+    if (!is_client(trace_, e.process)) return;
     switch (e.kind) {
       case Ev::Acquiring: set_waiting(e.process, true); break;
       case Ev::Acquired: set_waiting(e.process, false); set_holding(e.process, true); break;
@@ -254,34 +275,126 @@ std::vector<Violation> check_stuck(const Trace& trace, const CheckOptions& o) {
       case Ev::Releasing:
       case Ev::Lost: set_holding(e.process, false); break;
       case Ev::Crashed: set_waiting(e.process, false); set_holding(e.process, false); break;
-      default: continue;
+      default: return;
     }
-    const bool stuck_now = !waiters.empty() && holders == 0;
+    const bool stuck_now = !waiters_.empty() && holders_ == 0;
     if (!stuck_now) {
       close(e.at, false);
-      continue;
+      return;
     }
-    if (!stretch_start) {
-      stretch_start = e.at;
-      stretch_waiters = waiters;
+    if (!stretch_start_) {
+      stretch_start_ = e.at;
+      stretch_waiters_ = waiters_;
     } else if (e.kind == Ev::Acquiring) {
-      stretch_waiters.insert(e.process);
+      stretch_waiters_.insert(e.process);
     }
   }
-  close(o.run_end, true);
-  return out;
+
+  std::vector<Violation> finish(const CheckOptions& o) {
+    close(o.run_end, true, o.run_end);
+    return std::move(out_);
+  }
+
+ private:
+  void close(Instant end, bool open_at_run_end, Instant run_end = Instant::never()) {
+    if (!stretch_start_) return;
+    const Duration length = end - *stretch_start_;
+    const bool counts = window_ ? length > *window_ : open_at_run_end && length > (run_end - Instant::zero()) / 2;
+    if (counts) {
+      std::vector<ProcId> who(stretch_waiters_.begin(), stretch_waiters_.end());
+      const std::string limit = window_ ? "liveness window " + format_duration(*window_)
+                                        : "no TTL: still waiting when the run ended at " + format_instant(run_end);
+      out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
+                      name_list(trace_, who) + " waited " + format_duration(length) +
+                          " to acquire while nobody held the lock (" + limit + ")"});
+    }
+    stretch_start_.reset();
+    stretch_waiters_.clear();
+  }
+
+  void set_waiting(ProcId p, bool on) {
+    auto& w = slot(waiting_, p);
+    if (w == on) return;
+    w = on;
+    if (on) waiters_.insert(p);
+    else waiters_.erase(p);
+  }
+  void set_holding(ProcId p, bool on) {
+    auto& h = slot(holding_, p);
+    if (h == on) return;
+    h = on;
+    if (on) ++holders_;
+    else --holders_;
+  }
+
+  const Trace& trace_;
+  std::optional<Duration> window_;
+  std::vector<std::uint8_t> waiting_, holding_;
+  std::set<ProcId> waiters_;  // clients waiting now
+  std::size_t holders_ = 0;
+  std::optional<Instant> stretch_start_;
+  std::set<ProcId> stretch_waiters_;  // everyone who waited during the stretch
+  std::vector<Violation> out_;
+};
+
+template <typename Checker>
+std::vector<Violation> run_one(const Trace& trace, const CheckOptions& o) {
+  Checker c(trace, o);
+  for (const TraceEvent& e : trace.events()) c.observe(e);
+  return c.finish(o);
 }
 
-std::vector<Violation> check_trace(const Trace& trace, const CheckOptions& o) {
+}  // namespace
+
+struct Judge::Impl {
+  Impl(const Trace& t, const CheckOptions& o) : overlap(t, o), stale(t, o), lost(t, o), foreign(t, o), stuck(t, o) {}
+  OverlapChecker overlap;
+  StaleWriteChecker stale;
+  LostUpdateChecker lost;
+  ForeignReleaseChecker foreign;
+  StuckChecker stuck;
+};
+
+Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique<Impl>(trace, o)) {}
+Judge::~Judge() = default;
+
+void Judge::observe(const TraceEvent& e) {
+  impl_->overlap.observe(e);
+  impl_->stale.observe(e);
+  impl_->lost.observe(e);
+  impl_->foreign.observe(e);
+  impl_->stuck.observe(e);
+}
+
+std::vector<Violation> Judge::finish(Instant run_end) {
+  CheckOptions o;
+  o.run_end = run_end;
   std::vector<Violation> all;
-  for (auto* checker : {check_overlap, check_stale_write, check_lost_update, check_foreign_release, check_stuck}) {
-    auto found = checker(trace, o);
+  for (auto found : {impl_->overlap.finish(o), impl_->stale.finish(o), impl_->lost.finish(o),
+                     impl_->foreign.finish(o), impl_->stuck.finish(o)})
     all.insert(all.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
-  }
   std::stable_sort(all.begin(), all.end(), [](const Violation& a, const Violation& b) {
     return a.at != b.at ? a.at < b.at : a.kind < b.kind;
   });
   return all;
+}
+
+std::vector<Violation> check_overlap(const Trace& t, const CheckOptions& o) { return run_one<OverlapChecker>(t, o); }
+std::vector<Violation> check_stale_write(const Trace& t, const CheckOptions& o) {
+  return run_one<StaleWriteChecker>(t, o);
+}
+std::vector<Violation> check_lost_update(const Trace& t, const CheckOptions& o) {
+  return run_one<LostUpdateChecker>(t, o);
+}
+std::vector<Violation> check_foreign_release(const Trace& t, const CheckOptions& o) {
+  return run_one<ForeignReleaseChecker>(t, o);
+}
+std::vector<Violation> check_stuck(const Trace& t, const CheckOptions& o) { return run_one<StuckChecker>(t, o); }
+
+std::vector<Violation> check_trace(const Trace& trace, const CheckOptions& o) {
+  Judge judge(trace, o);
+  for (const TraceEvent& e : trace.events()) judge.observe(e);
+  return judge.finish(o.run_end);
 }
 
 }  // namespace locksim

@@ -2,6 +2,7 @@
 // internals — and reports every violation of one property (product.md).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,27 @@ struct CheckOptions {
 
 // All violations of all kinds, ordered by (at, kind).
 std::vector<Violation> check_trace(const Trace& trace, const CheckOptions& options);
+
+// The same judges, streaming: observe() every event as it is recorded (a
+// Trace listener), then finish() when the run stops. Memory grows with the
+// number of processes and open critical sections, not with the run's length,
+// so a simulated hour is judged without keeping its events. check_trace() is
+// a Judge fed a kept trace.
+class Judge {
+ public:
+  // `options.run_end` is not known yet: finish() takes it.
+  Judge(const Trace& trace, const CheckOptions& options);
+  ~Judge();
+  Judge(const Judge&) = delete;
+  Judge& operator=(const Judge&) = delete;
+  void observe(const TraceEvent& e);
+  // All violations, ordered by (at, kind). Call once.
+  std::vector<Violation> finish(Instant run_end);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // One checker each, for tests and for the reports.
 std::vector<Violation> check_overlap(const Trace& trace, const CheckOptions& options);

@@ -55,6 +55,10 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
                        steps[i].text);
   if (shown < steps.size())
     out += fmt::format("  ... {} more steps (--trace PATH writes every event)\n", steps.size() - shown);
+  if (!trace.complete())
+    out += fmt::format("  (a long run: this story is told from its first {} of {} events; the verdict below\n"
+                       "  judged them all; --trace PATH writes every event)\n",
+                       trace.events().size(), trace.size());
 
   out += "\n";
   const bool ok = r.as_expected();
@@ -119,7 +123,9 @@ std::string json_report(const RunResult& r) {
   j["as_expected"] = r.as_expected();
   j["stats"] = {{"events", r.stats.events},
                 {"messages", r.stats.messages},
+                {"delivered", r.stats.delivered},
                 {"acquisitions", r.stats.acquisitions},
+                {"failed_attempts", r.stats.failed_attempts},
                 {"sim_time_ns", r.stats.sim_time.ns()}};
   j["budget_exhausted"] = r.budget_exhausted;
   j["trace_hash"] = r.trace_hash;

@@ -5,8 +5,12 @@
 namespace locksim {
 
 void write_trace_jsonl(const Trace& trace, std::ostream& out) {
+  for (const TraceEvent& e : trace.events()) write_event_jsonl(trace, e, out);
+}
+
+void write_event_jsonl(const Trace& trace, const TraceEvent& e, std::ostream& out) {
   using json = nlohmann::ordered_json;
-  for (const TraceEvent& e : trace.events()) {
+  {
     json j;
     j["seq"] = e.seq;
     j["at_ns"] = e.at.ns();

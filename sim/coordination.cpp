@@ -16,7 +16,9 @@ bool serve(Server& server, Message& m, Handle handle) {
   const auto* req = std::get_if<Request>(&m.body);
   if (!req) return false;
   Reply r = handle(*req, m.from);
-  server.note(Ev::Command, {.peer = m.from, .key = req->path, .detail = describe(*req) + " -> " + describe(r)});
+  std::string detail = describe(*req) + " -> " + describe(r);
+  const std::uint64_t content = fnv1a64(detail);
+  server.note(Ev::Command, {.peer = m.from, .key = req->path, .content = content, .detail = std::move(detail)});
   server.reply(m, std::move(r));
   return true;
 }

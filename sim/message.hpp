@@ -164,6 +164,12 @@ std::string describe(const Notify& n);
 
 std::string describe(const Payload& p);
 
+// A 64-bit fingerprint of a message's content, for the trace hash: cheap, and
+// it changes whenever describe() would.
+std::uint64_t fingerprint(const Payload& p);
+std::uint64_t fingerprint(const redis::Request& r);
+std::uint64_t fingerprint(const redis::Reply& r);
+
 struct Message {
   std::uint64_t id = 0;
   std::uint64_t reply_to = 0;  // the request's id, for replies; 0 for requests

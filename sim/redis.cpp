@@ -92,13 +92,19 @@ bool is_write(redis::Op op) {
 }
 }  // namespace
 
+void RedisNode::note_command(const Request& req, const Reply& r, ProcId from) {
+  TraceEvent e{.peer = from, .key = req.key, .content = fingerprint(req) ^ (fingerprint(r) * 3)};
+  if (detailed()) e.detail = describe(req) + " -> " + describe(r);
+  note(Ev::Command, std::move(e));
+}
+
 Reply RedisNode::execute(const Request& req, ProcId from) {
   // One wall-clock reading for the whole command or script (commandTimeSnapshot).
   const Instant now = wall_now();
   Reply r;
   if (is_replica() && is_write(req.op) && from != kNoProc) {
     r = Reply::error("READONLY You can't write against a read only replica.");
-    note(Ev::Command, {.peer = from, .key = req.key, .detail = describe(req) + " -> " + describe(r)});
+    note_command(req, r, from);
     return r;
   }
   switch (req.op) {
@@ -258,7 +264,7 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       r = Reply::error("ERR not a sentinel");
       break;
   }
-  note(Ev::Command, {.peer = from, .key = req.key, .detail = describe(req) + " -> " + describe(r)});
+  note_command(req, r, from);
   propagate();
   return r;
 }
@@ -310,7 +316,8 @@ void RedisNode::apply_from_master(const Request& change) {
     else if (!change.px.is_zero()) e.expires_at = wall_now() + change.px;
     else e.expires_at.reset();
   }
-  note(Ev::Command, {.peer = master_, .key = change.key, .detail = "replicated: " + describe(change)});
+  note(Ev::Command, {.peer = master_, .key = change.key, .content = fingerprint(change),
+                     .detail = "replicated: " + describe(change)});
 }
 
 Task<void> RedisNode::active_expire_loop() {

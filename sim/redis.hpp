@@ -31,6 +31,8 @@ class RedisNode : public Process {
 
   // Run one command now, as if it had arrived from `from` (tests; on_message).
   redis::Reply execute(const redis::Request& req, ProcId from);
+  // Record a command and its reply (Ev::Command).
+  void note_command(const redis::Request& req, const redis::Reply& r, ProcId from);
 
   struct Entry {
     std::string value;

@@ -19,7 +19,7 @@ void Storage::on_message(Message& m) {
   }
   if (req->op == storage::Request::Op::Claim) {  // the last claim wins: no check at all
     owner_ = req->owner;
-    note(Ev::Command, {.peer = m.from, .detail = describe(*req)});
+    note(Ev::Command, {.peer = m.from, .content = fnv1a64(describe(*req)), .detail = describe(*req)});
     reply(m, storage::Reply{true, counter_, {}});
     return;
   }

@@ -4,6 +4,13 @@
 // carries the true instant, the process it happened at and that process's own
 // clock readings at that moment, so a report can say both "t=30.002s" and
 // "redis1's clock read 45.002s".
+//
+// It streams: listeners (the checkers, fault triggers, a JSON Lines writer)
+// see each event as it is recorded, and the events themselves are kept only
+// up to a limit a report asks for, so a simulated hour runs in flat memory.
+// The hash covers every structured field of every event, kept or not; the
+// `detail` text is rendering, built only when someone will read it
+// (Trace::detailed()), and is not hashed.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +83,8 @@ struct TraceEvent {
   Instant wall;              // the process's wall clock reading at `at`
   Instant mono;              // the process's monotonic clock reading at `at`
   std::string key;           // lock key, or the lock's random value (Acquired)
-  std::string detail;        // plain words
+  std::uint64_t content = 0; // fingerprint of the message or command the event is about (hashed)
+  std::string detail;        // plain words (not hashed; empty unless the trace is detailed())
 };
 
 enum class ProcessRole : std::uint8_t { Client, LockNode, Storage };
@@ -96,14 +104,22 @@ class Trace {
   const std::string& name(ProcId p) const;
   std::optional<ProcId> find(std::string_view name) const;
 
-  void record(TraceEvent e);
-  void set_listener(Listener l) { listener_ = std::move(l); }
-  // Keep only the hash and counts, not the events (long benchmark runs).
-  void set_keep_events(bool keep) { keep_events_ = keep; }
+  void record(TraceEvent&& e);
+  void add_listener(Listener l) { listeners_.push_back(std::move(l)); }
+  // Keep at most `limit` events (the first ones); the hash and the listeners
+  // see them all. 0: keep none.
+  void set_keep_limit(std::uint64_t limit) { keep_limit_ = limit; }
+  // Build the `detail` text of events even though none are kept (a listener
+  // writes them out).
+  void want_details() { want_details_ = true; }
+  // Whether events carry their detail text: someone will read it.
+  bool detailed() const { return want_details_ || count_ < keep_limit_; }
 
   const std::vector<TraceEvent>& events() const { return events_; }
+  // Whether events() holds every event recorded.
+  bool complete() const { return events_.size() == count_; }
   std::uint64_t size() const { return count_; }
-  // 64-bit FNV-1a over the canonical line of every event, as 16 hex digits.
+  // A 64-bit hash over the structured fields of every event, as 16 hex digits.
   std::string hash_hex() const;
   // One line per event, the form the hash is computed over.
   std::string line(const TraceEvent& e) const;
@@ -111,10 +127,11 @@ class Trace {
  private:
   std::vector<ProcessInfo> processes_;
   std::vector<TraceEvent> events_;
-  Listener listener_;
+  std::vector<Listener> listeners_;
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
   std::uint64_t count_ = 0;
-  bool keep_events_ = true;
+  std::uint64_t keep_limit_ = ~std::uint64_t{0};
+  bool want_details_ = false;
 };
 
 }  // namespace locksim

@@ -127,6 +127,8 @@ void Process::refuse_call(std::uint64_t id) {
   pending.waiter.resume();  // result stays nullopt
 }
 
+bool Process::detailed() const { return world_.trace().detailed(); }
+
 void Process::note(Ev kind, TraceEvent fields) {
   fields.at = world_.now();
   fields.process = id_;
@@ -151,7 +153,7 @@ void Process::deliver(Message& m) {
 }
 
 void Process::on_message(Message& m) {
-  note(Ev::Dropped, {.peer = m.from, .detail = "not expecting " + describe(m.body)});
+  note(Ev::Dropped, {.peer = m.from, .content = fingerprint(m.body), .detail = "not expecting " + describe(m.body)});
 }
 
 std::uint64_t Process::start_timer(Instant mono_deadline, std::coroutine_handle<> h,
@@ -291,9 +293,15 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   ++sent_;
   Process& src = world_.process(from);
   const Instant now = world_.now();
-  src.note(Ev::Sent, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = describe(body)});
+  const std::uint64_t content = fingerprint(body);
+  {
+    TraceEvent sent{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
+    if (src.detailed()) sent.detail = describe(body);
+    src.note(Ev::Sent, std::move(sent));
+  }
   auto drop = [&](std::string why) {
-    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .detail = why + ": " + describe(body)});
+    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .content = content,
+                           .detail = why + ": " + describe(body)});
     return id;
   };
   if (blocked(from, to)) return drop("partition");
@@ -422,7 +430,9 @@ void World::dispatch(Event& e) {
       Message m = std::move(messages_[e.arg]);
       free_messages_.push_back(e.arg);
       Process& p = *processes_[e.pid];
-      p.note(Ev::Delivered, {.peer = m.from, .value = static_cast<std::int64_t>(m.id), .detail = describe(m.body)});
+      TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = fingerprint(m.body)};
+      if (p.detailed()) delivered.detail = describe(m.body);
+      p.note(Ev::Delivered, std::move(delivered));
       p.deliver(m);
       break;
     }
@@ -440,9 +450,15 @@ void World::dispatch(Event& e) {
 
 bool World::run_until(Instant end, std::uint64_t max_events) {
   std::uint64_t budget = max_events;
+  // A livelock (processes resuming each other forever without time passing)
+  // ends the run as an exhausted budget would.
+  constexpr std::uint64_t kMaxAtOneInstant = 10'000'000;
+  std::uint64_t at_this_instant = 0;
   while (!queue_.empty() && queue_.top().at <= end) {
     if (budget-- == 0) return false;
     Event e = queue_.pop();
+    at_this_instant = e.at == now_ ? at_this_instant + 1 : 0;
+    if (at_this_instant > kMaxAtOneInstant) return false;
     now_ = e.at;
     dispatch(e);
     ++events_run_;

@@ -113,6 +113,9 @@ class Process {
 
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent fields = {});
+  // Whether the trace will show an event's detail text: build costly details
+  // only then (they are rendering, not hashed).
+  bool detailed() const;
   // note(), then yield(): the recorded event may trigger a fault that must
   // take effect before this process does anything else. For an event with
   // fields, write `note(kind, {...}); co_await yield();` (see task.hpp on
