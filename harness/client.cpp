@@ -11,7 +11,7 @@ Client::Client(World& world, const ClientConfig& config, const AlgorithmInfo& al
       lock_(algorithm.make(LockEnv{*this, std::move(nodes), lock_config, sentinel})) {}
 
 void Client::schedule_start() {
-  world().at(Instant::zero() + config_.start, [this] {
+  world().at(Instant::zero() + config_.start.draw(rng()), [this] {
     if (state() == State::Down) return;
     note(Ev::Started);
     spawn(run_job());

@@ -368,6 +368,16 @@ class Loader {
       fail(key_line(t, "auto_extend"), w, "auto_extend",
            "only the redsync and node-redlock-v5 flavours extend a lock (" +
                (c.flavour.empty() ? std::string("redlock-rb") : c.flavour) + " has no extension)");
+    if (auto v = choice(t, "fanout", w, {"sequential", "parallel"})) c.fanout = *v;
+    if (auto v = choice(t, "collect", w, {"quorum", "all"})) {
+      if (c.fanout == "sequential" || (c.fanout.empty() && c.flavour != "redsync" && c.flavour != "node-redlock-v5"))
+        fail(key_line(t, "collect"), w, "collect", "applies to a parallel fan-out (fanout = \"parallel\")");
+      c.collect = *v;
+    }
+    if (auto v = choice(t, "unlock", w, {"wait", "no-wait"})) c.unlock = *v;
+    for (const char* key : {"fanout", "collect", "unlock"})
+      if (t.get(key) && c.flavour == "redisson")
+        fail(key_line(t, key), w, key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
     if (auto d = duration(t, "watchdog_timeout", w, c.line, false, Positive)) c.watchdog_timeout = *d;
     c.lease_time = duration(t, "lease_time", w, c.line, false, Positive);
     c.wait_time = duration(t, "wait_time", w, c.line, false, NonNegative);
@@ -493,11 +503,11 @@ class Loader {
           names_.push_back(n);
         }
       }
-      if (auto d = duration(*t, "start", w, c.line)) {
-        c.start = *d;
-        if (c.start >= s.duration)
+      if (auto r = range(*t, "start", w)) {
+        c.start = *r;
+        if (c.start.hi >= s.duration)
           fail(key_line(*t, "start"), w, "start",
-               format_duration(c.start) + " is not within the run (duration = " + format_duration(s.duration) + ")");
+               format_range(c.start) + " is not within the run (duration = " + format_duration(s.duration) + ")");
       }
       if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"})) c.job = *j;
       for (const char* key : {"work", "check_before_write", "storage_timeout"})

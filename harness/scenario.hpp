@@ -47,6 +47,9 @@ struct LockConfig {
   // Redlock.
   std::optional<double> drift_factor;      // clock drift allowance, as a fraction of the ttl
   std::optional<Duration> auto_extend;     // redsync, node-redlock: extend when this much validity is left
+  std::string fanout;                      // "sequential" | "parallel"; empty: the flavour's
+  std::string collect;                     // parallel: "quorum" | "all"; empty: the flavour's
+  std::string unlock = "wait";             // | "no-wait": CLIENT REPLY SKIP, and go on
   // Redisson.
   Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
   std::optional<Duration> lease_time;      // a fixed lease: no watchdog
@@ -92,7 +95,7 @@ struct StorageConfig {
 
 struct ClientConfig {
   std::string name;
-  Duration start = Duration::zero();
+  DurationRange start = DurationRange::fixed(Duration::zero());  // a range: drawn from the client's stream
   std::string job = "read-modify-write";   // | "hold": acquire, hold, release; no storage
   DurationRange work = DurationRange::fixed(Duration::s(1));
   DurationRange hold = DurationRange::fixed(Duration::s(1));  // job "hold"

@@ -77,6 +77,9 @@ std::string to_toml(const Scenario& s) {
   if (l.first_token != defaults.first_token) line("first_token", std::to_string(l.first_token));
   if (l.drift_factor) line("drift_factor", fmt::format("{}", *l.drift_factor));
   if (l.auto_extend) line("auto_extend", dur(*l.auto_extend));
+  if (!l.fanout.empty()) line("fanout", quote(l.fanout));
+  if (!l.collect.empty()) line("collect", quote(l.collect));
+  if (l.unlock != defaults.unlock) line("unlock", quote(l.unlock));
   if (l.watchdog_timeout != defaults.watchdog_timeout) line("watchdog_timeout", dur(l.watchdog_timeout));
   if (l.lease_time) line("lease_time", dur(*l.lease_time));
   if (l.wait_time) line("wait_time", dur(*l.wait_time));
@@ -118,7 +121,7 @@ std::string to_toml(const Scenario& s) {
   for (const ClientConfig& c : s.clients) {
     out += "\n[[client]]\n";
     line("name", quote(c.name));
-    line("start", dur(c.start));
+    line("start", range(c.start));
     line("job", quote(c.job));
     if (c.job == "hold") {
       line("hold", range(c.hold));

@@ -59,6 +59,12 @@ class RedisConnection {
   Task<std::optional<redis::Reply>> compare_and_delete(std::string key, std::string value) {
     return call(cmd(redis::Op::CompareAndDelete, std::move(key), std::move(value)));
   }
+  // The same, after CLIENT REPLY SKIP: sent, and not waited for.
+  void compare_and_delete_no_reply(std::string key, std::string value) {
+    redis::Request r = cmd(redis::Op::CompareAndDelete, std::move(key), std::move(value));
+    r.no_reply = true;
+    self_.send(node_, std::move(r));
+  }
   Task<std::optional<redis::Reply>> compare_and_pexpire(std::string key, std::string value, Duration ttl) {
     return call(cmd(redis::Op::CompareAndPexpire, std::move(key), std::move(value), ttl));
   }

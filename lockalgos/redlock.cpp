@@ -12,6 +12,7 @@
 // Assumes (and the catalogue breaks): clocks run at nearly the same rate and
 // never jump, processes do not pause for long, messages are not held back,
 // nodes keep their keys across restarts.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -52,10 +53,14 @@ const Flavour kFlavours[] = {
      {ms(100), ms(300)}, UnlockOnFail::AtEnd, 16},
 };
 
-const Flavour& flavour_named(std::string_view name) {
-  for (const Flavour& f : kFlavours)
-    if (f.name == name) return f;
-  return kFlavours[0];
+// The flavour, with the scenario's fanout / collect overrides applied.
+Flavour flavour_for(const LockConfig& c) {
+  Flavour f = kFlavours[0];
+  for (const Flavour& known : kFlavours)
+    if (known.name == c.flavour) f = known;
+  if (!c.fanout.empty()) f.fanout = c.fanout == "parallel" ? Fanout::Parallel : Fanout::Sequential;
+  if (!c.collect.empty()) f.resolves_at_quorum = c.collect == "quorum";
+  return f;
 }
 
 // Replies of a parallel fan-out, shared by the request coroutines and the
@@ -70,7 +75,7 @@ struct Round {
 
 class Redlock final : public Lock {
  public:
-  explicit Redlock(LockEnv env) : env_(std::move(env)), f_(flavour_named(env_.config.flavour)) {
+  explicit Redlock(LockEnv env) : env_(std::move(env)), f_(flavour_for(env_.config)) {
     const Duration timeout = env_.config.request_timeout.value_or(
         f_.node_timeout_from_ttl ? *env_.config.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
     for (ProcId n : env_.nodes) nodes_.emplace_back(env_, n, timeout);
@@ -91,14 +96,11 @@ class Redlock final : public Lock {
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
       const Duration validity = *c.ttl - elapsed - drift();
-      std::size_t granted = 0;
-      std::string where;
-      for (std::size_t i = 0; i < ok.size(); ++i)
-        if (ok[i]) {
-          ++granted;
-          where += (where.empty() ? "" : ",") + nodes_[i].name();
-        }
+      const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
       if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
+        std::string where;
+        for (std::size_t i = 0; i < ok.size(); ++i)
+          if (ok[i]) where += (where.empty() ? "" : ",") + nodes_[i].name();
         Grant g{value, -1, env_.self.mono_now() + validity, where};
         valid_until_ = *g.valid_until;
         holding_ = std::make_shared<bool>(true);
@@ -106,10 +108,12 @@ class Redlock final : public Lock {
         if (c.auto_extend) env_.self.spawn(extend_while_held(value, holding_));
         co_return g;
       }
-      env_.self.note(Ev::AttemptFailed,
-                     {.detail = std::to_string(granted) + " of " + std::to_string(nodes_.size()) + " nodes granted it (" +
-                                std::to_string(quorum()) + " needed), validity " + format_duration(validity) +
-                                (f_.unlock == UnlockOnFail::EachTry ? "; it unlocks every node" : "")});
+      TraceEvent failed{.value = static_cast<std::int64_t>(granted)};
+      if (env_.self.detailed())
+        failed.detail = std::to_string(granted) + " of " + std::to_string(nodes_.size()) + " nodes granted it (" +
+                        std::to_string(quorum()) + " needed), validity " + format_duration(validity) +
+                        (f_.unlock == UnlockOnFail::EachTry ? "; it unlocks every node" : "");
+      env_.self.note(Ev::AttemptFailed, std::move(failed));
       co_await env_.self.yield();
       if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
     }
@@ -120,7 +124,7 @@ class Redlock final : public Lock {
   Task<bool> release(const Grant& grant) override {
     if (holding_) *holding_ = false;
     const std::size_t removed = co_await unlock_all(grant.value);
-    co_return removed >= quorum();
+    co_return !wait_for_unlock_ || removed >= quorum();
   }
 
   bool still_held() const override { return !lost_; }
@@ -167,9 +171,14 @@ class Redlock final : public Lock {
     if (round->answered == round->replies.size() || round->granted == round->wake_at_granted) round->done.fire();
   }
 
-  // Compare-and-delete on every node; how many removed our entry.
+  // Compare-and-delete on every node; how many removed our entry (with
+  // unlock = "no-wait": sent to every node, nobody known to have removed it).
   Task<std::size_t> unlock_all(const std::string& value) {
     std::size_t removed = 0;
+    if (!wait_for_unlock_) {
+      for (RedisConnection& n : nodes_) n.compare_and_delete_no_reply(env_.config.key, value);
+      co_return removed;
+    }
     if (f_.fanout == Fanout::Sequential) {
       for (RedisConnection& n : nodes_) removed += RedisConnection::is_one(co_await n.compare_and_delete(env_.config.key, value));
       co_return removed;
@@ -234,11 +243,12 @@ class Redlock final : public Lock {
   }
 
   LockEnv env_;
-  const Flavour& f_;
+  const Flavour f_;
   std::vector<RedisConnection> nodes_;
   Instant valid_until_;
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
+  const bool wait_for_unlock_ = env_.config.unlock != "no-wait";
 };
 
 }  // namespace

@@ -7,6 +7,11 @@ namespace locksim {
 namespace redis {
 
 std::string describe(const Request& r) {
+  if (r.no_reply) {
+    Request plain = r;
+    plain.no_reply = false;
+    return "CLIENT REPLY SKIP; " + describe(plain);
+  }
   switch (r.op) {
     case Op::Get: return "GET " + r.key;
     case Op::Set: {
@@ -122,7 +127,8 @@ std::uint64_t fold(std::uint64_t h, const std::string& s) { return fold(fnv1a64(
 }  // namespace
 
 std::uint64_t fingerprint(const redis::Request& r) {
-  std::uint64_t h = fold(1, static_cast<std::uint64_t>(r.op) | std::uint64_t{r.nx} << 8 | std::uint64_t{r.replicated} << 9);
+  std::uint64_t h = fold(1, static_cast<std::uint64_t>(r.op) | std::uint64_t{r.nx} << 8 |
+                               std::uint64_t{r.replicated} << 9 | std::uint64_t{r.no_reply} << 10);
   h = fold(h, r.key);
   h = fold(h, r.value);
   h = fold(h, static_cast<std::uint64_t>(r.px.count_ns()));

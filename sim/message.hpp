@@ -50,6 +50,7 @@ struct Request {
   std::string token_key;           // for AcquireWithToken
   bool replicated = false;         // part of a master's replication stream, not a client's command
   ProcId setter = kNoProc;         // replication only: who wrote the value (a trace annotation)
+  bool no_reply = false;           // preceded by CLIENT REPLY SKIP: the node sends no reply
 };
 
 struct Reply {

@@ -21,7 +21,8 @@ void RedisNode::on_message(Message& m) {
     return;
   }
   if (const auto* req = std::get_if<Request>(&m.body)) {
-    reply(m, execute(*req, m.from));
+    Reply r = execute(*req, m.from);
+    if (!req->no_reply) reply(m, std::move(r));
     return;
   }
   Process::on_message(m);
