@@ -452,7 +452,7 @@ TEST_CASE("an unknown top-level key is rejected at its line with a suggestion") 
 
 TEST_CASE("a number where a duration string belongs is rejected at its line") {
   check_rejected(small("name = \"client2\"", "name = \"client2\"\nstart = 5"), "scenarios/x.toml:18: [[client]] 'start'",
-                 "expected a duration string, found an integer");
+                 "expected a duration or a range like \"1ms..3ms\", found an integer");
   check_rejected(small("name = \"client2\"", "name = \"client2\"\nthink = 1.5"), "scenarios/x.toml:18: [[client]] 'think'",
                  "found a number");
 }
