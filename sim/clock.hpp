@@ -31,6 +31,7 @@ class LocalClock {
   Instant when_reads(Instant target, Instant now) const {
     const Duration local_left = target - read(now);
     if (local_left <= Duration::zero()) return now;
+    if (drift_ppb_ == 0) return now + local_left;
     // true = local / (1 + drift), rounded up so the reading has reached the target.
     const __int128 num = static_cast<__int128>(local_left.count_ns()) * 1'000'000'000;
     const __int128 den = 1'000'000'000 + drift_ppb_;
@@ -50,6 +51,7 @@ class LocalClock {
 
  private:
   static std::int64_t scale(std::int64_t ns, std::int64_t ppb) {
+    if (ppb == 0) return 0;  // the common case: no 128-bit division
     return static_cast<std::int64_t>(static_cast<__int128>(ns) * ppb / 1'000'000'000);
   }
   void reanchor(Instant now) {

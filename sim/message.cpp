@@ -1,5 +1,7 @@
 #include "sim/message.hpp"
 
+#include <cstring>
+
 #include "sim/rng.hpp"
 
 namespace locksim {
@@ -123,7 +125,17 @@ constexpr std::uint64_t fold(std::uint64_t h, std::uint64_t x) {
   h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ULL;
 }
-std::uint64_t fold(std::uint64_t h, const std::string& s) { return fold(fnv1a64(s, h), s.size()); }
+std::uint64_t fold(std::uint64_t h, const std::string& s) {
+  std::uint64_t word = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    h = fold(h, word);
+  }
+  word = 0;
+  std::memcpy(&word, s.data() + i, s.size() - i);
+  return fold(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
+}
 }  // namespace
 
 std::uint64_t fingerprint(const redis::Request& r) {

@@ -177,6 +177,7 @@ struct Message {
   ProcId from = kNoProc;
   ProcId to = kNoProc;
   Payload body;
+  std::uint64_t content = 0;  // fingerprint(body), taken once when it is sent
 };
 
 }  // namespace locksim

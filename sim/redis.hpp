@@ -58,6 +58,10 @@ class RedisNode : public Process {
  private:
   Task<void> active_expire_loop();
   void active_expire_cycle();
+  // Whether a cycle could expire anything: a master holding a key with a TTL.
+  bool expiry_pending() const;
+  // Wake the idle expiry loop if it now has work.
+  void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.
   Entry* lookup(const std::string& key, Instant now, const char* how);
   void expire(std::map<std::string, Entry>::iterator it, const char* how);
@@ -75,6 +79,7 @@ class RedisNode : public Process {
   };
   std::vector<Replica> replicas_;
   std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
+  std::coroutine_handle<> expiry_idle_;  // the expiry loop, waiting for a key with a TTL
   void propagate();
   Task<void> ship(ProcId replica, redis::Request change, Duration lag);
   void apply_from_master(const redis::Request& change);

@@ -33,6 +33,8 @@ class Duration {
   constexpr Duration operator-(Duration o) const { return Duration{ns_ - o.ns_}; }
   constexpr Duration operator*(std::int64_t k) const { return Duration{ns_ * k}; }
   constexpr Duration operator/(std::int64_t k) const { return Duration{ns_ / k}; }
+  // How many whole `o` fit in this duration.
+  constexpr std::int64_t operator/(Duration o) const { return ns_ / o.ns_; }
   constexpr Duration& operator+=(Duration o) { ns_ += o.ns_; return *this; }
   constexpr Duration& operator-=(Duration o) { ns_ -= o.ns_; return *this; }
   constexpr auto operator<=>(const Duration&) const = default;

@@ -255,13 +255,16 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 Network::Link& Network::link(ProcId from, ProcId to) {
-  auto it = links_.find({from, to});
-  if (it == links_.end()) {
+  if (from >= link_index_.size()) link_index_.resize(from + 1);
+  std::vector<std::uint32_t>& row = link_index_[from];
+  if (to >= row.size()) row.resize(to + 1, 0);
+  if (row[to] == 0) {
     // Each link draws from its own stream: adding a client leaves every other link's draws alone.
     Rng rng = world_.fork_rng("link/" + world_.trace().name(from) + "->" + world_.trace().name(to));
-    it = links_.emplace(std::pair{from, to}, Link{rng, Instant::zero()}).first;
+    links_.push_back(Link{rng, Instant::zero()});
+    row[to] = static_cast<std::uint32_t>(links_.size());
   }
-  return it->second;
+  return links_[row[to] - 1];
 }
 
 bool Network::blocked(ProcId from, ProcId to) const {
@@ -293,7 +296,7 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   ++sent_;
   Process& src = world_.process(from);
   const Instant now = world_.now();
-  const std::uint64_t content = fingerprint(body);
+  const std::uint64_t content = fingerprint(body);  // once per message: delivery reuses it
   {
     TraceEvent sent{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
     if (src.detailed()) sent.detail = describe(body);
@@ -331,7 +334,7 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   e.pid = to;
   e.epoch = world_.process(to).epoch();
   e.kind = Event::Kind::Deliver;
-  e.arg = world_.store_message(Message{id, reply_to, from, to, std::move(body)});
+  e.arg = world_.store_message(Message{id, reply_to, from, to, std::move(body), content});
   world_.schedule(e);
   return id;
 }
@@ -430,7 +433,7 @@ void World::dispatch(Event& e) {
       Message m = std::move(messages_[e.arg]);
       free_messages_.push_back(e.arg);
       Process& p = *processes_[e.pid];
-      TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = fingerprint(m.body)};
+      TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = m.content};
       if (p.detailed()) delivered.detail = describe(m.body);
       p.note(Ev::Delivered, std::move(delivered));
       p.deliver(m);

@@ -282,7 +282,10 @@ class Network {
 
   World& world_;
   NetworkConfig config_;
-  std::map<std::pair<ProcId, ProcId>, Link> links_;
+  // The links in order of first use; link_index_[from][to] is 1 + the position
+  // of from->to in links_ (0: not used yet). O(1) per message.
+  std::vector<Link> links_;
+  std::vector<std::vector<std::uint32_t>> link_index_;
   std::vector<Partition> partitions_;
   std::vector<LinkRule> rules_;
   std::uint64_t next_partition_ = 1;
