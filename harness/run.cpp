@@ -115,6 +115,7 @@ RunResult run_scenario(const Scenario& given, const RunOptions& options) {
 
   result.stats = *tally;
   result.stats.events = trace.size();
+  result.stats.queue_events = world.events_run();
   result.stats.messages = world.network().messages_sent();
   result.stats.sim_time = world.now();
   result.trace_hash = world.trace().hash_hex();

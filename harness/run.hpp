@@ -13,7 +13,8 @@
 namespace locksim {
 
 struct RunStats {
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;          // recorded in the trace
+  std::uint64_t queue_events = 0;    // run by the kernel (resumptions, timers, deliveries, actions)
   std::uint64_t messages = 0;         // sent
   std::uint64_t delivered = 0;        // reached their destination by the end of the run
   std::uint64_t acquisitions = 0;

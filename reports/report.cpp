@@ -122,6 +122,7 @@ std::string json_report(const RunResult& r) {
   j["expected"] = s.expect.present ? expected : json(nullptr);
   j["as_expected"] = r.as_expected();
   j["stats"] = {{"events", r.stats.events},
+                {"queue_events", r.stats.queue_events},
                 {"messages", r.stats.messages},
                 {"delivered", r.stats.delivered},
                 {"acquisitions", r.stats.acquisitions},

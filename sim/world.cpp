@@ -62,32 +62,41 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) {
   e.pid = p.id_;
   e.epoch = p.epoch_;
   e.kind = Event::Kind::Resume;
-  e.handle = h;
+  e.set_handle(h);
   p.world_.schedule(e);
 }
 
-struct Process::CallAwaiter {
-  Process& p;
-  ProcId to;
-  Payload request;
-  Duration timeout;
-  std::optional<Payload> result;
+Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout) {
+  const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
+  PendingCall& pending = calls_.emplace_back();
+  pending.id = id;
+  if (timeout > Duration::zero()) pending.timer_id = start_timer(mono_now() + timeout, {}, id);
+  return CallAwaiter{*this, id};
+}
 
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    const std::uint64_t id = p.world_.network().send(p.id_, to, 0, std::move(request));
-    PendingCall pending{h, &result, 0};
-    if (timeout > Duration::zero()) pending.timer_id = p.start_timer(p.mono_now() + timeout, {}, id);
-    p.calls_.emplace(id, pending);
+Process::PendingCall* Process::find_call(std::uint64_t id) {
+  for (PendingCall& c : calls_)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+void Process::finish_call(std::uint64_t id, std::optional<Payload> result) {
+  PendingCall* c = find_call(id);
+  if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
+  if (c->timer_id != 0) cancel_timer(std::exchange(c->timer_id, 0));
+  c->result = std::move(result);
+  std::exchange(c->waiter, {}).resume();  // `c` may be gone after this
+}
+
+std::optional<Payload> Process::take_call_result(std::uint64_t id) {
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    if (calls_[i].id != id) continue;
+    std::optional<Payload> r = std::move(calls_[i].result);
+    if (i + 1 != calls_.size()) calls_[i] = std::move(calls_.back());
+    calls_.pop_back();
+    return r;
   }
-  std::optional<Payload> await_resume() { return std::move(result); }
-};
-
-Task<std::optional<Payload>> Process::call(ProcId to, Payload request, Duration timeout) {
-  // A named awaiter, not a temporary: g++ 12 copies an aggregate temporary
-  // awaiter bit by bit inside the frame, which breaks the strings it holds.
-  CallAwaiter awaiter{*this, to, std::move(request), timeout, std::nullopt};
-  co_return co_await awaiter;
+  return std::nullopt;
 }
 
 void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
@@ -103,7 +112,7 @@ void Process::spawn(Task<void> task) {
   e.pid = id_;
   e.epoch = epoch_;
   e.kind = Event::Kind::Resume;
-  e.handle = task.handle();
+  e.set_handle(task.handle());
   roots_.push_back(std::move(task));
   world_.schedule(e);
 }
@@ -114,18 +123,11 @@ void Process::resume_soon(std::coroutine_handle<> h) {
   e.pid = id_;
   e.epoch = epoch_;
   e.kind = Event::Kind::Resume;
-  e.handle = h;
+  e.set_handle(h);
   world_.schedule(e);
 }
 
-void Process::refuse_call(std::uint64_t id) {
-  auto it = calls_.find(id);
-  if (it == calls_.end()) return;
-  PendingCall pending = it->second;
-  calls_.erase(it);
-  if (pending.timer_id != 0) cancel_timer(pending.timer_id);
-  pending.waiter.resume();  // result stays nullopt
-}
+void Process::refuse_call(std::uint64_t id) { finish_call(id, std::nullopt); }
 
 bool Process::detailed() const { return world_.trace().detailed(); }
 
@@ -140,13 +142,7 @@ void Process::note(Ev kind, TraceEvent fields) {
 
 void Process::deliver(Message& m) {
   if (m.reply_to != 0) {
-    auto it = calls_.find(m.reply_to);
-    if (it == calls_.end()) return;  // a late reply: its call timed out or was abandoned
-    PendingCall pending = it->second;
-    calls_.erase(it);
-    if (pending.timer_id != 0) cancel_timer(pending.timer_id);
-    *pending.result = std::move(m.body);
-    pending.waiter.resume();
+    finish_call(m.reply_to, std::move(m.body));
     return;
   }
   on_message(m);
@@ -190,11 +186,8 @@ void Process::fire_timer(std::uint64_t timer_id) {
   const Timer t = *it;
   timers_.erase(it);
   if (t.call_id != 0) {
-    auto call = calls_.find(t.call_id);
-    if (call == calls_.end()) return;
-    auto waiter = call->second.waiter;
-    calls_.erase(call);
-    waiter.resume();  // result stays nullopt: timed out
+    if (PendingCall* c = find_call(t.call_id)) c->timer_id = 0;
+    finish_call(t.call_id, std::nullopt);  // timed out
     return;
   }
   t.waiter.resume();
@@ -204,7 +197,7 @@ void Process::reschedule_timers() {
   for (Timer& t : timers_) {
     const std::uint64_t old = t.id;
     t.id = next_timer_++;
-    for (auto& [id, call] : calls_)
+    for (PendingCall& call : calls_)
       if (call.timer_id == old) call.timer_id = t.id;
     schedule_timer_event(t);
   }
@@ -395,7 +388,7 @@ void World::note_world(Ev kind, std::string detail) {
 void World::dispatch(Event& e) {
   if (e.pid != kNoProc) {
     Process& p = *processes_[e.pid];
-    if (e.epoch != p.epoch_ || p.state_ == Process::State::Down) {
+    if (e.epoch != (p.epoch_ & 0xFFFFFF) || p.state_ == Process::State::Down) {
       if (e.kind == Event::Kind::Deliver) {
         Message m = std::move(messages_[e.arg]);
         free_messages_.push_back(e.arg);
@@ -424,7 +417,7 @@ void World::dispatch(Event& e) {
   }
   switch (e.kind) {
     case Event::Kind::Resume:
-      e.handle.resume();
+      e.handle().resume();
       break;
     case Event::Kind::Timer:
       processes_[e.pid]->fire_timer(e.arg);

@@ -36,16 +36,24 @@ class World;
 // The event queue: a binary min-heap ordered by (time, sequence), so events at
 // equal times run in the order they were scheduled.
 
+// 32 bytes, so the heap moves little.
 struct Event {
   enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse };
   Instant at;
   std::uint64_t seq = 0;
+  // Resume: the coroutine's address; Timer: timer id; Deliver: message slot;
+  // Action: action slot; Refuse: call id.
+  std::uint64_t arg = 0;
   ProcId pid = kNoProc;      // kNoProc: not addressed to a process
-  std::uint32_t epoch = 0;   // the incarnation of `pid` it is addressed to
-  Kind kind = Kind::Action;
-  std::uint64_t arg = 0;     // Timer: timer id; Deliver: message slot; Action: action slot; Refuse: call id
-  std::coroutine_handle<> handle;
+  std::uint32_t epoch : 24 = 0;  // the incarnation of `pid` it is addressed to (modulo 2^24)
+  Kind kind : 8 = Kind::Action;
+
+  void set_handle(std::coroutine_handle<> h) { arg = reinterpret_cast<std::uintptr_t>(h.address()); }
+  std::coroutine_handle<> handle() const {
+    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(static_cast<std::uintptr_t>(arg)));
+  }
 };
+static_assert(sizeof(Event) == 32);
 
 class EventQueue {
  public:
@@ -97,8 +105,10 @@ class Process {
   // triggered by the event just recorded, say), then continue.
   auto yield() { return YieldAwaiter{*this}; }
   // Send a request and wait for its reply, or `timeout` on the monotonic
-  // clock (Duration::zero(): wait forever). nullopt on timeout.
-  Task<std::optional<Payload>> call(ProcId to, Payload request, Duration timeout);
+  // clock (Duration::zero(): wait forever). nullopt on timeout. The request
+  // leaves now; co_await the result at once.
+  class CallAwaiter;
+  CallAwaiter call(ProcId to, Payload request, Duration timeout);
 
   // Fire and forget.
   void send(ProcId to, Payload body);
@@ -163,12 +173,16 @@ class Process {
     void await_suspend(std::coroutine_handle<> h);
     void await_resume() const noexcept {}
   };
-  struct CallAwaiter;
   struct PendingCall {
-    std::coroutine_handle<> waiter;
-    std::optional<Payload>* result;
-    std::uint64_t timer_id = 0;
+    std::uint64_t id;                 // the request's message id
+    std::coroutine_handle<> waiter;   // null once it has been woken
+    std::uint64_t timer_id = 0;       // its timeout, 0: none
+    std::optional<Payload> result;    // nullopt: timed out or refused
   };
+  PendingCall* find_call(std::uint64_t id);
+  // The call ended (reply, timeout or refusal): wake its waiter.
+  void finish_call(std::uint64_t id, std::optional<Payload> result);
+  std::optional<Payload> take_call_result(std::uint64_t id);
   struct Timer {
     std::uint64_t id;
     Instant deadline;  // on the monotonic clock
@@ -192,10 +206,26 @@ class Process {
   Instant pause_until_;
   std::vector<Task<void>> roots_;
   std::vector<Event> held_;  // events that came due while paused
-  std::map<std::uint64_t, PendingCall> calls_;
+  std::vector<PendingCall> calls_;  // in flight: a handful per process
   std::vector<Timer> timers_;
   std::uint64_t next_timer_ = 1;
   friend class World;
+};
+
+// What Process::call returns: trivially copyable (see task.hpp on g++ 12 and
+// awaiters with strings); the call's state lives in the process.
+class Process::CallAwaiter {
+ public:
+  CallAwaiter(Process& p, std::uint64_t id) : p_(&p), id_(id) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    if (PendingCall* c = p_->find_call(id_)) c->waiter = h;
+  }
+  std::optional<Payload> await_resume() { return p_->take_call_result(id_); }
+
+ private:
+  Process* p_;
+  std::uint64_t id_;
 };
 
 // One coroutine of a process waits; others of the same process fire it. A
