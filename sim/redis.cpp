@@ -21,7 +21,9 @@ void RedisNode::on_message(Message& m) {
     return;
   }
   if (const auto* req = std::get_if<Request>(&m.body)) {
+    request_content_ = m.content;  // its fingerprint, for the trace: taken once, when it was sent
     Reply r = execute(*req, m.from);
+    request_content_ = 0;
     if (!req->no_reply) reply(m, std::move(r));
     return;
   }
@@ -95,7 +97,8 @@ bool is_write(redis::Op op) {
 }  // namespace
 
 void RedisNode::note_command(const Request& req, const Reply& r, ProcId from) {
-  TraceEvent e{.peer = from, .key = req.key, .content = fingerprint(req) ^ (fingerprint(r) * 3)};
+  const std::uint64_t request = request_content_ ? request_content_ : fingerprint(req);
+  TraceEvent e{.peer = from, .key = req.key, .content = request ^ (fingerprint(r) * 3)};
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }

@@ -79,7 +79,8 @@ class RedisNode : public Process {
   };
   std::vector<Replica> replicas_;
   std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
-  std::coroutine_handle<> expiry_idle_;  // the expiry loop, waiting for a key with a TTL
+  std::coroutine_handle<> expiry_idle_;
+  std::uint64_t request_content_ = 0;  // the fingerprint of the message being executed  // the expiry loop, waiting for a key with a TTL
   void propagate();
   Task<void> ship(ProcId replica, redis::Request change, Duration lag);
   void apply_from_master(const redis::Request& change);

@@ -80,11 +80,11 @@ Process::PendingCall* Process::find_call(std::uint64_t id) {
   return nullptr;
 }
 
-void Process::finish_call(std::uint64_t id, std::optional<Payload> result) {
+void Process::finish_call(std::uint64_t id, Payload* result) {
   PendingCall* c = find_call(id);
   if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
   if (c->timer_id != 0) cancel_timer(std::exchange(c->timer_id, 0));
-  c->result = std::move(result);
+  if (result) c->result.emplace(std::move(*result));
   std::exchange(c->waiter, {}).resume();  // `c` may be gone after this
 }
 
@@ -127,7 +127,7 @@ void Process::resume_soon(std::coroutine_handle<> h) {
   world_.schedule(e);
 }
 
-void Process::refuse_call(std::uint64_t id) { finish_call(id, std::nullopt); }
+void Process::refuse_call(std::uint64_t id) { finish_call(id, nullptr); }
 
 bool Process::detailed() const { return world_.trace().detailed(); }
 
@@ -142,7 +142,7 @@ void Process::note(Ev kind, TraceEvent fields) {
 
 void Process::deliver(Message& m) {
   if (m.reply_to != 0) {
-    finish_call(m.reply_to, std::move(m.body));
+    finish_call(m.reply_to, &m.body);
     return;
   }
   on_message(m);
@@ -187,7 +187,7 @@ void Process::fire_timer(std::uint64_t timer_id) {
   timers_.erase(it);
   if (t.call_id != 0) {
     if (PendingCall* c = find_call(t.call_id)) c->timer_id = 0;
-    finish_call(t.call_id, std::nullopt);  // timed out
+    finish_call(t.call_id, nullptr);  // timed out
     return;
   }
   t.waiter.resume();
@@ -423,13 +423,13 @@ void World::dispatch(Event& e) {
       processes_[e.pid]->fire_timer(e.arg);
       break;
     case Event::Kind::Deliver: {
-      Message m = std::move(messages_[e.arg]);
-      free_messages_.push_back(e.arg);
+      Message& m = messages_[e.arg];  // in place: the slot is freed once it has been handled
       Process& p = *processes_[e.pid];
       TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = m.content};
       if (p.detailed()) delivered.detail = describe(m.body);
       p.note(Ev::Delivered, std::move(delivered));
       p.deliver(m);
+      free_messages_.push_back(e.arg);
       break;
     }
     case Event::Kind::Refuse:

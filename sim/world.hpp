@@ -12,6 +12,7 @@
 #pragma once
 
 #include <coroutine>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -181,7 +182,7 @@ class Process {
   };
   PendingCall* find_call(std::uint64_t id);
   // The call ended (reply, timeout or refusal): wake its waiter.
-  void finish_call(std::uint64_t id, std::optional<Payload> result);
+  void finish_call(std::uint64_t id, Payload* result);  // result: moved from; null: timed out or refused
   std::optional<Payload> take_call_result(std::uint64_t id);
   struct Timer {
     std::uint64_t id;
@@ -381,7 +382,7 @@ class World {
   Trace trace_;
   Network network_;
   std::vector<std::unique_ptr<Process>> processes_;
-  std::vector<Message> messages_;           // in flight, by slot
+  std::deque<Message> messages_;            // in flight, by slot (a deque: delivery reads it in place while sending more)
   std::vector<std::uint64_t> free_messages_;
   std::vector<std::function<void()>> actions_;
   std::vector<std::uint64_t> free_actions_;
