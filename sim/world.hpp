@@ -206,6 +206,7 @@ class Process {
   std::uint32_t epoch_ = 0;
   Instant pause_until_;
   std::vector<Task<void>> roots_;
+  std::size_t sweep_at_ = 16;  // sweep finished roots when there are this many
   std::vector<Event> held_;  // events that came due while paused
   std::vector<PendingCall> calls_;  // in flight: a handful per process
   std::vector<Timer> timers_;
