@@ -157,39 +157,62 @@ void Process::on_message(Message& m) {
   note(Ev::Dropped, {.peer = m.from, .content = fingerprint(m.body), .detail = "not expecting " + describe(m.body)});
 }
 
+// A process's timers share one queue event, set for the earliest of them: a
+// call's timeout that is cancelled when the reply comes (the usual case)
+// leaves nothing in the queue behind it, and each firing re-arms the next.
 std::uint64_t Process::start_timer(Instant mono_deadline, std::coroutine_handle<> h,
                                    std::uint64_t call_id) {
-  Timer t{next_timer_++, mono_deadline, h, call_id};
-  schedule_timer_event(t);
+  const Timer t{next_timer_++, mono_deadline, h, call_id};
   timers_.push_back(t);
+  arm_timer(t);
   return t.id;
 }
 
-void Process::schedule_timer_event(const Timer& t) {
+const Process::Timer* Process::earliest_timer() const {
+  const Timer* first = nullptr;
+  for (const Timer& t : timers_)
+    if (!first || t.deadline < first->deadline || (t.deadline == first->deadline && t.id < first->id)) first = &t;
+  return first;
+}
+
+void Process::arm_timer(const Timer& t) {
+  const Instant at = clocks_.mono.when_reads(t.deadline, world_.now());
+  if (armed_at_ && *armed_at_ <= at) return;  // an event no later is queued; it will re-arm
+  armed_at_ = at;
   Event e;
-  e.at = clocks_.mono.when_reads(t.deadline, world_.now());
+  e.at = at;
   e.pid = id_;
   e.epoch = epoch_;
   e.kind = Event::Kind::Timer;
-  e.arg = t.id;
+  e.arg = ++timer_generation_;  // any event queued before is superseded
   world_.schedule(e);
 }
 
+void Process::rearm_timers() {
+  armed_at_.reset();
+  ++timer_generation_;
+  if (const Timer* t = earliest_timer()) arm_timer(*t);
+}
+
 void Process::cancel_timer(std::uint64_t id) {
-  // The queued event stays; it finds no timer and does nothing.
+  // The queued event stays; when it comes it finds the timer gone and re-arms.
   std::erase_if(timers_, [id](const Timer& t) { return t.id == id; });
 }
 
-void Process::fire_timer(std::uint64_t timer_id) {
-  auto it = std::find_if(timers_.begin(), timers_.end(),
-                         [timer_id](const Timer& t) { return t.id == timer_id; });
-  if (it == timers_.end()) return;  // cancelled, or superseded by a reschedule
-  if (mono_now() < it->deadline) {  // the clock slowed down since the timer was set
-    schedule_timer_event(*it);
+void Process::fire_timer(std::uint64_t generation) {
+  if (generation != timer_generation_) return;  // superseded by an earlier timer or a reschedule
+  armed_at_.reset();
+  const Timer* due = earliest_timer();
+  if (!due) return;
+  if (mono_now() < due->deadline) {  // cancelled timers left only later ones, or the clock slowed down
+    arm_timer(*due);
     return;
   }
-  const Timer t = *it;
-  timers_.erase(it);
+  const Timer t = *due;
+  std::erase_if(timers_, [&](const Timer& x) { return x.id == t.id; });
+  // One timer per event: another one due now gets its own event, queued after
+  // whatever this instant already holds.
+  if (const Timer* next = earliest_timer()) arm_timer(*next);
   if (t.call_id != 0) {
     if (PendingCall* c = find_call(t.call_id)) c->timer_id = 0;
     finish_call(t.call_id, nullptr);  // timed out
@@ -198,15 +221,7 @@ void Process::fire_timer(std::uint64_t timer_id) {
   t.waiter.resume();
 }
 
-void Process::reschedule_timers() {
-  for (Timer& t : timers_) {
-    const std::uint64_t old = t.id;
-    t.id = next_timer_++;
-    for (PendingCall& call : calls_)
-      if (call.timer_id == old) call.timer_id = t.id;
-    schedule_timer_event(t);
-  }
-}
+void Process::reschedule_timers() { rearm_timers(); }
 
 void Process::pause() { state_ = State::Paused; }
 
@@ -228,6 +243,7 @@ void Process::destroy_coroutines() {
   roots.clear();
   calls_.clear();
   timers_.clear();
+  rearm_timers();
   held_.clear();
 }
 

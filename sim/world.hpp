@@ -42,7 +42,7 @@ struct Event {
   enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse };
   Instant at;
   std::uint64_t seq = 0;
-  // Resume: the coroutine's address; Timer: timer id; Deliver: message slot;
+  // Resume: the coroutine's address; Timer: the timer generation; Deliver: message slot;
   // Action: action slot; Refuse: call id.
   std::uint64_t arg = 0;
   ProcId pid = kNoProc;      // kNoProc: not addressed to a process
@@ -140,7 +140,7 @@ class Process {
   // The destination of call `id` refused it (it is down): the call fails now.
   void refuse_call(std::uint64_t id);
   void deliver(Message& m);      // a message reached this (running) process
-  void fire_timer(std::uint64_t timer_id);
+  void fire_timer(std::uint64_t generation);
   void pause();
   void resume();
   void crash();
@@ -192,7 +192,11 @@ class Process {
   };
   std::uint64_t start_timer(Instant mono_deadline, std::coroutine_handle<> h, std::uint64_t call_id);
   void cancel_timer(std::uint64_t id);
-  void schedule_timer_event(const Timer& t);
+  const Timer* earliest_timer() const;
+  // Make sure an event is queued no later than when `t` is due.
+  void arm_timer(const Timer& t);
+  // Forget the queued event and queue one for the earliest timer (a drift change, a crash).
+  void rearm_timers();
 
   World& world_;
   // Constant after construction.
@@ -211,6 +215,8 @@ class Process {
   std::vector<PendingCall> calls_;  // in flight: a handful per process
   std::vector<Timer> timers_;
   std::uint64_t next_timer_ = 1;
+  std::optional<Instant> armed_at_;       // true time of the queued timer event, if one is
+  std::uint64_t timer_generation_ = 0;    // the queued timer event's; older ones are stale
   friend class World;
 };
 
