@@ -31,7 +31,7 @@ void RedisNode::on_message(Message& m) {
 }
 
 void RedisNode::on_crash() {
-  expiry_idle_ = {};  // its coroutine is gone
+  expiry_alarm_.reset();  // its coroutine is gone
   if (!config_.aof_always) keys_.clear();
   subscribers_.clear();  // connections are gone
 }
@@ -326,38 +326,47 @@ void RedisNode::apply_from_master(const Request& change) {
                      .detail = "replicated: " + describe(change)});
 }
 
-// serverCron's active expiry, hz times a second on the node's monotonic
-// clock, on a fixed grid from the node's start. A cycle with no key to expire
-// does nothing (and draws nothing), so the loop skips the ticks while there is
-// none and resumes on the same grid: idle nodes cost no events.
+// serverCron's active expiry: hz times a second on the node's monotonic clock,
+// on a fixed grid from the node's start, a cycle samples the keys with a TTL
+// and deletes the expired ones. A cycle that finds nothing expired changes
+// nothing, so the loop sleeps straight to the first tick at which the earliest
+// TTL has passed on the node's wall clock, and is woken to decide again when
+// that can come sooner (a new key, a promotion, a clock jump). The ticks it
+// runs are the ticks that matter, at the same instants.
 Task<void> RedisNode::active_expire_loop() {
-  const Instant origin = mono_now();
-  const Duration period = config_.active_expire_period;
+  expiry_origin_ = mono_now();
   for (;;) {
-    if (!expiry_pending()) {
-      struct Idle {
-        RedisNode& n;
-        bool await_ready() const noexcept { return false; }
-        void await_suspend(std::coroutine_handle<> h) noexcept { n.expiry_idle_ = h; }
-        void await_resume() const noexcept {}
-      };
-      co_await Idle{*this};
+    const std::optional<Instant> tick = next_useful_tick();
+    if (!tick) {
+      expiry_target_ = Instant::never();
+      co_await expiry_alarm_.sleep_until(Instant::never());
+      continue;
     }
-    const Duration since = mono_now() - origin;
-    co_await sleep(origin + period * (since / period + 1) - mono_now());
+    expiry_target_ = *tick;
+    co_await expiry_alarm_.sleep_until(*tick);
+    if (mono_now() < *tick) continue;  // woken to decide again
     active_expire_cycle();
   }
 }
 
-bool RedisNode::expiry_pending() const {
-  if (is_replica()) return false;
+std::optional<Instant> RedisNode::next_useful_tick() const {
+  if (is_replica()) return std::nullopt;  // iAmMaster only
+  std::optional<Instant> earliest;
   for (const auto& [key, e] : keys_)
-    if (e.expires_at) return true;
-  return false;
+    if (e.expires_at && (!earliest || *e.expires_at < *earliest)) earliest = e.expires_at;
+  if (!earliest) return std::nullopt;
+  // Both clocks run at the same rate: the monotonic reading when the wall
+  // clock passes `earliest`, then the first tick after now at or past it.
+  const Instant now = mono_now();
+  const Instant due = max(now + (*earliest - wall_now()), now);
+  const Duration period = config_.active_expire_period;
+  return expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
 }
 
 void RedisNode::nudge_expiry() {
-  if (expiry_idle_ && expiry_pending()) resume_soon(std::exchange(expiry_idle_, {}));
+  if (!expiry_alarm_.sleeping()) return;
+  const std::optional<Instant> tick = next_useful_tick();
+  if (tick && *tick < expiry_target_) expiry_alarm_.ring();
 }
 
 void RedisNode::active_expire_cycle() {

@@ -54,13 +54,14 @@ class RedisNode : public Process {
   void on_message(Message& m) override;
   void on_crash() override;
   void on_restart() override;
+  void on_clock_jump() override { nudge_expiry(); }
 
  private:
   Task<void> active_expire_loop();
   void active_expire_cycle();
-  // Whether a cycle could expire anything: a master holding a key with a TTL.
-  bool expiry_pending() const;
-  // Wake the idle expiry loop if it now has work.
+  // The first tick at which a cycle can expire something; none: no key has a TTL.
+  std::optional<Instant> next_useful_tick() const;
+  // Wake the expiry loop if a tick sooner than the one it sleeps to now matters.
   void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.
   Entry* lookup(const std::string& key, Instant now, const char* how);
@@ -79,8 +80,10 @@ class RedisNode : public Process {
   };
   std::vector<Replica> replicas_;
   std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
-  std::coroutine_handle<> expiry_idle_;
-  std::uint64_t request_content_ = 0;  // the fingerprint of the message being executed  // the expiry loop, waiting for a key with a TTL
+  Alarm expiry_alarm_{*this};                 // the expiry loop's sleep
+  Instant expiry_origin_;                     // the loop's grid: ticks at origin + k * period (mono)
+  Instant expiry_target_ = Instant::never();  // the tick it sleeps to
+  std::uint64_t request_content_ = 0;         // the fingerprint of the message being executed
   void propagate();
   Task<void> ship(ProcId replica, redis::Request change, Duration lag);
   void apply_from_master(const redis::Request& change);

@@ -521,6 +521,7 @@ void World::restart(ProcId id) {
 void World::clock_jump(ProcId id, Duration by) {
   Process& p = process(id);
   p.clocks().wall.jump(now_, by);
+  p.on_clock_jump();
   p.note(Ev::ClockJumped, {.value = by.count_ns(), .detail = (by >= Duration::zero() ? "+" : "") + format_duration(by)});
 }
 

@@ -159,6 +159,8 @@ class Process {
   virtual void on_crash() {}
   // Start again after a crash.
   virtual void on_restart() {}
+  // The wall clock just jumped.
+  virtual void on_clock_jump() {}
 
  private:
   struct SleepAwaiter {
@@ -218,6 +220,7 @@ class Process {
   std::optional<Instant> armed_at_;       // true time of the queued timer event, if one is
   std::uint64_t timer_generation_ = 0;    // the queued timer event's; older ones are stale
   friend class World;
+  friend class Alarm;
 };
 
 // What Process::call returns: trivially copyable (see task.hpp on g++ 12 and
@@ -259,6 +262,46 @@ class Wakeup {
   Process& p_;
   std::coroutine_handle<> waiter_;
   bool fired_ = false;
+};
+
+// A sleep on the process's monotonic clock that another coroutine of the same
+// process can cut short (ring): the sleeper then finds the clock short of its
+// deadline and decides again.
+class Alarm {
+ public:
+  explicit Alarm(Process& p) : p_(p) {}
+  auto sleep_until(Instant mono_deadline) {
+    struct Awaiter {
+      Alarm& a;
+      Instant deadline;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> h) {
+        a.sleeper_ = h;
+        a.timer_ = a.p_.start_timer(deadline, h, 0);
+      }
+      void await_resume() noexcept {
+        a.sleeper_ = {};
+        a.timer_ = 0;
+      }
+    };
+    return Awaiter{*this, mono_deadline};
+  }
+  bool sleeping() const { return static_cast<bool>(sleeper_); }
+  void ring() {
+    if (!sleeper_) return;
+    p_.cancel_timer(std::exchange(timer_, 0));
+    p_.resume_soon(std::exchange(sleeper_, {}));
+  }
+  // The sleeper is gone (its process crashed): forget it.
+  void reset() {
+    sleeper_ = {};
+    timer_ = 0;
+  }
+
+ private:
+  Process& p_;
+  std::coroutine_handle<> sleeper_;
+  std::uint64_t timer_ = 0;
 };
 
 // ---------------------------------------------------------------------------
