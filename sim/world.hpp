@@ -409,6 +409,7 @@ class World {
   // Returns false if the event budget ran out first.
   bool run_until(Instant end, std::uint64_t max_events = ~std::uint64_t{0});
   std::uint64_t events_run() const { return events_run_; }
+  std::size_t pending_events() const { return queue_.size(); }
 
   // Faults, applied now.
   void pause(ProcId p, Duration for_how_long);

@@ -391,3 +391,69 @@ TEST_CASE("a wakeup fired by one coroutine resumes another of the same process, 
   w.run_until(at_ms(100));
   CHECK(woke == at_ms(25));
 }
+
+TEST_CASE("call timeouts cancelled by their replies leave nothing in the queue") {
+  World w(1);
+  auto& a = w.add<Probe>("a");
+  auto& echo = w.add<Echo>("echo");
+  int answered = 0;
+  a.spawn([](Probe& self, ProcId to, int& answered) -> Task<void> {
+    for (int i = 0; i < 1000; ++i) {
+      redis::Request req;
+      req.key = "k";
+      auto r = co_await self.call(to, std::move(req), Duration::s(10));
+      answered += r.has_value();
+    }
+  }(a, echo.id(), answered));
+  w.run_until(at_ms(5'000));  // 1000 round trips of 2 ms: all answered, every timeout still in the future
+  CHECK(answered == 1000);
+  // One queued event stands for all of a's timers, however many were cancelled.
+  CHECK(w.pending_events() <= 2);
+}
+
+TEST_CASE("timers due at the same instant all fire, in the order they were set") {
+  World w(1);
+  auto& p = w.add<Probe>("p");
+  std::vector<int> order;
+  for (int i = 0; i < 4; ++i)
+    p.spawn([](Probe& self, std::vector<int>& order, int i) -> Task<void> {
+      co_await self.sleep(Duration::ms(10));
+      order.push_back(i);
+    }(p, order, i));
+  w.run_until(at_ms(10));
+  CHECK(order == std::vector<int>{0, 1, 2, 3});
+}
+
+TEST_CASE("an idle Redis node runs no expiry ticks, and a key still expires on the 100 ms grid") {
+  World w(1);
+  auto& redis = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
+  w.run_until(at_ms(10'000));
+  CHECK(w.events_run() <= 2);  // the loop's start, then it sleeps until a key has a TTL
+  redis.execute({.op = redis::Op::Set, .key = "lock", .value = "v", .px = Duration::ms(250)}, kNoProc);
+  w.run_until(at_ms(10'299));
+  CHECK(redis.keyspace().count("lock") == 1);
+  w.run_until(at_ms(10'300));  // the first tick of the grid after 10.25 s
+  CHECK(redis.keyspace().count("lock") == 0);
+  CHECK(w.events_run() <= 6);
+}
+
+TEST_CASE("a wall clock jump wakes Redis's active expiry: the key goes at the next tick") {
+  World w(1);
+  auto& redis = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
+  redis.execute({.op = redis::Op::Set, .key = "lock", .value = "v", .px = Duration::s(10)}, kNoProc);
+  w.at(at_ms(150), [&] { w.clock_jump(redis.id(), Duration::s(20)); });
+  w.run_until(at_ms(199));
+  CHECK(redis.keyspace().count("lock") == 1);
+  w.run_until(at_ms(200));
+  CHECK(redis.keyspace().count("lock") == 0);
+}
+
+TEST_CASE("processes resuming each other forever at one instant end the run as a spent budget") {
+  World w(1);
+  auto& p = w.add<Probe>("p");
+  p.spawn([](Probe& self) -> Task<void> {
+    for (;;) co_await self.yield();
+  }(p));
+  CHECK_FALSE(w.run_until(at_ms(10)));
+  CHECK(w.now() == Instant::zero());
+}

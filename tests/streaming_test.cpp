@@ -1,0 +1,112 @@
+// A run judged as it goes: the streaming judges agree with the whole-trace
+// checkers, the hash does not depend on what is kept, a long run keeps nothing
+// it does not need, and the benchmark workload is the one the peers run.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> catalogue_files() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios"))
+    if (e.path().extension() == ".toml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The benchmark workload, shortened.
+Scenario bench(const std::string& duration) {
+  std::ifstream in(fs::path(LOCKSIM_SOURCE_DIR) / "bench" / "redlock-contention.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  const std::string hour = "\nduration = \"3600s\"";
+  REQUIRE(s.find(hour) != std::string::npos);
+  s.replace(s.find(hour), hour.size(), "\nduration = \"" + duration + "\"");
+  return parse_scenario(s, "bench/redlock-contention.toml");
+}
+
+}  // namespace
+
+TEST_CASE("the streaming judges find what the whole-trace checkers find, on every catalogue scenario") {
+  for (const fs::path& file : catalogue_files()) {
+    INFO(file.string());
+    const Scenario s = load_scenario(file.string());
+    const RunResult r = run_scenario(s);
+    CheckOptions o;
+    o.run_end = r.world->now();
+    o.ttl = s.lock.ttl;
+    o.liveness_window = s.expect.liveness_window;
+    const std::vector<Violation> whole = check_trace(r.world->trace(), o);
+    REQUIRE(whole.size() == r.violations.size());
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      CHECK(whole[i].kind == r.violations[i].kind);
+      CHECK(whole[i].at == r.violations[i].at);
+      CHECK(whole[i].until == r.violations[i].until);
+      CHECK(whole[i].processes == r.violations[i].processes);
+      CHECK(whole[i].detail == r.violations[i].detail);
+    }
+  }
+}
+
+TEST_CASE("the trace hash is the same whether the events are kept, partly kept or not kept") {
+  for (const char* file : {"scenarios/kleppmann/gc-pause.toml", "scenarios/redis/redlock-split-vote.toml",
+                           "scenarios/zookeeper/session-expiry-pause.toml"}) {
+    INFO(file);
+    const Scenario s = catalogue(file);
+    RunOptions none, some;
+    none.keep_events = 0;
+    some.keep_events = 10;
+    some.details = true;
+    const RunResult all = run_scenario(s), kept_none = run_scenario(s, none), kept_some = run_scenario(s, some);
+    CHECK(all.trace_hash == kept_none.trace_hash);
+    CHECK(all.trace_hash == kept_some.trace_hash);
+    CHECK(all.verdict == kept_none.verdict);
+    CHECK(kept_none.world->trace().events().empty());
+    CHECK(kept_some.world->trace().events().size() == 10);
+    CHECK_FALSE(kept_some.world->trace().complete());
+    CHECK(all.world->trace().complete());
+  }
+}
+
+TEST_CASE("the benchmark workload: parallel SET NX PX, replies collected from all, unlocks not answered") {
+  RunOptions o;
+  o.keep_events = 0;
+  const RunResult r = run_scenario(bench("2s"), o);
+  CHECK(r.verdict.empty());
+  CHECK(r.stats.acquisitions > 50);
+  CHECK(r.stats.failed_attempts > r.stats.acquisitions);
+  // 5 SETs, 5 replies and 5 unlocks per attempt (no reply to an unlock), but
+  // for what is in flight when the run stops.
+  const std::uint64_t attempts = r.stats.acquisitions + r.stats.failed_attempts;
+  CHECK(r.stats.messages >= 15 * attempts);
+  CHECK(r.stats.messages <= 15 * attempts + 15 * 100);
+  CHECK(r.world->trace().events().empty());  // nothing kept: no report asked
+  CHECK(r.stats.events > 50'000);
+}
+
+TEST_CASE("the benchmark's clients start at random within their start range") {
+  const Scenario s = bench("200ms");
+  const RunResult r = run_scenario(s);
+  const auto started = events_of(r, Ev::Started);
+  std::size_t clients = 0;
+  Instant first = Instant::never(), last = Instant::zero();
+  for (const TraceEvent* e : started) {
+    if (r.world->trace().processes()[e->process].role != ProcessRole::Client) continue;
+    ++clients;
+    first = min(first, e->at);
+    last = max(last, e->at);
+  }
+  CHECK(clients == 100);
+  CHECK(last <= Instant::zero() + Duration::ms(100));
+  CHECK(last - first > Duration::ms(50));  // spread over the range, not all at once
+}
