@@ -268,6 +268,7 @@ class StuckChecker {
 
   void observe(const TraceEvent& e) {
     if (!is_client(trace_, e.process)) return;
+    seq_ = e.seq + 1;  // 0 is "never"
     switch (e.kind) {
       case Ev::Acquiring: set_waiting(e.process, true); break;
       case Ev::Acquired: set_waiting(e.process, false); set_holding(e.process, true); break;
@@ -277,16 +278,14 @@ class StuckChecker {
       case Ev::Crashed: set_waiting(e.process, false); set_holding(e.process, false); break;
       default: return;
     }
-    const bool stuck_now = !waiters_.empty() && holders_ == 0;
+    const bool stuck_now = waiters_ > 0 && holders_ == 0;
     if (!stuck_now) {
       close(e.at, false);
       return;
     }
     if (!stretch_start_) {
       stretch_start_ = e.at;
-      stretch_waiters_ = waiters_;
-    } else if (e.kind == Ev::Acquiring) {
-      stretch_waiters_.insert(e.process);
+      stretch_start_seq_ = seq_;
     }
   }
 
@@ -301,7 +300,10 @@ class StuckChecker {
     const Duration length = end - *stretch_start_;
     const bool counts = window_ ? length > *window_ : open_at_run_end && length > (run_end - Instant::zero()) / 2;
     if (counts) {
-      std::vector<ProcId> who(stretch_waiters_.begin(), stretch_waiters_.end());
+      // Everyone who waited during the stretch: waiting now, or stopped after it began.
+      std::vector<ProcId> who;
+      for (ProcId p = 0; p < waiting_.size(); ++p)
+        if (waiting_[p] || (p < wait_ended_.size() && wait_ended_[p] > stretch_start_seq_)) who.push_back(p);
       const std::string limit = window_ ? "liveness window " + format_duration(*window_)
                                         : "no TTL: still waiting when the run ended at " + format_instant(run_end);
       out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
@@ -309,15 +311,18 @@ class StuckChecker {
                           " to acquire while nobody held the lock (" + limit + ")"});
     }
     stretch_start_.reset();
-    stretch_waiters_.clear();
   }
 
   void set_waiting(ProcId p, bool on) {
     auto& w = slot(waiting_, p);
     if (w == on) return;
     w = on;
-    if (on) waiters_.insert(p);
-    else waiters_.erase(p);
+    if (on) {
+      ++waiters_;
+    } else {
+      --waiters_;
+      slot(wait_ended_, p) = seq_;
+    }
   }
   void set_holding(ProcId p, bool on) {
     auto& h = slot(holding_, p);
@@ -330,10 +335,11 @@ class StuckChecker {
   const Trace& trace_;
   std::optional<Duration> window_;
   std::vector<std::uint8_t> waiting_, holding_;
-  std::set<ProcId> waiters_;  // clients waiting now
-  std::size_t holders_ = 0;
+  std::vector<std::uint64_t> wait_ended_;  // 1 + seq of the event that ended each client's last wait
+  std::size_t waiters_ = 0, holders_ = 0;  // clients waiting, holding now
+  std::uint64_t seq_ = 0;                  // 1 + seq of the event being judged
   std::optional<Instant> stretch_start_;
-  std::set<ProcId> stretch_waiters_;  // everyone who waited during the stretch
+  std::uint64_t stretch_start_seq_ = 0;    // 1 + seq of the event that began it
   std::vector<Violation> out_;
 };
 
