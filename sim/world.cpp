@@ -270,15 +270,22 @@ std::exception_ptr Process::failed_root() const {
 
 Network::Link& Network::link(ProcId from, ProcId to) {
   if (from >= link_index_.size()) link_index_.resize(from + 1);
-  std::vector<std::uint32_t>& row = link_index_[from];
-  if (to >= row.size()) row.resize(to + 1, 0);
-  if (row[to] == 0) {
+  LinkRow& row = link_index_[from];
+  if (row.slots.empty()) {
+    row.base = to;
+  } else if (to < row.base) {  // grow downwards
+    row.slots.insert(row.slots.begin(), row.base - to, 0);
+    row.base = to;
+  }
+  if (to - row.base >= row.slots.size()) row.slots.resize(to - row.base + 1, 0);
+  std::uint32_t& slot = row.slots[to - row.base];
+  if (slot == 0) {
     // Each link draws from its own stream: adding a client leaves every other link's draws alone.
     Rng rng = world_.fork_rng("link/" + world_.trace().name(from) + "->" + world_.trace().name(to));
     links_.push_back(Link{rng, Instant::zero()});
-    row[to] = static_cast<std::uint32_t>(links_.size());
+    slot = static_cast<std::uint32_t>(links_.size());
   }
-  return links_[row[to] - 1];
+  return links_[slot - 1];
 }
 
 bool Network::blocked(ProcId from, ProcId to) const {

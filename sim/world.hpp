@@ -363,10 +363,15 @@ class Network {
 
   World& world_;
   NetworkConfig config_;
-  // The links in order of first use; link_index_[from][to] is 1 + the position
-  // of from->to in links_ (0: not used yet). O(1) per message.
+  // The links in order of first use. link_index_[from] maps each destination
+  // in [base, base + size) to 1 + its link's position in links_ (0: not used
+  // yet): O(1) per message, and small, as a client talks to a few nodes.
+  struct LinkRow {
+    ProcId base = 0;
+    std::vector<std::uint32_t> slots;
+  };
   std::vector<Link> links_;
-  std::vector<std::vector<std::uint32_t>> link_index_;
+  std::vector<LinkRow> link_index_;
   std::vector<Partition> partitions_;
   std::vector<LinkRule> rules_;
   std::uint64_t next_partition_ = 1;
