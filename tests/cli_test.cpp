@@ -161,3 +161,27 @@ TEST_CASE("list describes the algorithms, fault kinds and violation kinds") {
   for (const char* name : {"redis-single", "setnx", "pause", "clock-jump", "overlap", "stale-write", "stuck"})
     CHECK_MESSAGE(o.output.find(name) != std::string::npos, name);
 }
+
+TEST_CASE("run --trace writes every event as it happens, one JSON line each, whatever the report keeps") {
+  const fs::path path = fs::temp_directory_path() / "locksim-cli-trace.jsonl";
+  for (const char* format : {"text", "json"}) {
+    INFO(format);
+    fs::remove(path);
+    const Outcome o =
+        locksim(std::string("run --format ") + format + " --trace " + path.string() + " " + source("scenarios/kleppmann/gc-pause.toml"));
+    CHECK(o.status == 0);
+    std::ifstream in(path);
+    std::string line;
+    std::size_t lines = 0, with_detail = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      CHECK(line.front() == '{');
+      with_detail += line.find("\"detail\":") != std::string::npos;
+    }
+    const Outcome json = locksim("run --format json " + source("scenarios/kleppmann/gc-pause.toml"));
+    const auto at = json.output.find("\"events\":");
+    REQUIRE(at != std::string::npos);
+    CHECK(lines == std::stoull(json.output.substr(at + 9)));
+    CHECK(with_detail > 0);  // details are built for the file even when no event is kept
+  }
+}
