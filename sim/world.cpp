@@ -136,7 +136,7 @@ void Process::refuse_call(std::uint64_t id) { finish_call(id, nullptr); }
 
 bool Process::detailed() const { return world_.trace().detailed(); }
 
-void Process::note(Ev kind, TraceEvent fields) {
+void Process::note(Ev kind, TraceEvent&& fields) {
   fields.at = world_.now();
   fields.process = id_;
   fields.kind = kind;
@@ -312,7 +312,7 @@ void Network::heal(std::optional<std::uint64_t> id) {
   else std::erase_if(partitions_, [&](const Partition& p) { return p.id == *id; });
 }
 
-std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payload body) {
+std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payload&& body) {
   const std::uint64_t id = next_message_++;
   ++sent_;
   Process& src = world_.process(from);
@@ -377,7 +377,7 @@ void World::schedule(Event e) {
   queue_.push(e);
 }
 
-std::uint64_t World::store_message(Message m) {
+std::uint64_t World::store_message(Message&& m) {
   if (!free_messages_.empty()) {
     const std::uint64_t slot = free_messages_.back();
     free_messages_.pop_back();

@@ -123,7 +123,7 @@ class Process {
   void resume_soon(std::coroutine_handle<> h);
 
   // Record a trace event at this process, stamped with its clock readings.
-  void note(Ev kind, TraceEvent fields = {});
+  void note(Ev kind, TraceEvent&& fields = {});
   // Whether the trace will show an event's detail text: build costly details
   // only then (they are rendering, not hashed).
   bool detailed() const;
@@ -345,7 +345,7 @@ class Network {
   const NetworkConfig& config() const { return config_; }
 
   // Returns the message id (replies name it in `reply_to`).
-  std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Payload body);
+  std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Payload&& body);
 
   std::uint64_t partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label);
   void heal(std::optional<std::uint64_t> id = std::nullopt);
@@ -425,7 +425,7 @@ class World {
 
   // Kernel plumbing for Process and Network.
   void schedule(Event e);
-  std::uint64_t store_message(Message m);
+  std::uint64_t store_message(Message&& m);
   void note_world(Ev kind, std::string detail);
 
  private:
