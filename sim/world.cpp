@@ -323,9 +323,10 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
     if (src.detailed()) sent.detail = describe(body);
     src.note(Ev::Sent, std::move(sent));
   }
-  auto drop = [&](std::string why) {
-    src.note(Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .content = content,
-                           .detail = why + ": " + describe(body)});
+  auto drop = [&](const std::string& why) {
+    TraceEvent dropped{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
+    if (src.detailed()) dropped.detail = why + ": " + describe(body);
+    src.note(Ev::Dropped, std::move(dropped));
     return id;
   };
   if (blocked(from, to)) return drop("partition");
