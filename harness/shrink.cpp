@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "harness/run.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -147,6 +148,10 @@ class Shrinker {
           Scenario t = s;
           FaultSpec& f = t.faults[i];
           if (f.at) f.at = round_up ? up(*f.at) : down(*f.at);
+          // The loader takes only faults within the run: rounding a fault
+          // moved to the last millisecond up to the end would make the file
+          // unreadable.
+          if (f.at && *f.at >= s.duration) continue;
           if (f.duration) f.duration = max(up(*f.duration), unit);
           if (f.kind == FaultKind::ClockJump) f.by = f.by < Duration::zero() ? -up(-f.by) : up(f.by);
           const bool same = t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration &&
@@ -227,7 +232,7 @@ ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t m
 
   const std::string what(violation_name(kind));
   s.title = fmt::format("Found by explore: {} in \"{}\"", what, failing.title);
-  s.source = fmt::format("explore: {}, run seed {}, shrunk in {} runs", failing.path, failing.seed, k.trials);
+  s.source = fmt::format("explore: {}, run seed {}, shrunk in {}", failing.path, failing.seed, counted(static_cast<std::uint64_t>(k.trials), "run"));
   std::string about = fmt::format(
       "locksim explore ran {} under random fault schedules and found {}. Shrunk to\n"
       "the smallest schedule that still shows it, the run needs these faults:\n",

@@ -84,6 +84,24 @@ TEST_CASE("exploring K4 without its faults finds an overlap, and shrinks it to a
   CHECK(replay.as_expected());
 }
 
+TEST_CASE("a fault the shrinker moves to the last millisecond is not rounded up to the end of the run") {
+  // The restart does not matter to the stuck lock: moved as late as it can
+  // come, it lands in the run's last millisecond, which rounds up to 60 s.
+  Scenario s = catalogue("scenarios/redis/setnx-no-ttl-crash.toml");
+  FaultSpec restart;
+  restart.kind = FaultKind::Restart;
+  restart.at = Duration::s(5);
+  restart.target = "client1";
+  s.faults.push_back(restart);
+  REQUIRE(run_scenario(s).verdict.count(ViolationKind::Stuck) == 1);
+  const ShrinkResult shrunk = shrink(s, ViolationKind::Stuck);
+  REQUIRE(shrunk.scenario.faults.size() == 2);
+  for (const FaultSpec& f : shrunk.scenario.faults) CHECK(*f.at < shrunk.scenario.duration);
+  CHECK(*shrunk.scenario.faults.back().at >= Duration::s(59));  // it did move late
+  const Scenario file = parse_scenario(to_toml(shrunk.scenario), "found.toml");
+  CHECK(run_scenario(file).as_expected());
+}
+
 TEST_CASE("the fenced single-instance lock under pauses and clock jumps overlaps but never takes a stale write") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
   ExploreOptions o;
