@@ -20,6 +20,7 @@
 // pause stops it too (it is a timer thread of the same process), and the key
 // expires 20-30 s after the last renewal while the holder sleeps.
 #include <memory>
+#include <optional>
 
 #include "lockalgos/redis_common.hpp"
 
@@ -34,12 +35,15 @@ class RedissonLock final : public Lock {
       : env_(std::move(env)),
         fenced_(fenced),
         node_(env_, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
-        unlocked_(env_.self) {}
+        incarnation_(env_.self.epoch()) {
+    unlocked_.emplace(env_.self);
+  }
 
   Task<std::optional<Grant>> acquire() override { return try_lock(env_.config.wait_time); }
 
   // tryLock(waitTime): nullopt waits forever (lock()).
   Task<std::optional<Grant>> try_lock(std::optional<Duration> wait_time) {
+    forget_if_restarted();
     const LockConfig& c = env_.config;
     // The hash field: the client's UUID and the thread id.
     const std::string value = env_.self.rng().hex_token(16) + ":1";
@@ -74,6 +78,7 @@ class RedissonLock final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
+    forget_if_restarted();
     if (watchdog_) *watchdog_ = false;
     const auto r = co_await node_.redisson_unlock(env_.config.key, grant.value);
     co_return RedisConnection::is_one(r);  // nil: IllegalMonitorStateException
@@ -84,7 +89,8 @@ class RedissonLock final : public Lock {
   bool on_push(Message& m) override {
     const auto* push = std::get_if<redis::Reply>(&m.body);
     if (!push || push->kind != redis::Reply::Kind::Str || push->str.rfind("unlocked ", 0) != 0) return false;
-    unlocked_.fire();
+    forget_if_restarted();
+    unlocked_->fire();
     return true;
   }
 
@@ -93,11 +99,23 @@ class RedissonLock final : public Lock {
   Task<void> wait_for_unlock(Duration timeout) {
     const std::uint64_t generation = ++wait_generation_;
     env_.self.spawn(fire_after(timeout, generation));
-    co_await unlocked_.wait();
+    co_await unlocked_->wait();
   }
   Task<void> fire_after(Duration d, std::uint64_t generation) {
     co_await env_.self.sleep(d);
-    if (generation == wait_generation_) unlocked_.fire();
+    if (generation == wait_generation_) unlocked_->fire();
+  }
+
+  // A crash destroyed the coroutine waiting for an unlock message, its timer
+  // and the watchdog: the restarted client is a new Redisson instance, and an
+  // unlock message it hears must not resume a destroyed frame.
+  void forget_if_restarted() {
+    if (incarnation_ == env_.self.epoch()) return;
+    incarnation_ = env_.self.epoch();
+    ++wait_generation_;
+    if (watchdog_) *watchdog_ = false;
+    watchdog_.reset();
+    unlocked_.emplace(env_.self);  // the old one may name a destroyed coroutine
   }
 
   void start_watchdog(const std::string& value) {
@@ -127,7 +145,8 @@ class RedissonLock final : public Lock {
   LockEnv env_;
   bool fenced_;
   RedisConnection node_;
-  Wakeup unlocked_;
+  std::uint32_t incarnation_;  // the process's epoch this state belongs to
+  std::optional<Wakeup> unlocked_;
   std::uint64_t wait_generation_ = 0;
   std::shared_ptr<bool> watchdog_;
 };
