@@ -21,6 +21,7 @@
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "reports/words.hpp"
 
 using namespace locksim;
 namespace fs = std::filesystem;
@@ -141,7 +142,7 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format) {
     }
   }
   if (format != "json")
-    std::cout << "\n" << files.size() << " scenarios: " << ok << " as expected, " << failed << " not as expected"
+    std::cout << "\n" << counted(files.size(), "scenario") << ": " << ok << " as expected, " << failed << " not as expected"
               << (bad ? ", " + std::to_string(bad) + " unreadable" : "") << "\n";
   if (files.empty()) {
     std::cerr << "locksim check: no scenario files found\n";
@@ -173,7 +174,7 @@ std::string write_shrunk(const Scenario& failing, ViolationKind kind, const Expl
   std::ofstream(path) << to_toml(r.scenario);
   if (!std::ofstream(path, std::ios::app)) throw ScenarioError(path + ": cannot write there");
   std::cout << "  " << violation_name(kind) << ": shrunk to " << r.scenario.faults.size() << " fault"
-            << (r.scenario.faults.size() == 1 ? "" : "s") << " in " << r.trials << " runs -> " << path
+            << (r.scenario.faults.size() == 1 ? "" : "s") << " in " << counted(static_cast<std::uint64_t>(r.trials), "run") << " -> " << path
             << "   (locksim run " << path << ")\n";
   return path;
 }
@@ -186,6 +187,8 @@ void apply_flags(ExploreArgs& a) {
                                    std::tuple{"--max-outage", &a.max_outage, &o.max_outage}}) {
     if (text->empty()) continue;
     const auto d = parse_duration(*text);
+    if (duration_too_long(*text))
+      throw ScenarioError(std::string(flag) + ": \"" + *text + "\" is too long: the longest duration is " + longest_duration());
     if (!d || *d <= Duration::zero())
       throw ScenarioError(std::string(flag) + ": \"" + *text + "\" is not a positive duration (write e.g. \"20s\")");
     *bound = *d;

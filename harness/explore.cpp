@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "lockalgos/registry.hpp"
+#include "reports/words.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim {
@@ -246,7 +247,7 @@ std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t 
 }  // namespace
 
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
-  std::string out = fmt::format("{} — {} runs from seed {}", base.path, s.runs, o.seed);
+  std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
   if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
   out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
                      base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
@@ -260,8 +261,9 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
                        s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
   }
-  out += fmt::format("\n  {} of {} runs violated something; {} hit the budget ({} events or {} simulated)\n",
-                     s.violating, s.runs, s.budget_exhausted, o.max_events, format_duration(base.duration));
+  out += fmt::format("\n  {} of {} violated something; {} the budget ({} or {} simulated)\n", s.violating,
+                     counted(s.runs, "run"), s.budget_exhausted == 1 ? "1 hit" : std::to_string(s.budget_exhausted) + " hit",
+                     counted(o.max_events, "event"), format_duration(base.duration));
   return out;
 }
 
@@ -317,8 +319,8 @@ std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions
 }
 
 std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows) {
-  std::string out = fmt::format("{} — {} runs from seed {} for each, the same fault schedules for all\n\n", base.path,
-                                rows.empty() ? 0 : rows.front().summary.runs, o.seed);
+  std::string out = fmt::format("{} — {} from seed {} for each, the same fault schedules for all\n\n", base.path,
+                                counted(rows.empty() ? 0 : rows.front().summary.runs, "run"), o.seed);
   out += fmt::format("  {:<28}", "algorithm");
   for (ViolationKind k : kAllViolationKinds) out += fmt::format(" {:>16}", violation_name(k));
   out += "\n";

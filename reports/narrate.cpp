@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "reports/report.hpp"
 
@@ -20,6 +22,48 @@ std::string token_text(std::int64_t token) {
   return token >= 0 ? " (token " + std::to_string(token) + ")" : "";
 }
 
+std::string names(const std::vector<std::string>& ns) {
+  std::string s;
+  for (std::size_t i = 0; i < ns.size(); ++i) s += (i == 0 ? "" : i + 1 == ns.size() ? " and " : ", ") + ns[i];
+  return s;
+}
+
+// What a client's release asked of the lock's nodes and what came back,
+// between its `releasing` and the end of the release: the words for a
+// release that failed depend on it (no answer, refused, or nothing of its own
+// left to remove).
+struct ReleaseExchange {
+  std::map<ProcId, int> asked;                // requests sent, per node
+  std::map<ProcId, std::string> answered;     // the last reply received, per node
+  std::set<ProcId> removed;                   // nodes that deleted a key at the client's request
+
+  std::string failure(const Trace& t, const std::string& who) const {
+    std::vector<std::string> silent, refused, not_own, removed_here, removed_unheard;
+    for (const auto& [node, n] : asked) {
+      const auto reply = answered.find(node);
+      if (removed.count(node)) {
+        (reply == answered.end() ? removed_unheard : removed_here).push_back(t.name(node));
+      } else if (reply == answered.end()) {
+        silent.push_back(t.name(node));
+      } else if (reply->second.rfind("(error)", 0) == 0 || reply->second.rfind("ERROR", 0) == 0) {
+        refused.push_back(t.name(node) + " refuses it (" + reply->second + ")");
+      } else {
+        not_own.push_back(t.name(node));
+      }
+    }
+    if (asked.empty()) return who + "'s release fails: it reached no node";
+    if (!not_own.empty() && silent.empty() && refused.empty() && removed_here.empty() && removed_unheard.empty())
+      return who + "'s release removes nothing: the lock was no longer its own";
+    std::vector<std::string> parts;
+    if (!silent.empty()) parts.push_back(names(silent) + " did not answer in time");
+    if (!refused.empty()) parts.push_back(names(refused));
+    if (!not_own.empty()) parts.push_back(names(not_own) + " had no key of " + who + "'s left to remove");
+    if (!removed_unheard.empty()) parts.push_back(names(removed_unheard) + " removed its key, but the answer was lost or late");
+    if (!removed_here.empty()) parts.push_back("it removed its key on " + names(removed_here));
+    return who + "'s release is not confirmed: " + names(parts);
+  }
+};
+
 }  // namespace
 
 std::vector<Step> narrate(const Trace& trace) {
@@ -35,8 +79,22 @@ std::vector<Step> narrate(const Trace& trace) {
     return " — " + clock_reading(e, trace, true);
   };
 
+  std::map<ProcId, ReleaseExchange> releasing;  // clients between `releasing` and the release's end
+  auto lock_node = [&](ProcId p) { return p < trace.processes().size() && trace.processes()[p].role == ProcessRole::LockNode; };
   for (const TraceEvent& e : trace.events()) {
     if (e.process < clock_moved.size() && (e.wall != e.at || e.mono != e.at)) clock_moved[e.process] = true;
+    // Heartbeats and sentinel queries are not the release's business.
+    const bool chatter = e.detail.rfind("PING", 0) == 0 || e.detail.rfind("SENTINEL", 0) == 0;
+    if (e.kind == Ev::Sent && lock_node(e.peer) && !chatter) {
+      if (auto it = releasing.find(e.process); it != releasing.end()) ++it->second.asked[e.peer];
+    } else if (e.kind == Ev::Delivered && lock_node(e.peer)) {
+      if (auto it = releasing.find(e.process); it != releasing.end() && it->second.asked.count(e.peer))
+        it->second.answered[e.peer] = e.detail;
+    } else if (e.kind == Ev::KeyDeleted && e.peer != kNoProc) {
+      if (auto it = releasing.find(e.peer); it != releasing.end()) it->second.removed.insert(e.process);
+    } else if (e.kind == Ev::Crashed || e.kind == Ev::Released) {
+      releasing.erase(e.process);
+    }
     switch (e.kind) {
       case Ev::Acquiring:
         add(e, who(e) + " asks for the lock");
@@ -79,13 +137,15 @@ std::vector<Step> narrate(const Trace& trace) {
         add(e, who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token));
         break;
       case Ev::Releasing:
+        releasing[e.process] = {};
         add(e, who(e) + " releases the lock");
         break;
       case Ev::Released:
         add(e, who(e) + "'s release is confirmed");
         break;
       case Ev::ReleaseFailed:
-        add(e, who(e) + "'s release removes nothing: the lock was no longer its own");
+        add(e, releasing[e.process].failure(trace, who(e)));
+        releasing.erase(e.process);
         break;
       case Ev::Paused:
         add(e, who(e) + " is paused for " + e.detail + " (a stop-the-world pause: nothing in it runs, not even timers)");

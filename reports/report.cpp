@@ -4,6 +4,7 @@
 
 #include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -42,9 +43,8 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   if (!s.lock.flavour.empty()) lock += " (" + s.lock.flavour + ")";
   if (s.lock.ttl) lock += ", ttl " + format_duration(*s.lock.ttl);
   lock += ", fencing " + std::string(fencing_name(s.lock.fencing));
-  out += fmt::format("  {} · {} client{}, {} node{} · {} simulated\n\n", lock, s.clients.size(),
-                     s.clients.size() == 1 ? "" : "s", s.nodes.size(), s.nodes.size() == 1 ? "" : "s",
-                     format_duration(s.duration));
+  out += fmt::format("  {} · {}, {} · {} simulated\n\n", lock, counted(s.clients.size(), "client"),
+                     counted(s.nodes.size(), "node"), format_duration(s.duration));
 
   out += "What happened (t = true time, which no process can read; local clock readings where they matter):\n";
   const std::vector<Step> steps = narrate(trace);
@@ -54,11 +54,11 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
     out += fmt::format("  {:>{}}. {} {}\n", i + 1, width, paint(o.colour, "2", fmt::format("t={:<10}", format_instant(steps[i].at))),
                        steps[i].text);
   if (shown < steps.size())
-    out += fmt::format("  ... {} more steps (--trace PATH writes every event)\n", steps.size() - shown);
+    out += fmt::format("  ... {} more (--trace PATH writes every event)\n", counted(steps.size() - shown, "step"));
   if (!trace.complete())
-    out += fmt::format("  (a long run: this story is told from its first {} of {} events; the verdict below\n"
+    out += fmt::format("  (a long run: this story is told from its first {} of {}; the verdict below\n"
                        "  judged them all; --trace PATH writes every event)\n",
-                       trace.events().size(), trace.size());
+                       trace.events().size(), counted(trace.size(), "event"));
 
   out += "\n";
   const bool ok = r.as_expected();
@@ -74,16 +74,17 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
     const std::size_t rejected = count_events(trace, Ev::StorageReject);
     if (rejected > 0 && !r.verdict.count(ViolationKind::StaleWrite))
       out += fmt::format(
-          "  Fencing kept the data safe: storage rejected {} write{} carrying a superseded token,\n"
+          "  Fencing kept the data safe: storage rejected {} carrying a superseded token,\n"
           "  so the overlap of the lock did no damage to the data.\n",
-          rejected, rejected == 1 ? "" : "s");
+          counted(rejected, "write"));
   }
   if (r.budget_exhausted) out += "  (the run hit its event budget before the end)\n";
   std::size_t notifications = 0;
   for (const TraceEvent& e : trace.events()) notifications += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
-  if (notifications > 0) out += fmt::format("  {} watch notifications sent by the service\n", notifications);
-  out += fmt::format("\nseed {} · trace {} · {} events, {} messages, {} acquisitions\nreplay: {}\n", r.seed,
-                     r.trace_hash, r.stats.events, r.stats.messages, r.stats.acquisitions, replay_command(r));
+  if (notifications > 0) out += fmt::format("  {} sent by the service\n", counted(notifications, "watch notification"));
+  out += fmt::format("\nseed {} · trace {} · {}, {}, {}\nreplay: {}\n", r.seed, r.trace_hash,
+                     counted(r.stats.events, "event"), counted(r.stats.messages, "message"),
+                     counted(r.stats.acquisitions, "acquisition"), replay_command(r));
   return out;
 }
 
