@@ -66,6 +66,46 @@ TEST_CASE("no co_await expression builds an aggregate temporary (g++ 12 miscompi
   }
 }
 
+// g++ 12 also miscompiles some co_await expressions used directly as an `if`
+// or `while` condition: await into a named local first, then test it.
+std::vector<std::string> co_await_in_conditions(const fs::path& dir) {
+  static const std::regex pattern(R"(\b(if|while)\s*\(\s*[!(\s]*co_await\b)");
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || (entry.path().extension() != ".cpp" && entry.path().extension() != ".hpp")) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      const auto comment = line.find("//");
+      const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+      if (std::regex_search(code, pattern)) hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  return hits;
+}
+
+TEST_CASE("no if or while tests a co_await directly (g++ 12 miscompiles some of these)") {
+  for (const char* dir : {"sim", "lockalgos", "harness", "reports", "cli", "tests"}) {
+    const auto hits = co_await_in_conditions(fs::path(LOCKSIM_SOURCE_DIR) / dir);
+    for (const auto& h : hits) MESSAGE(h);
+    CHECK(hits.empty());
+  }
+}
+
+TEST_CASE("the co_await-in-a-condition check catches if, else if, negated and parenthesised forms") {
+  const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-co-await-probe";
+  fs::create_directories(tmp);
+  // Split so that this file does not match itself.
+  std::ofstream(tmp / "bad.cpp") << "if (co_" "await a()) {}\n"
+                                    "} else if (!co_" "await b()) {}\n"
+                                    "while ((co_" "await c()).ok()) {}\n"
+                                    "const bool ok = co_await d();\n"
+                                    "if (ok) {}  // if (co_" "await e()) in a comment is fine\n";
+  const auto hits = co_await_in_conditions(tmp);
+  fs::remove_all(tmp);
+  CHECK(hits.size() == 3);
+}
+
 // doctest_discover_tests hands CTest the names as a CMake list: a ';' splits a
 // name (the halves then match no test and "pass"), and brackets glue names together.
 TEST_CASE("no test name has a character that CTest's test list would mangle") {
