@@ -231,6 +231,12 @@ class Loader {
   }
 
   static constexpr const char* kDurationHelp = "(write e.g. \"250ms\", \"10s\", \"1.5s\", \"2m\")";
+  // Why `text` is not a duration, for the error message.
+  static std::string not_a_duration(const std::string& text) {
+    if (duration_too_long(text))
+      return "\"" + text + "\" is too long: the longest duration locksim can simulate is " + longest_duration();
+    return "\"" + text + "\" is not a duration " + kDurationHelp;
+  }
 
   std::optional<Duration> duration(const toml::table& t, std::string_view key, const std::string& where,
                                    int table_line, bool required = false, Sign sign = NonNegative) const {
@@ -241,7 +247,7 @@ class Loader {
            std::string("expected a duration string, found ") + type_name(*n) + " " + kDurationHelp);
     const std::string text = n->as_string()->get();
     const auto d = parse_duration(text);
-    if (!d) fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a duration " + kDurationHelp);
+    if (!d) fail(key_line(t, key), where, std::string(key), not_a_duration(text));
     return check_sign(*d, sign, t, key, where);
   }
 
@@ -255,13 +261,15 @@ class Loader {
     const auto dots = text.find("..");
     if (dots == std::string::npos) {
       const auto d = parse_duration(text);
-      if (!d) fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a duration " + kDurationHelp);
+      if (!d) fail(key_line(t, key), where, std::string(key), not_a_duration(text));
       return DurationRange::fixed(check_sign(*d, NonNegative, t, key, where));
     }
     if (text.compare(dots, 3, "...") == 0)
       fail(key_line(t, key), where, std::string(key), "\"" + text + "\": a range has two dots (write e.g. \"1ms..3ms\")");
     const auto lo = parse_duration(text.substr(0, dots));
     const auto hi = parse_duration(text.substr(dots + 2));
+    for (const std::string_view end : {text.substr(0, dots), text.substr(dots + 2)})
+      if (duration_too_long(end)) fail(key_line(t, key), where, std::string(key), not_a_duration(std::string(end)));
     if (!lo || !hi)
       fail(key_line(t, key), where, std::string(key), "\"" + text + "\" is not a range (write e.g. \"1ms..3ms\")");
     check_sign(*lo, NonNegative, t, key, where);

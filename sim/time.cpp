@@ -5,17 +5,22 @@
 
 namespace locksim {
 
-std::optional<Duration> parse_duration(std::string_view text) {
+namespace {
+
+enum class Parsed : std::uint8_t { Ok, Malformed, TooLong };
+
+Parsed parse(std::string_view text, Duration& out) {
   std::size_t i = 0;
   bool negative = false;
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
   // Integer and fraction parts as decimal digits, no floating point: "1.5s" is exact.
   std::int64_t whole = 0;
   std::int64_t frac = 0, frac_scale = 1;
-  bool digits = false;
+  bool digits = false, huge = false;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    if (whole > (std::int64_t{1} << 50)) return std::nullopt;
-    whole = whole * 10 + (text[i++] - '0');
+    if (whole > (std::int64_t{1} << 50)) huge = true;  // keep reading: the unit may still be wrong
+    else whole = whole * 10 + (text[i] - '0');
+    ++i;
     digits = true;
   }
   if (i < text.size() && text[i] == '.') {
@@ -29,7 +34,7 @@ std::optional<Duration> parse_duration(std::string_view text) {
       digits = true;
     }
   }
-  if (!digits) return std::nullopt;
+  if (!digits) return Parsed::Malformed;
   const std::string_view unit = text.substr(i);
   std::int64_t unit_ns = 0;
   if (unit == "ns") unit_ns = 1;
@@ -38,10 +43,31 @@ std::optional<Duration> parse_duration(std::string_view text) {
   else if (unit == "s") unit_ns = 1'000'000'000;
   else if (unit == "m" || unit == "min") unit_ns = 60'000'000'000;
   else if (unit == "h") unit_ns = 3'600'000'000'000;
-  else return std::nullopt;
-  if (whole > std::numeric_limits<std::int64_t>::max() / 4 / unit_ns) return std::nullopt;
+  else return Parsed::Malformed;
+  if (huge || whole > Duration::max().count_ns() / unit_ns) return Parsed::TooLong;
   const std::int64_t ns = whole * unit_ns + frac * unit_ns / frac_scale;
-  return Duration::ns(negative ? -ns : ns);
+  if (ns > Duration::max().count_ns()) return Parsed::TooLong;
+  out = Duration::ns(negative ? -ns : ns);
+  return Parsed::Ok;
+}
+
+}  // namespace
+
+std::optional<Duration> parse_duration(std::string_view text) {
+  Duration d;
+  if (parse(text, d) != Parsed::Ok) return std::nullopt;
+  return d;
+}
+
+bool duration_too_long(std::string_view text) {
+  Duration d;
+  return parse(text, d) == Parsed::TooLong;
+}
+
+std::string longest_duration() {
+  // Duration::max() is 2^61 ns: 73 years and a few weeks.
+  constexpr std::int64_t year_ns = 31'557'600'000'000'000;  // 365.25 days
+  return "about " + std::to_string(Duration::max().count_ns() / year_ns) + " years";
 }
 
 namespace {

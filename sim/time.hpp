@@ -74,6 +74,10 @@ constexpr Duration min(Duration a, Duration b) { return a < b ? a : b; }
 // leading sign ("+20s", "-3s"). Returns nullopt on anything else; the caller
 // names the file, line and key in its error.
 std::optional<Duration> parse_duration(std::string_view text);
+// Whether `text` is written as a duration but is longer than Duration::max(),
+// and that maximum in words ("about 73 years"), for the error that says so.
+bool duration_too_long(std::string_view text);
+std::string longest_duration();
 
 // "31.002s", "250ms", "1.5us": the shortest exact rendering with a unit a person reads.
 std::string format_duration(Duration d);

@@ -310,6 +310,19 @@ TEST_CASE("a duration without a unit is rejected with an example of one") {
                  "\"60\" is not a duration (write e.g. \"250ms\"");
 }
 
+TEST_CASE("a duration too long to simulate says what the longest one is, in plain words") {
+  check_rejected(small("duration = \"60s\"", "duration = \"3000000h\""), "scenarios/x.toml:4: top level 'duration'",
+                 "\"3000000h\" is too long: the longest duration locksim can simulate is about 73 years");
+  check_rejected(small("name = \"client2\"", "name = \"client2\"\nstart = \"1s..99999999999999999999s\""),
+                 "scenarios/x.toml:18: [[client]] 'start'", "\"99999999999999999999s\" is too long: the longest duration");
+  const std::string message = rejection(small("duration = \"60s\"", "duration = \"99999999999999999999999h\""));
+  CHECK(message.find("2562047") == std::string::npos);
+  CHECK(message.find("is not a duration") == std::string::npos);
+  CHECK(duration_too_long("640512h"));
+  CHECK_FALSE(duration_too_long("640511h"));
+  CHECK_FALSE(duration_too_long("60x"));
+}
+
 TEST_CASE("a bare number for the ttl is rejected as the wrong type") {
   check_rejected(small("ttl = \"10s\"", "ttl = 10"), "scenarios/x.toml:8: [lock] 'ttl'",
                  "expected a duration string, found an integer");
