@@ -57,7 +57,7 @@ struct RunArgs {
 
 // How many events `run` keeps for its text story: the story of a long run is
 // told from its beginning; the verdict always judges every event.
-constexpr std::uint64_t kTextKeep = 1'000'000;
+constexpr std::uint64_t kTextKeep = 250'000;
 
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
