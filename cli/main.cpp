@@ -58,6 +58,10 @@ struct RunArgs {
 // How many events `run` keeps for its text story: the story of a long run is
 // told from its beginning; the verdict always judges every event.
 constexpr std::uint64_t kTextKeep = 250'000;
+// A diagram or a determinism check reads every event, up to this many (about
+// 300 MiB); past it a diagram shows the beginning, and the determinism check
+// compares the events kept and the hash of them all.
+constexpr std::uint64_t kWholeKeep = 2'000'000;
 
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
@@ -68,7 +72,7 @@ int cmd_run(const RunArgs& a) {
     // Keep only the events a report will read: a diagram or a determinism
     // check needs them all, the text story its beginning, JSON none.
     const bool whole = !a.svg_path.empty() || !a.html_path.empty() || a.check_determinism;
-    opts.keep_events = whole ? ~std::uint64_t{0} : a.format == "json" ? 0 : kTextKeep;
+    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
     std::ofstream trace_out;
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
@@ -86,6 +90,9 @@ int cmd_run(const RunArgs& a) {
     if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
     for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
       if (path.empty()) continue;
+      if (!r.world->trace().complete())
+        std::cerr << "locksim: " << path << " shows the first " << r.world->trace().events().size() << " of "
+                  << r.stats.events << " events (a diagram of more would not be read); shorten the run to see its end\n";
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
       std::ofstream out(path);
       DiagramOptions d;
