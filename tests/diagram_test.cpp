@@ -104,3 +104,104 @@ TEST_CASE("the HTML page is self-contained: no scripts or styles fetched, the st
   CHECK(html.find("locksim run " + r.scenario->path + " --seed 1") != std::string::npos);
   CHECK(html.find("<ol class=\"narrative\">") != std::string::npos);
 }
+
+namespace {
+
+// The benchmark's workload cut to 2 s with 100 clients and a 200 ms TTL;
+// client7 is paused for 300 ms as soon as it holds the lock, so it overlaps
+// the clients that take the lock after its key expires (at about 0.7 s).
+Scenario hundred_clients() {
+  std::string text = R"(
+title = "100 clients, one paused holder"
+source = "diagram_test.cpp"
+about = "client7 is paused while it holds the lock; the others go on taking it."
+seed = 42
+duration = "2s"
+[lock]
+algorithm = "redlock"
+flavour = "redlock-rb"
+ttl = "200ms"
+fanout = "parallel"
+collect = "all"
+unlock = "no-wait"
+request_timeout = "50ms"
+retry_delay = "0ms..200ms"
+retry_count = "forever"
+[network]
+delay = "0.1ms..2ms"
+fifo = false
+)";
+  for (int i = 1; i <= 5; ++i) text += "[[node]]\nname = \"redis" + std::to_string(i) + "\"\n";
+  text += R"(
+[[client]]
+name = "client"
+count = 100
+start = "0ms..100ms"
+job = "hold"
+hold = "1ms..10ms"
+think = "0ms..100ms"
+repeat = "forever"
+[[fault]]
+on = "client7 acquired"
+kind = "pause"
+target = "client7"
+duration = "300ms"
+)";
+  return parse_scenario(text, "hundred.toml");
+}
+
+}  // namespace
+
+TEST_CASE("with 100 clients the diagram gives lanes to the clients that matter and draws the arrows near the violations") {
+  const RunResult r = run_scenario(hundred_clients());
+  REQUIRE_FALSE(r.violations.empty());
+  DiagramOptions o;
+  o.max_arrows = 200;
+  const std::string svg = svg_diagram(r, o);
+  CHECK(xml_problem(svg) == "");
+  // 24 clients, 5 nodes and the storage have lanes; 76 clients share one.
+  CHECK(count(svg, "class=\"lane ") == 24 + 5 + 1);
+  CHECK(count(svg, "class=\"lane-others\"") == 1);
+  CHECK(svg.find("76 other clients") != std::string::npos);
+  for (const Violation& v : r.violations)
+    for (ProcId p : v.processes)
+      CHECK_MESSAGE(svg.find("class=\"lane lane-client\" data-process=\"" + r.world->trace().name(p) + "\"") != std::string::npos,
+                    r.world->trace().name(p));
+  // Exactly N arrows, and not the first N of the run (those are all in its
+  // first few milliseconds): most of them are around the violations.
+  CHECK(count(svg, "<line class=\"message") == 200);
+  Instant from = Instant::never(), to = Instant::zero();
+  for (const Violation& v : r.violations) {
+    from = std::min(from, v.at);
+    to = std::max(to, v.until);
+  }
+  std::size_t near = 0;
+  for (auto p = svg.find("<line class=\"message"); p != std::string::npos; p = svg.find("<line class=\"message", p + 1)) {
+    const auto sent = svg.find("(sent ", p);
+    const auto s = parse_duration(svg.substr(sent + 6, svg.find(',', sent) - sent - 6));
+    REQUIRE(s);
+    const Instant at = Instant::zero() + *s;
+    near += at >= from - Duration::ms(100) && at <= to + Duration::ms(100);
+  }
+  CHECK(near >= 150);
+  CHECK(svg.find("messages not drawn: the 200 drawn are the most relevant") != std::string::npos);
+}
+
+TEST_CASE("events a hundred microseconds apart are drawn apart, with ticks fine enough to tell them") {
+  // get-then-set: the two clients' GETs and SETs interleave within a millisecond.
+  const RunResult r = run_scenario(catalogue("scenarios/redis/get-then-set-race.toml"));
+  const std::string svg = svg_diagram(r);
+  const auto acquired = [&](const char* who) { return events_of(r, Ev::Acquired, who).at(0)->at; };
+  REQUIRE(acquired("client2") - acquired("client1") <= Duration::ms(1));
+  // The critical sections' left edges, from the bars' x.
+  auto bar_x = [&](const char* who) {
+    const auto p = svg.find("class=\"critical-section\" data-process=\"" + std::string(who) + "\" x=\"");
+    REQUIRE(p != std::string::npos);
+    const auto q = svg.find("x=\"", p) + 3;
+    return std::stod(svg.substr(q, svg.find('"', q) - q));
+  };
+  CHECK(bar_x("client2") - bar_x("client1") >= 14);
+  CHECK(svg.find("class=\"tick\"") != std::string::npos);
+  CHECK(svg.find(">0.004s<") != std::string::npos);  // a millisecond tick where the run is 10 s long
+  CHECK(svg.find("class=\"elided\"") != std::string::npos);
+}
