@@ -612,7 +612,7 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     for (Arrow& a : all) {
       const ProcId from = a.sent->process, to = a.sent->peer;
       const double x0 = X(a.sent->at), x1 = X(a.end->at);
-      if (a.end->kind == Ev::Dropped) a.relevance += 4;
+      if (a.end->kind == Ev::Dropped) a.relevance += 2;  // below a grant: a retry loop loses many
       if (a.sent->detail.rfind("WRITE", 0) == 0) a.relevance += 3;
       for (const Violation& v : r.violations) {
         const bool near = x1 >= X(v.at) - near_px && x0 <= X(v.until) + near_px;
