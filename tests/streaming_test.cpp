@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/scenario_writer.hpp"
 #include "support.hpp"
 
 using namespace locksim;
@@ -109,4 +110,15 @@ TEST_CASE("the benchmark's clients start at random within their start range") {
   CHECK(clients == 100);
   CHECK(last <= Instant::zero() + Duration::ms(100));
   CHECK(last - first > Duration::ms(50));  // spread over the range, not all at once
+}
+
+TEST_CASE("the benchmark scenario written back as TOML keeps its keys and runs to the same trace") {
+  const Scenario original = bench("300ms");
+  const std::string text = to_toml(original);
+  for (const char* line : {"fanout = \"parallel\"", "collect = \"all\"", "unlock = \"no-wait\"", "start = \"0s..100ms\""})
+    CHECK_MESSAGE(text.find(line) != std::string::npos, line);
+  const Scenario again = parse_scenario(text, "written.toml");
+  RunOptions o;
+  o.keep_events = 0;
+  CHECK(run_scenario(original, o).trace_hash == run_scenario(again, o).trace_hash);
 }
