@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <optional>
@@ -372,9 +373,31 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
   }
   const TimeAxis axis(marks, end, o.width);
 
+  // A process whose clock the scenario sets off or drifting says so under its name.
+  std::map<std::string, std::string> clock_note;
+  {
+    auto note_of = [](const ClockSpec& c) {
+      std::string n;
+      if (c.drift_ppb != 0)
+        n = fmt::format("clock {:g}% {}", static_cast<double>(c.drift_ppb < 0 ? -c.drift_ppb : c.drift_ppb) / 1e7, c.drift_ppb > 0 ? "fast" : "slow");
+      if (c.offset != Duration::zero())
+        n += (n.empty() ? "wall clock " : ", ") + std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset) + " off";
+      return n;
+    };
+    const Scenario& sc = *r.scenario;
+    for (const NodeConfig& n : sc.nodes) clock_note[n.name] = note_of(n.clock);
+    for (const ClientConfig& c : sc.clients) clock_note[c.name] = note_of(c.clock);
+    clock_note[sc.storage.name] = note_of(sc.storage.clock);
+  }
+  auto clock_note_of = [&](ProcId p) {
+    const auto it = clock_note.find(trace.name(p));
+    return it == clock_note.end() ? std::string() : it->second;
+  };
+
   // Vertical layout: title, violation labels, the axis, the lanes, the notes.
   double name_w = 60;
-  for (ProcId p = 0; p < procs.size(); ++p) name_w = std::max(name_w, text_width(trace.name(p), 11));
+  for (ProcId p = 0; p < procs.size(); ++p)
+    name_w = std::max({name_w, text_width(trace.name(p), 11), shown[p] ? text_width(clock_note_of(p), 9) : 0.0});
   const std::string others_name = fmt::format("{} other clients", hidden);
   if (hidden) name_w = std::max(name_w, text_width(others_name, 11));
   const double left = name_w + 24;
@@ -406,6 +429,8 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     const char* role = procs[p].role == ProcessRole::Client ? "client" : procs[p].role == ProcessRole::Storage ? "storage" : "node";
     body += fmt::format(R"~(<g class="lane lane-{}" data-process="{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc"/><text x="8" y="{:.1f}" font-weight="bold">{}</text></g>)~",
                         role, name(p), left, Y(p), left + axis.width(), Y(p), Y(p) + 4, name(p));
+    if (const std::string note = clock_note_of(p); !note.empty())
+      body += fmt::format(R"~(<text class="clock-note" x="8" y="{:.1f}" font-size="9" fill="#a50">{}</text>)~", Y(p) + 15, esc(note));
   }
   if (hidden) {
     const double y = top + lane * others_lane + lane / 2;
@@ -434,11 +459,9 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     body += fmt::format(R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="10" fill="#333">{}</text>)~", x,
                         axis_y - 8, esc(label));
   };
-  for (const TimeAxis::Stretch& st : axis.stretches()) tick(st.from, format_instant(st.from), true);
-  tick(end, format_instant(end), true);
   // Per stretch, one step that suits its scale (the stretch's own: where
   // detail is dense, the axis runs faster than the base scale).
-  for (const TimeAxis::Stretch& st : axis.stretches()) {
+  auto step_of = [&](const TimeAxis::Stretch& st) {
     const double local = std::max(axis.scale(), (st.x1 - st.x0) / static_cast<double>(std::max<std::int64_t>(1, (st.to - st.from).count_ns())));
     std::int64_t st_ns = kSteps[std::size(kSteps) - 1] * 1'000;
     for (std::int64_t m : kSteps)
@@ -446,6 +469,20 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
         st_ns = m * 1'000;
         break;
       }
+    return st_ns;
+  };
+  // A stretch's start: one decimal finer than its ticks, at least
+  // milliseconds (not 15.073470431s where the ticks are 10 ms apart).
+  auto boundary_label = [&](Instant t, std::int64_t st_ns) {
+    std::string l = tick_label(t, std::min<std::int64_t>(1'000'000, std::max<std::int64_t>(1, st_ns / 10)));
+    const auto dot = l.find('.');
+    while (dot != std::string::npos && l.size() > dot + 5 && l[l.size() - 2] == '0') l.erase(l.size() - 2, 1);  // 9.6000s -> 9.600s
+    return l;
+  };
+  for (const TimeAxis::Stretch& st : axis.stretches()) tick(st.from, boundary_label(st.from, step_of(st)), true);
+  tick(end, boundary_label(end, axis.stretches().empty() ? 1'000'000'000 : step_of(axis.stretches().back())), true);
+  for (const TimeAxis::Stretch& st : axis.stretches()) {
+    const std::int64_t st_ns = step_of(st);
     if ((st.to - st.from).count_ns() / st_ns > 400) continue;
     for (std::int64_t t = (st.from.ns() / st_ns + 1) * st_ns; t < st.to.ns(); t += st_ns)
       tick(Instant::from_ns(t), tick_label(Instant::from_ns(t), st_ns), false);
@@ -490,9 +527,14 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
         acquired[p] = &e;
         if (e.value >= 0 && shown[p]) {  // the lease as the client believes it, on its monotonic clock
           const Instant believed_end = e.at + (Instant::from_ns(e.value) - e.mono);
-          marks_svg += fmt::format(R"~(<g class="lease-believed"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#2b7" stroke-width="2" stroke-dasharray="4 3"/><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#2b7" stroke-width="2"/><title>{}'s lease as it believes it: until {} on its monotonic clock (≈ t={})</title></g>)~",
-                                   X(e.at), Y(p) - 13, X(believed_end), Y(p) - 13, X(believed_end), Y(p) - 17, X(believed_end), Y(p) - 9,
-                                   name(p), format_instant(Instant::from_ns(e.value)), format_instant(believed_end));
+          // A lease that by the client's own clock ran out before the grant
+          // (a library that does not check): orange, back to where it ended.
+          const bool over = believed_end < e.at;
+          marks_svg += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/><title>{}'s lease as it believes it: until {} on its monotonic clock (≈ t={}){}</title></g>)~",
+                                   over ? " lease-over" : "", X(e.at), Y(p) - 13, X(believed_end), Y(p) - 13, over ? "#e70" : "#2b7",
+                                   X(believed_end), Y(p) - 17, X(believed_end), Y(p) - 9, over ? "#e70" : "#2b7", name(p),
+                                   format_instant(Instant::from_ns(e.value)), format_instant(believed_end),
+                                   over ? fmt::format(": it had already run out when {} was granted the lock at {}", name(p), format_instant(e.at)) : "");
         }
         break;
       }
@@ -561,10 +603,15 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
         const bool ok = e.kind == Ev::StorageWrite;
         const std::string label = (ok ? "=" : "✕") + std::to_string(e.value) + (e.token >= 0 ? " t" + std::to_string(e.token) : "");
         const double x = X(e.at), w = text_width(label, 10);
-        const std::size_t row = lane_label_row(p, x - w / 2, x + w / 2);
-        marks_svg += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"/><text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="10">{}</text><title>{} {}'s write of counter = {}{}{}</title></g>)~",
-                                 ok ? "write-accepted" : "write-rejected", x, Y(p), ok ? "#3a3" : "#d33", x, row == 0 ? Y(p) - 9 : Y(p) + 17,
-                                 esc(label), ok ? "storage accepts" : "storage rejects", name(e.peer), e.value,
+        // Its label only where there is room for it (a run of hundreds of
+        // writes keeps its dots, and the values in their tooltips).
+        const auto row = lane_labels.try_emplace(lane_of[p], 2).first->second.free_row(x - w / 2, x + w / 2);
+        const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="10">{}</text>)~", x,
+                                                   *row == 0 ? Y(p) - 9 : Y(p) + 17, esc(label))
+                                     : "";
+        marks_svg += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"/>{}<title>{} {}'s write of counter = {}{}{}</title></g>)~",
+                                 ok ? "write-accepted" : "write-rejected", x, Y(p), ok ? "#3a3" : "#d33", text,
+                                 ok ? "storage accepts" : "storage rejects", name(e.peer), e.value,
                                  e.token >= 0 ? fmt::format(" (token {})", e.token) : "", ok ? "" : ": " + esc(e.detail));
         break;
       }
@@ -612,7 +659,12 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     for (Arrow& a : all) {
       const ProcId from = a.sent->process, to = a.sent->peer;
       const double x0 = X(a.sent->at), x1 = X(a.end->at);
-      if (a.end->kind == Ev::Dropped) a.relevance += 2;  // below a grant: a retry loop loses many
+      // A lost message weighs less than a grant's: a retry loop loses many,
+      // and within a grant's attempt it weighs as much as the grants.
+      int weight = a.end->kind == Ev::Dropped ? 2 : 0;
+      for (const Window& w : windows)
+        if ((w.client == from || w.client == to) && a.sent->at >= w.from && a.end->at <= w.to) weight = std::max(weight, w.weight);
+      a.relevance += weight;
       if (a.sent->detail.rfind("WRITE", 0) == 0) a.relevance += 3;
       for (const Violation& v : r.violations) {
         const bool near = x1 >= X(v.at) - near_px && x0 <= X(v.until) + near_px;
@@ -621,14 +673,27 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
         for (ProcId p : v.processes)
           if (p == from || p == to) a.relevance += 8;
       }
-      for (const Window& w : windows)
-        if ((w.client == from || w.client == to) && a.sent->at >= w.from && a.end->at <= w.to) a.relevance += w.weight;
     }
     std::vector<std::size_t> order(all.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return all[a].relevance > all[b].relevance; });
+    // The most relevant first; of the tier that does not fit whole (often a
+    // retry loop of equals), an even sample over the run, not its first ones.
     std::vector<bool> keep(all.size(), false);
-    for (std::size_t i = 0; i < o.max_arrows; ++i) keep[order[i]] = true;
+    std::size_t taken = 0;
+    while (taken < o.max_arrows) {
+      const int tier = all[order[taken]].relevance;
+      std::size_t tier_end = taken;
+      while (tier_end < order.size() && all[order[tier_end]].relevance == tier) ++tier_end;
+      const std::size_t room = o.max_arrows - taken, n = tier_end - taken;
+      if (n <= room) {
+        for (std::size_t i = taken; i < tier_end; ++i) keep[order[i]] = true;
+        taken = tier_end;
+        continue;
+      }
+      for (std::size_t k = 0; k < room; ++k) keep[order[taken + (k * n + n / 2) / room]] = true;  // in time order within the tier
+      break;
+    }
     std::vector<Arrow> kept;
     for (std::size_t i = 0; i < all.size(); ++i)
       if (keep[i]) kept.push_back(all[i]);
@@ -640,10 +705,19 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     const TraceEvent& e = *a.end;
     const bool lost = e.kind == Ev::Dropped;
     const ProcId to = lost ? from.peer : e.process;
-    arrows += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1" marker-end="url(#arrow)"><title>{} → {}: {} (sent {}, {} {}){}</title></line>)~",
-                          lost ? " dropped" : "", X(from.at), Y(from.process), X(e.at), lost ? (Y(from.process) + Y(to)) / 2 : Y(to),
-                          lost ? "#d33" : "#999", name(from.process), name(to), esc(from.detail), format_instant(from.at),
-                          lost ? "lost at" : "delivered", format_instant(e.at), lost ? ": " + esc(e.detail) : "");
+    // A lost message: dashed red, towards its destination's lane (so that it
+    // names it), with no head and a ✕ just short of the lane.
+    const double x0 = X(from.at), y0 = Y(from.process), x1 = X(e.at), y1 = Y(to);
+    arrows += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1"{}><title>{} → {}: {} (sent {}, {} {}){}</title></line>)~",
+                          lost ? " dropped" : "", x0, y0, x1, y1, lost ? "#d33" : "#999",
+                          lost ? R"~( stroke-dasharray="3 2" stroke-opacity="0.6")~" : R"~( marker-end="url(#arrow)")~", name(from.process), name(to),
+                          esc(from.detail), format_instant(from.at), lost ? "lost at" : "delivered", format_instant(e.at),
+                          lost ? ": " + esc(e.detail) : "");
+    if (lost) {
+      const double f = std::max(0.5, 1 - 9 / std::max(1.0, std::hypot(x1 - x0, y1 - y0)));
+      arrows += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="9" text-anchor="middle">✕</text>)~",
+                            x0 + f * (x1 - x0), y0 + f * (y1 - y0) + 3);
+    }
   }
 
   // The violations, over their interval and the lanes of the clients
@@ -713,9 +787,9 @@ std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
     if (of_hidden) what += (what.empty() ? "" : "; ") + fmt::format("{} of the clients without a lane not drawn", counted(of_hidden, "message"));
     note(what + ".", "#777", false);
   }
-  note("blue bar: critical section · dashed green: the lease as the client believes it (monotonic clock) · red tick: key expires "
-       "on a node · hatched: paused · grey: down · ✕ crash · ↻ restart · ◆ clock jump or drift · ▲ replica promoted · ⚡ network fault · "
-       "● storage write accepted (green) or rejected (red), with its value and token · grey band: quiet stretch elided",
+  note("blue bar: critical section · dashed green: the lease as the client believes it (monotonic clock; orange: over before the grant) · red tick: key expires "
+       "on a node · hatched: paused · grey: down · ✕\u00a0crash · ↻\u00a0restart · ◆\u00a0clock jump or drift · ▲\u00a0replica promoted · ⚡\u00a0network fault · "
+       "●\u00a0storage write accepted (green) or rejected (red), with its value and token · dashed red\u00a0✕: message lost · grey band: quiet stretch elided",
        "#555", false);
   const double height = y + 4;
 

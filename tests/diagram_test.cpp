@@ -2,6 +2,8 @@
 // process, every violation marked; one self-contained HTML page.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -204,4 +206,67 @@ TEST_CASE("events a hundred microseconds apart are drawn apart, with ticks fine 
   CHECK(svg.find("class=\"tick\"") != std::string::npos);
   CHECK(svg.find(">0.004s<") != std::string::npos);  // a millisecond tick where the run is 10 s long
   CHECK(svg.find("class=\"elided\"") != std::string::npos);
+}
+
+TEST_CASE("a lost message points at the lane it was meant for, and a retry loop's arrows are sampled over the whole run") {
+  // Three of five masters down: every try loses its requests to redis3..redis5.
+  const RunResult r = run_scenario(catalogue("scenarios/redis/redlock-fault-tolerance-3-down.toml"));
+  DiagramOptions o;
+  o.max_arrows = 200;
+  const std::string svg = svg_diagram(r, o);
+  REQUIRE(count(svg, "class=\"message dropped\"") > 0);
+  CHECK(count(svg, "class=\"lost-mark\"") == count(svg, "class=\"message dropped\""));
+  // Each lost line ends on a lane's y (its destination's), not between two lanes.
+  auto lane_ys = [&] {
+    std::vector<double> ys;
+    for (auto p = svg.find("<g class=\"lane "); p != std::string::npos; p = svg.find("<g class=\"lane ", p + 1)) {
+      const auto q = svg.find("y1=\"", p) + 4;
+      ys.push_back(std::stod(svg.substr(q, svg.find('"', q) - q)));
+    }
+    return ys;
+  }();
+  double last_x = 0;
+  for (auto p = svg.find("class=\"message dropped\""); p != std::string::npos; p = svg.find("class=\"message dropped\"", p + 1)) {
+    const auto y2 = svg.find("y2=\"", p) + 4, x2 = svg.find("x2=\"", p) + 4;
+    const double y = std::stod(svg.substr(y2, svg.find('"', y2) - y2));
+    last_x = std::max(last_x, std::stod(svg.substr(x2, svg.find('"', x2) - x2)));
+    CHECK(std::any_of(lane_ys.begin(), lane_ys.end(), [&](double l) { return std::abs(l - y) < 0.2; }));
+  }
+  // The arrows kept reach into the run's last quarter, not just its first seconds.
+  const auto axis = svg.find("class=\"axis\"");
+  const auto ax2 = svg.find("x2=\"", axis) + 4;
+  CHECK(last_x > 0.75 * std::stod(svg.substr(ax2, svg.find('"', ax2) - ax2)));
+}
+
+TEST_CASE("crowded storage writes keep their dots but drop the labels that would overlap") {
+  const RunResult r = run_scenario(catalogue("scenarios/redis/redlock-fault-tolerance.toml"));
+  const std::string svg = svg_diagram(r);
+  const std::size_t writes = count(svg, "class=\"write-accepted\"");
+  REQUIRE(writes > 100);
+  std::size_t labelled = 0;
+  for (auto p = svg.find("class=\"write-accepted\""); p != std::string::npos; p = svg.find("class=\"write-accepted\"", p + 1))
+    labelled += svg.compare(svg.find("/>", p) + 2, 5, "<text") == 0;
+  CHECK(labelled > 10);
+  CHECK(labelled < writes);
+}
+
+TEST_CASE("a clock the scenario sets fast is noted under its lane, and a lease over before its grant is drawn as such") {
+  const std::string drift = svg_diagram(run_scenario(catalogue("scenarios/redis/redlock-drift.toml")));
+  CHECK(drift.find("class=\"clock-note\"") != std::string::npos);
+  CHECK(drift.find(">clock 5% fast<") != std::string::npos);
+  CHECK(drift.find("lease-over") == std::string::npos);
+  // node-redlock v5 returns a lock whose validity ran out during the pause.
+  const std::string v5 = svg_diagram(run_scenario(catalogue("scenarios/kleppmann/redlock-pause-in-flight-node-v5.toml")));
+  CHECK(count(v5, "class=\"lease-believed lease-over\"") == 1);
+}
+
+TEST_CASE("a stretch of the axis starts with a label as precise as its ticks, not to the nanosecond") {
+  const std::string svg = svg_diagram(run_scenario(catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml")));
+  for (auto p = svg.find("class=\"tick\""); p != std::string::npos; p = svg.find("class=\"tick\"", p + 1)) {
+    const auto a = svg.find('>', p) + 1;
+    const std::string label = svg.substr(a, svg.find('<', a) - a);
+    INFO(label);
+    const auto dot = label.find('.');
+    CHECK((dot == std::string::npos || label.size() - dot - 2 <= 4));  // at most 4 decimals here
+  }
 }
