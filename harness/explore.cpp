@@ -193,12 +193,12 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
       RunOutcome& out = outcomes[slot];
       out.index = indices[slot];
       out.seed = run_seed(o.seed, out.index);
-      const Scenario s = with_random_faults(base, out.seed, o);
+      Scenario s = with_random_faults(base, out.seed, o);
       out.faults = s.faults.size();
       RunOptions ro;
       ro.max_events = o.max_events;
       ro.keep_events = 0;
-      const RunResult r = run_scenario(s, ro);
+      const RunResult r = run_scenario(std::move(s), ro);
       out.verdict = r.verdict;
       out.budget_exhausted = r.budget_exhausted;
       violating += !out.verdict.empty();

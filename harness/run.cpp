@@ -14,9 +14,22 @@ bool RunResult::as_expected() const {
   return verdict == scenario->expect.violations;
 }
 
+namespace {
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options);
+}  // namespace
+
 RunResult run_scenario(const Scenario& given, const RunOptions& options) {
+  return run_owned(std::make_shared<const Scenario>(given), options);
+}
+
+RunResult run_scenario(Scenario&& given, const RunOptions& options) {
+  return run_owned(std::make_shared<const Scenario>(std::move(given)), options);
+}
+
+namespace {
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options) {
   RunResult result;
-  result.owned_scenario = std::make_shared<const Scenario>(given);
+  result.owned_scenario = std::move(owned);
   const Scenario& s = *result.owned_scenario;
   result.scenario = &s;
   result.seed = options.seed.value_or(s.seed);
@@ -121,5 +134,7 @@ RunResult run_scenario(const Scenario& given, const RunOptions& options) {
   result.trace_hash = world.trace().hash_hex();
   return result;
 }
+
+}  // namespace
 
 }  // namespace locksim

@@ -52,5 +52,7 @@ struct RunOptions {
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
+// The same, for a scenario made for this run alone (explore's): no copy.
+RunResult run_scenario(Scenario&& scenario, const RunOptions& options = {});
 
 }  // namespace locksim
