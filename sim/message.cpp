@@ -1,7 +1,5 @@
 #include "sim/message.hpp"
 
-#include <cstring>
-
 #include "sim/rng.hpp"
 
 namespace locksim {
@@ -120,46 +118,29 @@ std::string describe(const Payload& p) {
   return std::visit([](const auto& x) { return describe(x); }, p);
 }
 
-namespace {
-constexpr std::uint64_t fold(std::uint64_t h, std::uint64_t x) {
-  h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  return h * 0xBF58476D1CE4E5B9ULL;
-}
-std::uint64_t fold(std::uint64_t h, const std::string& s) {
-  std::uint64_t word = 0;
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::memcpy(&word, s.data() + i, 8);
-    h = fold(h, word);
-  }
-  word = 0;
-  std::memcpy(&word, s.data() + i, s.size() - i);
-  return fold(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
-}
-}  // namespace
 
 std::uint64_t fingerprint(const redis::Request& r) {
-  std::uint64_t h = fold(1, static_cast<std::uint64_t>(r.op) | std::uint64_t{r.nx} << 8 |
+  std::uint64_t h = hash_mix(1, static_cast<std::uint64_t>(r.op) | std::uint64_t{r.nx} << 8 |
                                std::uint64_t{r.replicated} << 9 | std::uint64_t{r.no_reply} << 10);
-  h = fold(h, r.key);
-  h = fold(h, r.value);
-  h = fold(h, static_cast<std::uint64_t>(r.px.count_ns()));
-  if (r.pxat) h = fold(h, static_cast<std::uint64_t>(r.pxat->ns()));
-  if (!r.token_key.empty()) h = fold(h, r.token_key);
-  return fold(h, r.setter);
+  h = hash_mix(h, r.key);
+  h = hash_mix(h, r.value);
+  h = hash_mix(h, static_cast<std::uint64_t>(r.px.count_ns()));
+  if (r.pxat) h = hash_mix(h, static_cast<std::uint64_t>(r.pxat->ns()));
+  if (!r.token_key.empty()) h = hash_mix(h, r.token_key);
+  return hash_mix(h, r.setter);
 }
 
 std::uint64_t fingerprint(const redis::Reply& r) {
-  std::uint64_t h = fold(2, static_cast<std::uint64_t>(r.kind));
-  h = fold(h, static_cast<std::uint64_t>(r.integer));
-  return r.str.empty() ? h : fold(h, r.str);
+  std::uint64_t h = hash_mix(2, static_cast<std::uint64_t>(r.kind));
+  h = hash_mix(h, static_cast<std::uint64_t>(r.integer));
+  return r.str.empty() ? h : hash_mix(h, r.str);
 }
 
 std::uint64_t fingerprint(const Payload& p) {
   if (const auto* r = std::get_if<redis::Request>(&p)) return fingerprint(*r);
   if (const auto* r = std::get_if<redis::Reply>(&p)) return fingerprint(*r);
   // The rest are rare (storage, coordination): their description will do.
-  return fold(fnv1a64(describe(p)), p.index());
+  return hash_mix(fnv1a64(describe(p)), p.index());
 }
 
 }  // namespace locksim

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,26 @@ constexpr std::uint64_t fnv1a64(std::string_view s, std::uint64_t h = 0xcbf29ce4
     h *= 0x100000001b3ULL;
   }
   return h;
+}
+
+// One 64-bit word into a running hash (a multiply-rotate round, as in the
+// xxHash family), and a string a word at a time: cheap enough for every event
+// and every message of a long run (the trace hash, message fingerprints).
+constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t x) {
+  h ^= x * 0x9E3779B97F4A7C15ULL;
+  h = (h << 31) | (h >> 33);
+  return h * 0xBF58476D1CE4E5B9ULL;
+}
+inline std::uint64_t hash_mix(std::uint64_t h, std::string_view s) {
+  std::uint64_t word = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    h = hash_mix(h, word);
+  }
+  word = 0;
+  if (i < s.size()) std::memcpy(&word, s.data() + i, s.size() - i);
+  return hash_mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
 }
 
 class Rng {

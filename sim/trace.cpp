@@ -1,7 +1,6 @@
 #include "sim/trace.hpp"
 
 #include <cstdio>
-#include <cstring>
 
 #include "sim/rng.hpp"
 
@@ -83,38 +82,18 @@ std::string Trace::line(const TraceEvent& e) const {
   return s;
 }
 
-namespace {
-// One 64-bit word into the running hash (a multiply-rotate round, as in the
-// xxHash family): cheap enough for every event of a long run.
-constexpr std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
-  h ^= x * 0x9E3779B97F4A7C15ULL;
-  h = (h << 31) | (h >> 33);
-  return h * 0xBF58476D1CE4E5B9ULL;
-}
-std::uint64_t mix_bytes(std::uint64_t h, std::string_view s) {
-  std::uint64_t word = 0;
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::memcpy(&word, s.data() + i, 8);
-    h = mix(h, word);
-  }
-  word = 0;
-  std::memcpy(&word, s.data() + i, s.size() - i);
-  return mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
-}
-}  // namespace
 
 void Trace::record(TraceEvent&& e) {
   e.seq = count_++;
-  std::uint64_t h = mix(hash_, static_cast<std::uint64_t>(e.at.ns()));
-  h = mix(h, (std::uint64_t{e.process} << 32) | (std::uint64_t{e.peer} << 8) | static_cast<std::uint8_t>(e.kind));
-  h = mix(h, std::uint64_t{e.owner});
-  h = mix(h, static_cast<std::uint64_t>(e.value));
-  h = mix(h, static_cast<std::uint64_t>(e.token));
-  h = mix(h, static_cast<std::uint64_t>(e.wall.ns()));
-  h = mix(h, static_cast<std::uint64_t>(e.mono.ns()));
-  h = mix(h, e.content);
-  hash_ = mix_bytes(h, e.key);
+  std::uint64_t h = hash_mix(hash_, static_cast<std::uint64_t>(e.at.ns()));
+  h = hash_mix(h, (std::uint64_t{e.process} << 32) | (std::uint64_t{e.peer} << 8) | static_cast<std::uint8_t>(e.kind));
+  h = hash_mix(h, std::uint64_t{e.owner});
+  h = hash_mix(h, static_cast<std::uint64_t>(e.value));
+  h = hash_mix(h, static_cast<std::uint64_t>(e.token));
+  h = hash_mix(h, static_cast<std::uint64_t>(e.wall.ns()));
+  h = hash_mix(h, static_cast<std::uint64_t>(e.mono.ns()));
+  h = hash_mix(h, e.content);
+  hash_ = hash_mix(h, e.key);
   for (const Listener& l : listeners_) l(e);
   if (events_.size() < keep_limit_) events_.push_back(std::move(e));
 }
