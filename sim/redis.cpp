@@ -21,9 +21,7 @@ void RedisNode::on_message(Message& m) {
     return;
   }
   if (const auto* req = std::get_if<Request>(&m.body)) {
-    request_content_ = m.content;  // its fingerprint, for the trace: taken once, when it was sent
-    Reply r = execute(*req, m.from);
-    request_content_ = 0;
+    Reply r = execute(*req, m.from, m.content);  // its fingerprint was taken when it was sent
     if (!req->no_reply) reply(m, std::move(r));
     return;
   }
@@ -96,20 +94,20 @@ bool is_write(redis::Op op) {
 }
 }  // namespace
 
-void RedisNode::note_command(const Request& req, const Reply& r, ProcId from) {
-  const std::uint64_t request = request_content_ ? request_content_ : fingerprint(req);
+void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request) {
+  if (request == 0) request = fingerprint(req);
   TraceEvent e{.peer = from, .key = req.key, .content = request ^ (fingerprint(r) * 3)};
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }
 
-Reply RedisNode::execute(const Request& req, ProcId from) {
+Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content) {
   // One wall-clock reading for the whole command or script (commandTimeSnapshot).
   const Instant now = wall_now();
   Reply r;
   if (is_replica() && is_write(req.op) && from != kNoProc) {
     r = Reply::error("READONLY You can't write against a read only replica.");
-    note_command(req, r, from);
+    note_command(req, r, from, content);
     return r;
   }
   switch (req.op) {
@@ -269,7 +267,7 @@ Reply RedisNode::execute(const Request& req, ProcId from) {
       r = Reply::error("ERR not a sentinel");
       break;
   }
-  note_command(req, r, from);
+  note_command(req, r, from, content);
   propagate();
   nudge_expiry();
   return r;

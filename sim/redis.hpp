@@ -30,9 +30,10 @@ class RedisNode : public Process {
   RedisNode(World& world, std::string name, const ClockSpec& clock, RedisConfig config);
 
   // Run one command now, as if it had arrived from `from` (tests; on_message).
-  redis::Reply execute(const redis::Request& req, ProcId from);
+  // `content`: the request's fingerprint if already taken (0: take it).
+  redis::Reply execute(const redis::Request& req, ProcId from, std::uint64_t content = 0);
   // Record a command and its reply (Ev::Command).
-  void note_command(const redis::Request& req, const redis::Reply& r, ProcId from);
+  void note_command(const redis::Request& req, const redis::Reply& r, ProcId from, std::uint64_t content);
 
   struct Entry {
     std::string value;
@@ -83,7 +84,6 @@ class RedisNode : public Process {
   Alarm expiry_alarm_{*this};                 // the expiry loop's sleep
   Instant expiry_origin_;                     // the loop's grid: ticks at origin + k * period (mono)
   Instant expiry_target_ = Instant::never();  // the tick it sleeps to
-  std::uint64_t request_content_ = 0;         // the fingerprint of the message being executed
   void propagate();
   Task<void> ship(ProcId replica, redis::Request change, Duration lag);
   void apply_from_master(const redis::Request& change);
