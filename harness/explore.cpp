@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "lockalgos/registry.hpp"
-#include "reports/words.hpp"
+#include "judge/words.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim {

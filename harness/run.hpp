@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/scenario.hpp"
-#include "reports/checkers.hpp"
+#include "judge/checkers.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {

@@ -15,15 +15,6 @@
 
 namespace locksim {
 
-std::string_view fencing_name(Fencing f) {
-  switch (f) {
-    case Fencing::None: return "none";
-    case Fencing::Token: return "token";
-    case Fencing::LockValue: return "lock-value";
-  }
-  return "?";
-}
-
 std::string_view fault_kind_name(FaultKind k) {
   switch (k) {
     case FaultKind::Pause: return "pause";

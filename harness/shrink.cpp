@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "harness/run.hpp"
-#include "reports/words.hpp"
+#include "judge/words.hpp"
 
 namespace locksim {
 

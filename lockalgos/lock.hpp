@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/scenario.hpp"
+#include "lockalgos/config.hpp"
+#include "sim/node_config.hpp"
 #include "sim/task.hpp"
 #include "sim/world.hpp"
 

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "reports/report.hpp"
-#include "reports/words.hpp"
+#include "judge/words.hpp"
 
 namespace locksim {
 

@@ -2,9 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
-#include "reports/words.hpp"
+#include "judge/words.hpp"
 
 namespace locksim {
 

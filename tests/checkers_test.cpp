@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "reports/checkers.hpp"
+#include "judge/checkers.hpp"
 
 using namespace locksim;
 

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "reports/report.hpp"
-#include "reports/words.hpp"
+#include "judge/words.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,7 +61,7 @@ std::vector<std::string> braced_temporaries_in_co_await(const fs::path& dir) {
 }
 
 TEST_CASE("no co_await expression builds an aggregate temporary (g++ 12 miscompiles it)") {
-  for (const char* dir : {"sim", "lockalgos", "harness", "reports", "tests"}) {
+  for (const char* dir : {"sim", "lockalgos", "judge", "harness", "reports", "cli", "tests"}) {
     const auto hits = braced_temporaries_in_co_await(fs::path(LOCKSIM_SOURCE_DIR) / dir);
     for (const auto& h : hits) MESSAGE(h);
     CHECK(hits.empty());
@@ -85,7 +87,7 @@ std::vector<std::string> co_await_in_conditions(const fs::path& dir) {
 }
 
 TEST_CASE("no if or while tests a co_await directly (g++ 12 miscompiles some of these)") {
-  for (const char* dir : {"sim", "lockalgos", "harness", "reports", "cli", "tests"}) {
+  for (const char* dir : {"sim", "lockalgos", "judge", "harness", "reports", "cli", "tests"}) {
     const auto hits = co_await_in_conditions(fs::path(LOCKSIM_SOURCE_DIR) / dir);
     for (const auto& h : hits) MESSAGE(h);
     CHECK(hits.empty());
@@ -126,6 +128,63 @@ TEST_CASE("the tidy check itself catches a banned name") {
   fs::create_directories(tmp);
   std::ofstream(tmp / "bad.cpp") << "auto t = std::chrono::steady_clock::now();\n// rand() in a comment is fine\n";
   const auto hits = banned_uses(tmp);
+  fs::remove_all(tmp);
+  CHECK(hits.size() == 1);
+}
+
+// The layers (CMakeLists.txt, LOCKSIM_LAYERS, lowest first): a folder may
+// include only its own headers and those of the folders before it. The build
+// enforces it (each layer's include path holds only those folders); this test
+// states it over the sources and names the line that breaks it.
+std::vector<std::string> layers() {
+  std::ifstream in(fs::path(LOCKSIM_SOURCE_DIR) / "CMakeLists.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  REQUIRE(std::regex_search(text, m, std::regex(R"(set\(LOCKSIM_LAYERS ([a-z ]+)\))")));
+  std::vector<std::string> out;
+  std::istringstream words(m[1].str());
+  for (std::string w; words >> w;) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> back_edges(const fs::path& root, const std::vector<std::string>& order) {
+  static const std::regex include(R"(^\s*#\s*include\s*"([a-z_]+)/)");
+  std::vector<std::string> hits;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const fs::path dir = root / order[i];
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) continue;
+        const auto at = std::find(order.begin(), order.end(), m[1].str());
+        if (at != order.end() && static_cast<std::size_t>(at - order.begin()) > i)
+          hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + order[i] + "/ includes " + m[1].str() + "/, a layer above it");
+      }
+    }
+  }
+  return hits;
+}
+
+TEST_CASE("no folder includes a folder above it in the layers") {
+  const auto order = layers();
+  CHECK(order.size() >= 5);
+  CHECK(order.front() == "sim");
+  const auto hits = back_edges(LOCKSIM_SOURCE_DIR, order);
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
+
+TEST_CASE("the layer check itself catches a back-edge") {
+  const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-layers-probe";
+  fs::create_directories(tmp / "low");
+  fs::create_directories(tmp / "high");
+  std::ofstream(tmp / "low" / "a.cpp") << "#include \"low/b.hpp\"\n#include \"high/c.hpp\"\n";
+  std::ofstream(tmp / "high" / "c.cpp") << "#include \"low/b.hpp\"\n";
+  const auto hits = back_edges(tmp, {"low", "high"});
   fs::remove_all(tmp);
   CHECK(hits.size() == 1);
 }

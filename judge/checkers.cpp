@@ -2,7 +2,7 @@
 // reads only the trace, in its recorded order (true time, ties in the order the
 // simulator produced them), and looks at client events by the role each process
 // has in Trace::processes().
-#include "reports/checkers.hpp"
+#include "judge/checkers.hpp"
 
 #include <algorithm>
 #include <iterator>
