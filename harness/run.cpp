@@ -3,6 +3,7 @@
 #include "harness/client.hpp"
 #include "harness/faults.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/coordination.hpp"
 #include "sim/redis.hpp"
 #include "sim/sentinel.hpp"
 #include "sim/storage.hpp"
@@ -77,16 +78,23 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
 
   for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, masters, storage_id, sentinel_id));
+    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
   std::vector<RedisNode*> redis_nodes;
   for (const NodeConfig& n : s.nodes) {
-    if (algorithm->make_node) {
-      algorithm->make_node(world, n, s.lock);
-      continue;
+    switch (algorithm->service) {
+      case Service::ZooKeeper:
+        world.add<ZooKeeperServer>(n.name, n.clock, s.lock.tick_time, s.lock.first_token);
+        break;
+      case Service::Etcd:
+        world.add<EtcdServer>(n.name, n.clock, s.lock.first_token);
+        break;
+      case Service::Redis: {
+        RedisConfig rc;
+        rc.aof_always = n.persistence == Persistence::AofAlways;
+        redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
+        break;
+      }
     }
-    RedisConfig rc;
-    rc.aof_always = n.persistence == Persistence::AofAlways;
-    redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
   }
   for (std::size_t i = 0; i < redis_nodes.size(); ++i) {
     const NodeConfig& n = s.nodes[i];

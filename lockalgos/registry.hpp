@@ -28,10 +28,9 @@ struct AlgorithmInfo {
   bool needs_ttl = false;                // `ttl` must be given
   bool takes_ttl = true;                 // `ttl` may be given at all
   bool monotonic_token = false;          // can issue fencing tokens (fencing = "token")
-  std::unique_ptr<Lock> (*make)(LockEnv env) = nullptr;
-  Service service = Service::Redis;
-  // For services other than Redis: make one [[node]] of it.
-  Process& (*make_node)(World& world, const NodeConfig& node, const LockConfig& lock) = nullptr;
+  // A lock for one client: its environment is all it may use.
+  std::unique_ptr<Lock> (*make)(ClientEnv& env, const LockTargets& targets, const LockConfig& config) = nullptr;
+  Service service = Service::Redis;  // what the [[node]]s are (the harness makes them)
 };
 
 std::span<const AlgorithmInfo> algorithms();

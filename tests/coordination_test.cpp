@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/client.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/coordination_common.hpp"
 #include "sim/coordination.hpp"
@@ -37,9 +38,10 @@ Silent silent_zookeeper_client(Duration timeout, Duration last_heard) {
   auto& client = w.add<Probe>("client");
   Silent out;
   client.spawn([](Probe& self, ProcId zk, Duration timeout, Duration last_heard, Silent& out) -> Task<void> {
+    SimClientEnv env(self);
     coord::Request hello = coord_request(coord::Op::Connect);
     hello.ttl = timeout;
-    const auto session = co_await coord_call(self, zk, hello, Duration::zero());
+    const auto session = co_await env.call_coord(zk, hello, Duration::zero());
     out.negotiated = session->ttl;
     co_await self.sleep(at(last_heard - Duration::ms(1)) - self.mono_now());
     coord::Request create = coord_request(coord::Op::Create, "/lock", session->id);
@@ -306,11 +308,12 @@ TEST_CASE("the etcd server refuses to renew a lease that has expired but not yet
   auto& client = w.add<Probe>("client");
   std::optional<coord::Reply> renewed;
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& renewed) -> Task<void> {
+    SimClientEnv env(self);
     coord::Request grant = coord_request(coord::Op::LeaseGrant);
     grant.ttl = Duration::s(1);
-    const auto lease = co_await coord_call(self, etcd, grant, Duration::zero());
+    const auto lease = co_await env.call_coord(etcd, grant, Duration::zero());
     co_await self.sleep(Duration::ms(1200));  // expired at 1.001 s; the revoke loop's next tick is 1.5 s
-    renewed = co_await coord_call(self, etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
+    renewed = co_await env.call_coord(etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
   }(client, etcd.id(), renewed));
   w.run_until(at(Duration::s(5)));
   REQUIRE(renewed.has_value());
