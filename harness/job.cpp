@@ -32,7 +32,7 @@ class Job {
 Task<void> Job::run() {
   for (int round = 0; config_.repeat == kForever || round < config_.repeat; ++round) {
     if (round > 0) co_await env_.sleep(config_.think.draw(env_.rng()));
-    if (config_.job == "hold") co_await hold();
+    if (config_.job == JobKind::Hold) co_await hold();
     else co_await read_modify_write();
   }
   env_.note(Ev::JobDone);

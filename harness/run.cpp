@@ -79,14 +79,15 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   for (const ClientConfig& c : s.clients)
     clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
+  const ServerSetup server = s.lock.options->server();
   std::vector<RedisNode*> redis_nodes;
   for (const NodeConfig& n : s.nodes) {
     switch (algorithm->service) {
       case Service::ZooKeeper:
-        world.add<ZooKeeperServer>(n.name, n.clock, s.lock.tick_time, s.lock.first_token);
+        world.add<ZooKeeperServer>(n.name, n.clock, server.tick_time, server.first_token);
         break;
       case Service::Etcd:
-        world.add<EtcdServer>(n.name, n.clock, s.lock.first_token);
+        world.add<EtcdServer>(n.name, n.clock, server.first_token);
         break;
       case Service::Redis: {
         RedisConfig rc;
@@ -104,11 +105,11 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
     redis_nodes[i]->replicate_from(master.id());
   }
   // The fencing counter's history (first_token), as an operator's earlier use left it.
-  if (s.lock.fencing == Fencing::Token && s.lock.first_token != 1)
+  if (s.lock.fencing == Fencing::Token && server.first_token != 1)
     for (RedisNode* node : redis_nodes)
       if (!node->is_replica())
         node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
-                       .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
+                       .value = std::to_string(server.first_token - 1)}, kNoProc);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token       ? StorageFencing::Token
                      : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue

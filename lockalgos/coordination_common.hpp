@@ -33,7 +33,4 @@ inline coord::Request coord_request(coord::Op op, std::string path = {}, std::in
   return r;
 }
 
-std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_etcd(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-
 }  // namespace locksim

@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "lockalgos/etcd.hpp"
+
 #include "lockalgos/coordination_common.hpp"
 #include "lockalgos/wakeup.hpp"
 
@@ -35,11 +37,11 @@ constexpr const char* kPrefix = "/lock/";
 
 class EtcdMutex final : public Lock {
  public:
-  EtcdMutex(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), etcd_(targets.nodes.front()), deleted_(env) {}
+  EtcdMutex(ClientEnv& env, const LockTargets& targets, const EtcdOptions& options)
+      : env_(env), options_(options), etcd_(targets.nodes.front()), deleted_(env) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const Duration timeout = config_.request_timeout.value_or(Duration::s(5));
+    const Duration timeout = options_.request_timeout;
     if (lease_ == 0 || session_done_) co_await new_session(timeout);
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(lease_));
@@ -74,7 +76,7 @@ class EtcdMutex final : public Lock {
       if (!watching) continue;  // the watch may not be set: look again
       co_await deleted_.wait();
     }
-    if (config_.version == "3.5") {
+    if (options_.version == EtcdVersion::V3_5) {
       // v3.5: make sure our own key (and so our session) survived the wait.
       const auto mine = co_await call(coord_request(coord::Op::Range, key), timeout);
       if (!mine) {  // the Get failed: Unlock, and return its error
@@ -94,7 +96,7 @@ class EtcdMutex final : public Lock {
 
   Task<bool> release(const Grant& grant) override {
     const auto r = co_await call(coord_request(coord::Op::DeleteKey, grant.value),
-                                 config_.request_timeout.value_or(Duration::s(5)));
+                                 options_.request_timeout);
     if (!r) env_.spawn(delete_until_answered(grant.value, lease_));
     co_return r && r->ok && r->id == 1;
   }
@@ -120,7 +122,7 @@ class EtcdMutex final : public Lock {
   Task<void> new_session(Duration timeout) {
     for (;;) {
       coord::Request grant = coord_request(coord::Op::LeaseGrant);
-      grant.ttl = config_.lease_ttl;
+      grant.ttl = options_.lease_ttl;
       const auto r = co_await call(std::move(grant), timeout);
       if (r && r->ok) {
         lease_ = r->id;
@@ -137,7 +139,7 @@ class EtcdMutex final : public Lock {
       co_await env_.sleep(Duration::s(1));
       if (lease != lease_) co_return;
       const auto answered = co_await call(coord_request(coord::Op::DeleteKey, key),
-                                          config_.request_timeout.value_or(Duration::s(5)));
+                                          options_.request_timeout);
       if (answered) co_return;
     }
   }
@@ -147,7 +149,7 @@ class EtcdMutex final : public Lock {
   // whole TTL without a response (or "lease not found") closes the session,
   // Session.Done() — which nobody tells the holder.
   Task<void> keep_alive(std::int64_t lease) {
-    const Duration ttl = config_.lease_ttl;
+    const Duration ttl = options_.lease_ttl;
     Instant next = env_.mono_now() + ttl / 3;
     Instant deadline = env_.mono_now() + ttl;
     while (lease == lease_ && !session_done_) {
@@ -176,7 +178,7 @@ class EtcdMutex final : public Lock {
   }
 
   ClientEnv& env_;
-  const LockConfig& config_;
+  const EtcdOptions& options_;
   ProcId etcd_;
   ClientWakeup deleted_;
   ServerStream stream_;
@@ -187,8 +189,18 @@ class EtcdMutex final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_etcd(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<EtcdMutex>(env, targets, config);
+std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<EtcdOptions>();
+  if (auto v = r.duration("request_timeout", Sign::Positive)) o->request_timeout = *v;
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  if (auto v = r.duration("lease_ttl", Sign::Positive)) o->lease_ttl = *v;
+  if (auto v = r.choice<EtcdVersion>("version", {{"3.4", EtcdVersion::V3_4}, {"3.5", EtcdVersion::V3_5}})) o->version = *v;
+  return o;
+}
+
+std::unique_ptr<Lock> make_etcd(ClientEnv& env, const LockTargets& targets, const LockConfig&,
+                                const EtcdOptions& options) {
+  return std::make_unique<EtcdMutex>(env, targets, options);
 }
 
 }  // namespace locksim

@@ -13,8 +13,8 @@ namespace {
 
 class GetSet final : public Lock {
  public:
-  GetSet(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), node_(single_node(env, targets, config)), retries_(env, config) {}
+  GetSet(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
@@ -44,8 +44,9 @@ class GetSet final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_getset(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<GetSet>(env, targets, config);
+std::unique_ptr<Lock> make_getset(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                  const SingleNodeOptions& options) {
+  return std::make_unique<GetSet>(env, targets, config, options);
 }
 
 }  // namespace locksim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lockalgos/lock.hpp"
+#include "lockalgos/options.hpp"
 #include "lockalgos/when_all.hpp"
 
 namespace locksim {
@@ -11,14 +12,37 @@ namespace locksim {
 inline const DurationRange kDefaultRetryDelay = DurationRange::fixed(Duration::ms(100));
 inline constexpr Duration kDefaultRequestTimeout = Duration::s(2);  // Jedis's socket timeout
 
+// The single-node recipes' options (setnx, getset, setnx-timestamp; redis-single adds its own).
+struct SingleNodeOptions : AlgorithmOptions {
+  std::optional<Duration> ttl;  // the common part's
+  DurationRange retry_delay = kDefaultRetryDelay;
+  int retry_count = kForever;   // retries after the first try
+  Duration request_timeout = kDefaultRequestTimeout;
+  // Without an expiry (setnx, getset) explore draws against 30 s, Redisson's watchdog lease.
+  Duration lease() const override { return ttl.value_or(Duration::s(30)); }
+};
+
+inline void read_single_node(OptionReader& r, const LockConfig& common, SingleNodeOptions& o) {
+  o.ttl = common.ttl;
+  if (auto v = r.range("retry_delay")) o.retry_delay = *v;
+  if (auto v = r.count("retry_count", 0)) o.retry_count = *v;
+  if (auto v = r.duration("request_timeout", Sign::Positive)) o.request_timeout = *v;
+}
+
+// redis-single: how it releases (the catalogue's broken variants), and the
+// fencing counter's first token.
+enum class Release : std::uint8_t { CompareAndDelete, Del, GetThenDel };
+struct RedisSingleOptions : SingleNodeOptions {
+  Release release = Release::CompareAndDelete;
+  std::int64_t first_token = 1;
+  ServerSetup server() const override { return {.first_token = first_token}; }
+};
+
 // The single-node recipes' retry loop: try, and while retries are left, sleep
 // retry_delay and try again.
 class Retries {
  public:
-  Retries(ClientEnv& env, const LockConfig& config)
-      : env_(env),
-        count_(config.retry_count.value_or(kForever)),
-        delay_(config.retry_delay.value_or(kDefaultRetryDelay)) {}
+  Retries(ClientEnv& env, const SingleNodeOptions& o) : env_(env), count_(o.retry_count), delay_(o.retry_delay) {}
   // After try number `attempt` (from 0) failed: is that the last one?
   bool spent(int attempt) const { return count_ != kForever && attempt >= count_; }
   auto pause() { return env_.sleep(delay_.draw(env_.rng())); }
@@ -157,19 +181,20 @@ class RedisConnection {
 };
 
 // A single-node recipe's connection to its node.
-inline RedisConnection single_node(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return RedisConnection(env, targets.nodes.front(), targets.sentinel,
-                         config.request_timeout.value_or(kDefaultRequestTimeout));
+inline RedisConnection single_node(ClientEnv& env, const LockTargets& targets, const SingleNodeOptions& o) {
+  return RedisConnection(env, targets.nodes.front(), targets.sentinel, o.request_timeout);
 }
 
-std::unique_ptr<Lock> make_redis_single(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_setnx(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_getset(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_redisson(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_redisson_fenced(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_redisson_multilock(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_redisson_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
-std::unique_ptr<Lock> make_setnx_timestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config);
+std::shared_ptr<const AlgorithmOptions> parse_single_node(OptionReader& r, const LockConfig& common);
+std::shared_ptr<const AlgorithmOptions> parse_redis_single(OptionReader& r, const LockConfig& common);
+
+std::unique_ptr<Lock> make_redis_single(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                        const RedisSingleOptions& options);
+std::unique_ptr<Lock> make_setnx(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                 const SingleNodeOptions& options);
+std::unique_ptr<Lock> make_getset(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                  const SingleNodeOptions& options);
+std::unique_ptr<Lock> make_setnx_timestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const SingleNodeOptions& options);
 
 }  // namespace locksim

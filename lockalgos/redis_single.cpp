@@ -18,8 +18,8 @@ namespace {
 
 class RedisSingle final : public Lock {
  public:
-  RedisSingle(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), node_(single_node(env, targets, config)), retries_(env, config) {}
+  RedisSingle(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedisSingleOptions& options)
+      : env_(env), config_(config), options_(options), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
@@ -43,8 +43,8 @@ class RedisSingle final : public Lock {
 
   Task<bool> release(const Grant& grant) override {
     const LockConfig& c = config_;
-    if (c.release == "del") co_return RedisConnection::is_one(co_await node_.del(c.key));
-    if (c.release == "get-then-del") {
+    if (options_.release == Release::Del) co_return RedisConnection::is_one(co_await node_.del(c.key));
+    if (options_.release == Release::GetThenDel) {
       const auto current = co_await node_.get(c.key);
       if (!current || current->kind != redis::Reply::Kind::Str || current->str != grant.value) co_return false;
       env_.note(Ev::OwnerChecked, {.key = grant.value});
@@ -58,14 +58,27 @@ class RedisSingle final : public Lock {
  private:
   ClientEnv& env_;
   const LockConfig& config_;
+  const RedisSingleOptions& options_;
   RedisConnection node_;
   Retries retries_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redis_single(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<RedisSingle>(env, targets, config);
+std::shared_ptr<const AlgorithmOptions> parse_redis_single(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<RedisSingleOptions>();
+  if (auto v = r.choice<Release>("release", {{"compare-and-delete", Release::CompareAndDelete},
+                                             {"del", Release::Del},
+                                             {"get-then-del", Release::GetThenDel}}))
+    o->release = *v;
+  read_single_node(r, common, *o);
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  return o;
+}
+
+std::unique_ptr<Lock> make_redis_single(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                        const RedisSingleOptions& options) {
+  return std::make_unique<RedisSingle>(env, targets, config, options);
 }
 
 }  // namespace locksim

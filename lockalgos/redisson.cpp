@@ -22,31 +22,33 @@
 #include <memory>
 #include <optional>
 
+#include "lockalgos/redisson.hpp"
+
 #include "lockalgos/redis_common.hpp"
 #include "lockalgos/wakeup.hpp"
 
 namespace locksim {
 namespace {
 
-constexpr Duration kRedissonTimeout = Duration::s(3);  // BaseConfig timeout
-
 class RedissonLock final : public Lock {
  public:
-  RedissonLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, bool fenced)
+  RedissonLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedissonOptions& options,
+               bool fenced)
       : env_(env),
-        config_(config),
+        key_(config.key),
+        options_(options),
         fenced_(fenced),
-        node_(env, targets.nodes.front(), targets.sentinel, config.request_timeout.value_or(kRedissonTimeout)),
+        node_(env, targets.nodes.front(), targets.sentinel, options.request_timeout),
         unlocked_(env) {}
 
-  Task<std::optional<Grant>> acquire() override { return try_lock(config_.wait_time); }
+  Task<std::optional<Grant>> acquire() override { return try_lock(options_.wait_time); }
 
   // tryLock(waitTime): nullopt waits forever (lock()).
   Task<std::optional<Grant>> try_lock(std::optional<Duration> wait_time) {
-    const LockConfig& c = config_;
+    const RedissonOptions& o = options_;
     // The hash field: the client's UUID and the thread id.
     const std::string value = env_.rng().hex_token(16) + ":1";
-    const Duration lease = c.lease_time.value_or(c.watchdog_timeout);
+    const Duration lease = o.lease_time.value_or(o.watchdog_timeout);
     // tryLock's wait budget is counted on the wall clock (System.currentTimeMillis).
     const std::optional<Instant> give_up =
         wait_time ? std::optional<Instant>(env_.wall_now() + *wait_time) : std::nullopt;
@@ -54,10 +56,10 @@ class RedissonLock final : public Lock {
     for (;;) {
       const Instant start = env_.mono_now();
       std::optional<redis::Reply> r;
-      if (fenced_) r = co_await node_.redisson_fenced_trylock(c.key, value, lease, c.key + ":token");
-      else r = co_await node_.redisson_trylock(c.key, value, lease);
+      if (fenced_) r = co_await node_.redisson_fenced_trylock(key_, value, lease, key_ + ":token");
+      else r = co_await node_.redisson_trylock(key_, value, lease);
       if (r && (r->is_nil() || r->is_ok())) {
-        if (!c.lease_time) start_watchdog(value);
+        if (!o.lease_time) start_watchdog(value);
         co_return Grant{value, fenced_ ? r->integer : -1, start + lease, node_.name()};
       }
       Duration wait = r && r->kind == redis::Reply::Kind::Int && r->integer >= 0 ? Duration::ms(r->integer)
@@ -69,7 +71,7 @@ class RedissonLock final : public Lock {
       }
       if (!subscribed) {
         subscribed = true;
-        co_await node_.subscribe(c.key);
+        co_await node_.subscribe(key_);
         continue;  // try again at once: the lock may have been released meanwhile
       }
       co_await wait_for_unlock(wait);
@@ -78,7 +80,7 @@ class RedissonLock final : public Lock {
 
   Task<bool> release(const Grant& grant) override {
     if (watchdog_) *watchdog_ = false;
-    const auto r = co_await node_.redisson_unlock(config_.key, grant.value);
+    const auto r = co_await node_.redisson_unlock(key_, grant.value);
     co_return RedisConnection::is_one(r);  // nil: IllegalMonitorStateException
   }
 
@@ -111,24 +113,25 @@ class RedissonLock final : public Lock {
 
   // RenewalTask: every watchdog_timeout / 3, PEXPIRE the key if it is still ours.
   Task<void> renew_every_third(std::string value, std::shared_ptr<bool> active) {
-    const Duration period = config_.watchdog_timeout / 3;
+    const Duration timeout = options_.watchdog_timeout;
+    const Duration period = timeout / 3;
     while (*active) {
       co_await env_.sleep(period);
       if (!*active) co_return;
       const Instant sent = env_.mono_now();
-      const auto r = co_await node_.compare_and_pexpire(config_.key, value, config_.watchdog_timeout);
+      const auto r = co_await node_.compare_and_pexpire(key_, value, timeout);
       if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
       if (RedisConnection::is_one(r)) {
-        env_.note(Ev::Renewed, {.value = (sent + config_.watchdog_timeout).ns(),
-                                     .detail = "the watchdog sets the key's expiry " +
-                                               format_duration(config_.watchdog_timeout) + " ahead"});
+        env_.note(Ev::Renewed, {.value = (sent + timeout).ns(),
+                                .detail = "the watchdog sets the key's expiry " + format_duration(timeout) + " ahead"});
         co_await env_.yield();
       }
     }
   }
 
   ClientEnv& env_;
-  const LockConfig& config_;
+  const std::string& key_;
+  const RedissonOptions& options_;
   bool fenced_;
   RedisConnection node_;
   ClientWakeup unlocked_;
@@ -144,20 +147,19 @@ class RedissonLock final : public Lock {
 // n * 1500 ms forever.
 class RedissonMultiLock final : public Lock {
  public:
-  RedissonMultiLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, bool majority)
-      : env_(env), majority_(majority), config_(config) {
-    // Redlock's ttl, for the redisson flavour, is the lease of redLock.lock(leaseTime).
-    if (config_.ttl && !config_.lease_time) config_.lease_time = config_.ttl;
+  RedissonMultiLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                    const RedissonOptions& options, bool majority)
+      : env_(env), majority_(majority), wait_time_(options.wait_time) {
     for (ProcId n : targets.nodes) {
       const LockTargets one{{n}, targets.sentinel};
-      locks_.push_back(std::make_unique<RedissonLock>(env_, one, config_, false));
+      locks_.push_back(std::make_unique<RedissonLock>(env_, one, config, options, false));
     }
   }
 
   Task<std::optional<Grant>> acquire() override {
     const std::size_t n = locks_.size();
     const std::size_t failures_allowed = majority_ ? n - (n / 2 + 1) : 0;
-    const std::optional<Duration> wait_time = config_.wait_time;
+    const std::optional<Duration> wait_time = wait_time_;
     const Duration round = wait_time.value_or(Duration::ms(1500) * static_cast<std::int64_t>(n));
     for (;;) {
       const Instant give_up = env_.wall_now() + round;
@@ -216,25 +218,43 @@ class RedissonMultiLock final : public Lock {
  private:
   ClientEnv& env_;
   bool majority_;
-  LockConfig config_;  // the sub-locks' (they keep a reference)
+  std::optional<Duration> wait_time_;
   std::vector<std::unique_ptr<RedissonLock>> locks_;
   std::vector<std::pair<std::size_t, Grant>> held_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redisson_multilock(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<RedissonMultiLock>(env, targets, config, false);
-}
-std::unique_ptr<Lock> make_redisson_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<RedissonMultiLock>(env, targets, config, true);
+void read_redisson(OptionReader& r, RedissonOptions& o) {
+  if (auto v = r.duration("request_timeout", Sign::Positive)) o.request_timeout = *v;
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o.first_token = *v;
+  if (auto v = r.duration("watchdog_timeout", Sign::Positive)) o.watchdog_timeout = *v;
+  o.lease_time = r.duration("lease_time", Sign::Positive);
+  o.wait_time = r.duration("wait_time", Sign::NonNegative);
 }
 
-std::unique_ptr<Lock> make_redisson(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<RedissonLock>(env, targets, config, false);
+std::shared_ptr<const AlgorithmOptions> parse_redisson(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<RedissonOptions>();
+  read_redisson(r, *o);
+  return o;
 }
-std::unique_ptr<Lock> make_redisson_fenced(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<RedissonLock>(env, targets, config, true);
+
+std::unique_ptr<Lock> make_redisson_multilock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                              const RedissonOptions& options) {
+  return std::make_unique<RedissonMultiLock>(env, targets, config, options, false);
+}
+std::unique_ptr<Lock> make_redisson_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                            const RedissonOptions& options) {
+  return std::make_unique<RedissonMultiLock>(env, targets, config, options, true);
+}
+
+std::unique_ptr<Lock> make_redisson(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                    const RedissonOptions& options) {
+  return std::make_unique<RedissonLock>(env, targets, config, options, false);
+}
+std::unique_ptr<Lock> make_redisson_fenced(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const RedissonOptions& options) {
+  return std::make_unique<RedissonLock>(env, targets, config, options, true);
 }
 
 }  // namespace locksim

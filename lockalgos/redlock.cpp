@@ -16,12 +16,13 @@
 #include <cmath>
 #include <memory>
 
+#include "lockalgos/redlock.hpp"
+
 #include "lockalgos/redis_common.hpp"
 
 namespace locksim {
 namespace {
 
-enum class Fanout : std::uint8_t { Sequential, Parallel };
 enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
 
 struct Flavour {
@@ -54,42 +55,49 @@ const Flavour kFlavours[] = {
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
-Flavour flavour_for(const LockConfig& c) {
+Flavour flavour_for(const LockConfig& c, const RedlockOptions& o) {
   Flavour f = kFlavours[0];
   for (const Flavour& known : kFlavours)
     if (known.name == c.flavour) f = known;
-  if (!c.fanout.empty()) f.fanout = c.fanout == "parallel" ? Fanout::Parallel : Fanout::Sequential;
-  if (!c.collect.empty()) f.resolves_at_quorum = c.collect == "quorum";
+  if (o.fanout) f.fanout = *o.fanout;
+  if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
   return f;
 }
+
+// The flavours that extend a lock, and that fan out in parallel by default.
+bool parallel_flavour(const std::string& flavour) { return flavour == "redsync" || flavour == "node-redlock-v5"; }
 
 bool is_ok(const redis::Reply& r) { return r.is_ok(); }
 bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
 
 class Redlock final : public Lock {
  public:
-  Redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), f_(flavour_for(config)), sentinel_(targets.sentinel != kNoProc) {
-    const Duration timeout = config_.request_timeout.value_or(
-        f_.node_timeout_from_ttl ? *config_.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
+  Redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedlockOptions& options)
+      : env_(env),
+        config_(config),
+        options_(options),
+        f_(flavour_for(config, options)),
+        sentinel_(targets.sentinel != kNoProc) {
+    const Duration timeout = options_.request_timeout.value_or(
+        f_.node_timeout_from_ttl ? options_.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
     for (ProcId n : targets.nodes) nodes_.emplace_back(env_, n, targets.sentinel, timeout);
   }
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = config_;
-    const int tries = c.retry_count ? (*c.retry_count == kForever ? kForever : *c.retry_count + 1) : f_.tries;
+    const RedlockOptions& o = options_;
+    const int tries = o.retry_count ? (*o.retry_count == kForever ? kForever : *o.retry_count + 1) : f_.tries;
     // node-redlock draws one value per acquire() call; the others one per try.
     std::string value = env_.rng().hex_token(f_.value_bytes);
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
-        co_await env_.sleep(c.retry_delay.value_or(f_.retry_delay).draw(env_.rng()));
+        co_await env_.sleep(o.retry_delay.value_or(f_.retry_delay).draw(env_.rng()));
         if (f_.unlock == UnlockOnFail::EachTry) value = env_.rng().hex_token(f_.value_bytes);
       }
       const Instant start = now();
       const std::vector<bool> ok = co_await lock_instances(value);
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
-      const Duration validity = *c.ttl - elapsed - drift();
+      const Duration validity = o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
       if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
         std::string where;
@@ -99,7 +107,7 @@ class Redlock final : public Lock {
         valid_until_ = *g.valid_until;
         holding_ = std::make_shared<bool>(true);
         lost_ = false;
-        if (c.auto_extend) env_.spawn(extend_while_held(value, holding_));
+        if (o.auto_extend) env_.spawn(extend_while_held(value, holding_));
         co_return g;
       }
       TraceEvent failed{.value = static_cast<std::int64_t>(granted)};
@@ -129,8 +137,8 @@ class Redlock final : public Lock {
   Instant now() const { return f_.wall_clock ? env_.wall_now() : env_.mono_now(); }
 
   Duration drift() const {
-    const double factor = config_.drift_factor.value_or(0.01);
-    const Duration ttl = *config_.ttl;
+    const double factor = options_.drift_factor.value_or(0.01);
+    const Duration ttl = options_.ttl;
     if (!f_.drift_plus_2ms)  // redsync: expiry * factor, at nanosecond precision
       return Duration::ns(static_cast<std::int64_t>(static_cast<double>(ttl.count_ns()) * factor));
     const double ms = static_cast<double>(ttl.whole_ms()) * factor;
@@ -156,16 +164,17 @@ class Redlock final : public Lock {
 
   // SET NX PX on every node; which ones said OK.
   Task<std::vector<bool>> lock_instances(const std::string& value) {
-    const LockConfig& c = config_;
+    const std::string& key = config_.key;
+    const Duration ttl = options_.ttl;
     std::vector<bool> ok(nodes_.size(), false);
     if (f_.fanout == Fanout::Sequential) {
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        const auto r = co_await nodes_[i].set_nx_px(c.key, value, *c.ttl);
+        const auto r = co_await nodes_[i].set_nx_px(key, value, ttl);
         ok[i] = r && r->is_ok();
       }
       co_return ok;
     }
-    std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(c.key, value, *c.ttl); });
+    std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
     Quorum<redis::Reply> until;
     if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = is_ok};
     const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
@@ -197,9 +206,10 @@ class Redlock final : public Lock {
   // only auto_extend of validity is left, extend; a failed extension means the
   // lock is lost, and the holder is told (its AbortSignal).
   Task<void> extend_while_held(std::string value, std::shared_ptr<bool> held) {
-    const LockConfig& c = config_;
+    const std::string& key = config_.key;
+    const Duration ttl = options_.ttl;
     while (*held) {
-      const Duration wait = valid_until_ - *c.auto_extend - env_.mono_now();
+      const Duration wait = valid_until_ - *options_.auto_extend - env_.mono_now();
       if (wait > Duration::zero()) co_await env_.sleep(wait);
       if (!*held) co_return;
       if (env_.mono_now() >= valid_until_) {  // node-redlock refuses to extend an expired lock
@@ -207,14 +217,14 @@ class Redlock final : public Lock {
         co_return;
       }
       const Instant start = now();
-      std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(c.key, value, *c.ttl); });
+      std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(key, value, ttl); });
       const Quorum<redis::Reply> until{.need = quorum(), .accept = is_one};
       const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
       const auto granted = static_cast<std::size_t>(
           std::count_if(replies.begin(), replies.end(), [](const auto& r) { return RedisConnection::is_one(r); }));
       if (sentinel_) co_await rediscover_failed(replies);
       if (!*held) co_return;
-      const Duration validity = *c.ttl - (now() - start) - drift();
+      const Duration validity = ttl - (now() - start) - drift();
       if (granted < quorum() || validity <= Duration::zero()) {
         lose("its extension reached " + std::to_string(granted) + " of " + std::to_string(nodes_.size()) +
              " nodes (" + std::to_string(quorum()) + " needed)");
@@ -236,20 +246,49 @@ class Redlock final : public Lock {
 
   ClientEnv& env_;
   const LockConfig& config_;
+  const RedlockOptions& options_;
   const Flavour f_;
   const bool sentinel_;  // a sentinel watches the masters
   std::vector<RedisConnection> nodes_;
   Instant valid_until_;
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
-  const bool wait_for_unlock_ = config_.unlock != "no-wait";
+  const bool wait_for_unlock_ = options_.unlock == Unlock::Wait;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  if (config.flavour == "redisson") return make_redisson_redlock(env, targets, config);
-  return std::make_unique<Redlock>(env, targets, config);
+std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<RedlockOptions>();
+  o->ttl = *common.ttl;  // required: the loader checked
+  o->retry_delay = r.range("retry_delay");
+  o->retry_count = r.count("retry_count", 0);
+  o->request_timeout = r.duration("request_timeout", Sign::Positive);
+  o->drift_factor = r.number("drift_factor");
+  if (o->drift_factor && !(*o->drift_factor >= 0.0 && *o->drift_factor < 1.0))
+    r.fail("drift_factor", "a fraction of the ttl, from 0 up to 1");
+  o->auto_extend = r.duration("auto_extend", Sign::Positive);
+  if (o->auto_extend && !parallel_flavour(common.flavour))
+    r.fail("auto_extend", "only the redsync and node-redlock-v5 flavours extend a lock (" +
+                              (common.flavour.empty() ? std::string("redlock-rb") : common.flavour) +
+                              " has no extension)");
+  o->fanout = r.choice<Fanout>("fanout", {{"sequential", Fanout::Sequential}, {"parallel", Fanout::Parallel}});
+  o->collect = r.choice<Collect>("collect", {{"quorum", Collect::Quorum}, {"all", Collect::All}});
+  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(common.flavour))))
+    r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
+  if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
+  for (const char* key : {"fanout", "collect", "unlock"})
+    if (r.has(key) && common.flavour == "redisson")
+      r.fail(key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
+  read_redisson(r, o->redisson);
+  o->redisson.lease_time = o->ttl;  // RedissonRedLock's lock(leaseTime)
+  return o;
+}
+
+std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                   const RedlockOptions& options) {
+  if (config.flavour == "redisson") return make_redisson_redlock(env, targets, config, options.redisson);
+  return std::make_unique<Redlock>(env, targets, config, options);
 }
 
 }  // namespace locksim

@@ -13,8 +13,8 @@ namespace {
 
 class SetNx final : public Lock {
  public:
-  SetNx(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), node_(single_node(env, targets, config)), retries_(env, config) {}
+  SetNx(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
@@ -40,8 +40,15 @@ class SetNx final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_setnx(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<SetNx>(env, targets, config);
+std::shared_ptr<const AlgorithmOptions> parse_single_node(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<SingleNodeOptions>();
+  read_single_node(r, common, *o);
+  return o;
+}
+
+std::unique_ptr<Lock> make_setnx(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                 const SingleNodeOptions& options) {
+  return std::make_unique<SetNx>(env, targets, config, options);
 }
 
 }  // namespace locksim

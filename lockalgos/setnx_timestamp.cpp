@@ -19,8 +19,8 @@ namespace {
 
 class SetNxTimestamp final : public Lock {
  public:
-  SetNxTimestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), node_(single_node(env, targets, config)), retries_(env, config) {}
+  SetNxTimestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
@@ -69,8 +69,9 @@ class SetNxTimestamp final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_setnx_timestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<SetNxTimestamp>(env, targets, config);
+std::unique_ptr<Lock> make_setnx_timestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const SingleNodeOptions& options) {
+  return std::make_unique<SetNxTimestamp>(env, targets, config, options);
 }
 
 }  // namespace locksim

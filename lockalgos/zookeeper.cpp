@@ -25,6 +25,8 @@
 // pause longer than the session timeout, or a partition, defeats.
 #include <algorithm>
 
+#include "lockalgos/zookeeper.hpp"
+
 #include "lockalgos/coordination_common.hpp"
 #include "lockalgos/wakeup.hpp"
 
@@ -33,11 +35,11 @@ namespace {
 
 class ZooKeeperLock final : public Lock {
  public:
-  ZooKeeperLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config)
-      : env_(env), config_(config), zk_(targets.nodes.front()), watch_fired_(env) {}
+  ZooKeeperLock(ClientEnv& env, const LockTargets& targets, const ZooKeeperOptions& options)
+      : env_(env), options_(options), zk_(targets.nodes.front()), watch_fired_(env) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const bool herd = config_.watch == "parent";
+    const bool herd = options_.watch == Watch::Parent;
     std::string guid;
     std::int64_t guid_session = 0;
     for (;;) {
@@ -126,10 +128,10 @@ class ZooKeeperLock final : public Lock {
       co_await env_.call_coord(zk_, coord_request(coord::Op::CloseSession, "", old), timeout_ / 3);
     }
     coord::Request hello = coord_request(coord::Op::Connect);
-    hello.ttl = config_.session_timeout;
+    hello.ttl = options_.session_timeout;
     for (;;) {
       last_sent_ = env_.mono_now();
-      const auto r = co_await env_.call_coord(zk_, hello, config_.session_timeout);
+      const auto r = co_await env_.call_coord(zk_, hello, options_.session_timeout);
       if (r && r->ok) {
         session_ = r->id;
         timeout_ = r->ttl;  // as the server negotiated it
@@ -215,7 +217,7 @@ class ZooKeeperLock final : public Lock {
     else if (state_ == State::Connected) state_ = State::Suspended;
     // Disconnected and Expired reach every watcher: a waiter wakes and looks again.
     if (state_ != before) watch_fired_.fire();
-    const bool gives_up = to == State::Lost || config_.on_suspended == "stop";
+    const bool gives_up = to == State::Lost || options_.on_suspended == OnSuspended::Stop;
     if (holding_ && gives_up && !lost_noted_) {
       lost_noted_ = true;
       env_.note(Ev::Lost, {.detail = why});
@@ -223,7 +225,7 @@ class ZooKeeperLock final : public Lock {
   }
 
   ClientEnv& env_;
-  const LockConfig& config_;
+  const ZooKeeperOptions& options_;
   ProcId zk_;
   ClientWakeup watch_fired_;
   ServerStream stream_;
@@ -240,8 +242,20 @@ class ZooKeeperLock final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
-  return std::make_unique<ZooKeeperLock>(env, targets, config);
+std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<ZooKeeperOptions>();
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  if (auto v = r.duration("session_timeout", Sign::Positive)) o->session_timeout = *v;
+  if (auto v = r.duration("tick_time", Sign::Positive)) o->tick_time = *v;
+  if (auto v = r.choice<OnSuspended>("on_suspended", {{"continue", OnSuspended::Continue}, {"stop", OnSuspended::Stop}}))
+    o->on_suspended = *v;
+  if (auto v = r.choice<Watch>("watch", {{"predecessor", Watch::Predecessor}, {"parent", Watch::Parent}})) o->watch = *v;
+  return o;
+}
+
+std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig&,
+                                     const ZooKeeperOptions& options) {
+  return std::make_unique<ZooKeeperLock>(env, targets, options);
 }
 
 }  // namespace locksim
