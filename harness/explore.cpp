@@ -317,6 +317,13 @@ Scenario with_algorithm(const Scenario& base, const AlgorithmInfo& a, const std:
 
 std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions& o,
                                       const std::vector<std::string>& variants) {
+  // The same fault schedules for all: magnitudes drawn against the base's
+  // lease, not each variant's own.
+  ExploreOptions same = o;
+  const Bounds b = bounds_of(base, o);
+  same.max_pause = b.pause;
+  same.max_jump = b.jump;
+  same.max_outage = b.outage;
   std::vector<MatrixRow> rows;
   for (const std::string& v : variants) {
     const auto colon = v.find(':');
@@ -331,7 +338,7 @@ std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions
       throw ScenarioError("--matrix: " + algorithm + " needs a ttl, and " + base.path + " sets none");
     if (base.lock.fencing == Fencing::Token && !a->monotonic_token)
       throw ScenarioError("--matrix: " + algorithm + " offers no monotonic fencing token, which " + base.path + " asks for");
-    rows.push_back({v, explore(with_algorithm(base, *a, flavour), o)});
+    rows.push_back({v, explore(with_algorithm(base, *a, flavour), same)});
   }
   return rows;
 }
