@@ -13,6 +13,11 @@
 // share one lane. At most `max_arrows` messages are drawn, the most relevant
 // ones: those of violations' participants near the violation, of the lock's
 // grants and releases, of storage writes, and lost messages.
+//
+// The parts: diagram_lanes.cpp (which processes get lanes), diagram_arrows.cpp
+// (which messages are drawn), time_axis.cpp (the axis), diagram_layers.cpp and
+// diagram_notes.cpp (the layers), over the canvas of diagram_canvas.hpp;
+// html.cpp the page.
 #pragma once
 
 #include <string>

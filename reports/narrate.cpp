@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "reports/report.hpp"
@@ -64,41 +65,52 @@ struct ReleaseExchange {
   }
 };
 
-}  // namespace
+// The story told event by event: what it carries from one event to the next.
+class Narrator {
+ public:
+  explicit Narrator(const Trace& trace) : trace_(trace), clock_moved_(trace.processes().size(), false) {}
 
-std::vector<Step> narrate(const Trace& trace) {
-  std::vector<Step> steps;
-  // Whose clock is off from true time: only then is the reading worth a mention.
-  std::vector<bool> clock_moved(trace.processes().size(), false);
-  auto who = [&](const TraceEvent& e) { return trace.name(e.process); };
-  auto peer = [&](const TraceEvent& e) { return trace.name(e.peer); };
-  auto add = [&](const TraceEvent& e, std::string text) { steps.push_back({e.at, std::move(text)}); };
-  auto local = [&](const TraceEvent& e) -> std::string {
-    if (e.process >= clock_moved.size()) return "";
-    if (!clock_moved[e.process] && e.wall == e.at) return "";
-    return " — " + clock_reading(e, trace, true);
-  };
+  // The event's step in the story, if it has one.
+  std::optional<std::string> tell(const TraceEvent& e) {
+    if (e.process < clock_moved_.size() && (e.wall != e.at || e.mono != e.at)) clock_moved_[e.process] = true;
+    follow_release(e);
+    if (auto s = tell_client(e)) return s;
+    return tell_world(e);
+  }
 
-  std::map<ProcId, ReleaseExchange> releasing;  // clients between `releasing` and the release's end
-  auto lock_node = [&](ProcId p) { return p < trace.processes().size() && trace.processes()[p].role == ProcessRole::LockNode; };
-  for (const TraceEvent& e : trace.events()) {
-    if (e.process < clock_moved.size() && (e.wall != e.at || e.mono != e.at)) clock_moved[e.process] = true;
+ private:
+  std::string who(const TraceEvent& e) const { return trace_.name(e.process); }
+  std::string peer(const TraceEvent& e) const { return trace_.name(e.peer); }
+  bool lock_node(ProcId p) const { return p < trace_.processes().size() && trace_.processes()[p].role == ProcessRole::LockNode; }
+  // The wall clock's reading, where the process's clock is off from true
+  // time: only then is the reading worth a mention.
+  std::string local(const TraceEvent& e) const {
+    if (e.process >= clock_moved_.size()) return "";
+    if (!clock_moved_[e.process] && e.wall == e.at) return "";
+    return " — " + clock_reading(e, trace_, true);
+  }
+
+  // What each releasing client asked of the lock's nodes and what came back.
+  void follow_release(const TraceEvent& e) {
     // Heartbeats and sentinel queries are not the release's business.
     const bool chatter = e.detail.rfind("PING", 0) == 0 || e.detail.rfind("SENTINEL", 0) == 0;
     if (e.kind == Ev::Sent && lock_node(e.peer) && !chatter) {
-      if (auto it = releasing.find(e.process); it != releasing.end()) ++it->second.asked[e.peer];
+      if (auto it = releasing_.find(e.process); it != releasing_.end()) ++it->second.asked[e.peer];
     } else if (e.kind == Ev::Delivered && lock_node(e.peer)) {
-      if (auto it = releasing.find(e.process); it != releasing.end() && it->second.asked.count(e.peer))
+      if (auto it = releasing_.find(e.process); it != releasing_.end() && it->second.asked.count(e.peer))
         it->second.answered[e.peer] = e.detail;
     } else if (e.kind == Ev::KeyDeleted && e.peer != kNoProc) {
-      if (auto it = releasing.find(e.peer); it != releasing.end()) it->second.removed.insert(e.process);
+      if (auto it = releasing_.find(e.peer); it != releasing_.end()) it->second.removed.insert(e.process);
     } else if (e.kind == Ev::Crashed || e.kind == Ev::Released) {
-      releasing.erase(e.process);
+      releasing_.erase(e.process);
     }
+  }
+
+  // A client's steps with the lock and the storage.
+  std::optional<std::string> tell_client(const TraceEvent& e) {
     switch (e.kind) {
       case Ev::Acquiring:
-        add(e, who(e) + " asks for the lock");
-        break;
+        return who(e) + " asks for the lock";
       case Ev::Acquired: {
         std::string s = who(e) + " acquires the lock on " + e.detail + token_text(e.token);
         if (e.value >= 0)
@@ -106,98 +118,93 @@ std::vector<Step> narrate(const Trace& trace) {
                " on its monotonic clock (now " + format_instant(e.mono) + ")";
         else
           s += "; the lock has no expiry";
-        add(e, s);
-        break;
+        return s;
       }
       case Ev::Claiming:
-        add(e, who(e) + " claims the storage with its lock value (owner = " + e.key.substr(0, 8) + "…)");
-        break;
+        return who(e) + " claims the storage with its lock value (owner = " + e.key.substr(0, 8) + "…)";
       case Ev::Renewed:
-        add(e, who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail));
-        break;
+        return who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail);
       case Ev::AttemptFailed:
-        add(e, who(e) + "'s attempt fails: " + e.detail);
-        break;
+        return who(e) + "'s attempt fails: " + e.detail;
       case Ev::AcquireFailed:
-        add(e, who(e) + " gives up acquiring the lock");
-        break;
+        return who(e) + " gives up acquiring the lock";
       case Ev::OwnerChecked:
-        add(e, who(e) + " GETs the key and sees its own value: it goes on to DEL it, in a separate command");
-        break;
+        return who(e) + " GETs the key and sees its own value: it goes on to DEL it, in a separate command";
       case Ev::Read:
-        add(e, who(e) + " reads counter = " + std::to_string(e.value) + " from storage");
-        break;
+        return who(e) + " reads counter = " + std::to_string(e.value) + " from storage";
       case Ev::Checked:
-        add(e, who(e) + " checks its lock on its own clock: " + e.detail + ", so it goes ahead with the write");
-        break;
+        return who(e) + " checks its lock on its own clock: " + e.detail + ", so it goes ahead with the write";
       case Ev::Lost:
-        add(e, who(e) + " gives up the lock: " + e.detail);
-        break;
+        return who(e) + " gives up the lock: " + e.detail;
       case Ev::Writing:
-        add(e, who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token));
-        break;
+        return who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token);
       case Ev::Releasing:
-        releasing[e.process] = {};
-        add(e, who(e) + " releases the lock");
-        break;
+        releasing_[e.process] = {};
+        return who(e) + " releases the lock";
       case Ev::Released:
-        add(e, who(e) + "'s release is confirmed");
-        break;
-      case Ev::ReleaseFailed:
-        add(e, releasing[e.process].failure(trace, who(e)));
-        releasing.erase(e.process);
-        break;
+        return who(e) + "'s release is confirmed";
+      case Ev::ReleaseFailed: {
+        std::string s = releasing_[e.process].failure(trace_, who(e));
+        releasing_.erase(e.process);
+        return s;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // What happens to the processes, their clocks, the nodes' keys, the storage and the network.
+  std::optional<std::string> tell_world(const TraceEvent& e) const {
+    switch (e.kind) {
       case Ev::Paused:
-        add(e, who(e) + " is paused for " + e.detail + " (a stop-the-world pause: nothing in it runs, not even timers)");
-        break;
+        return who(e) + " is paused for " + e.detail + " (a stop-the-world pause: nothing in it runs, not even timers)";
       case Ev::Resumed:
-        add(e, who(e) + " resumes, unaware that it was paused; " + clock_reading(e, trace, false));
-        break;
+        return who(e) + " resumes, unaware that it was paused; " + clock_reading(e, trace_, false);
       case Ev::Crashed:
-        add(e, who(e) + " crashes");
-        break;
+        return who(e) + " crashes";
       case Ev::Restarted:
-        add(e, who(e) + " restarts");
-        break;
+        return who(e) + " restarts";
       case Ev::ClockJumped:
-        add(e, who(e) + "'s wall clock jumps " + e.detail + "; " + clock_reading(e, trace, true));
-        break;
+        return who(e) + "'s wall clock jumps " + e.detail + "; " + clock_reading(e, trace_, true);
       case Ev::ClockDrift:
-        add(e, who(e) + "'s clocks now run at " + std::to_string(e.value / 1000) + " ppm off true time");
-        break;
+        return who(e) + "'s clocks now run at " + std::to_string(e.value / 1000) + " ppm off true time";
       case Ev::Expired:
-        if (trace.processes()[e.process].role == ProcessRole::LockNode)
-          add(e, who(e) + " expires '" + e.key + "' (" + owner_of(trace, e.owner) + " lock) " + e.detail + "; " +
-                     clock_reading(e, trace, true));
-        break;
+        if (trace_.processes()[e.process].role != ProcessRole::LockNode) return std::nullopt;
+        return who(e) + " expires '" + e.key + "' (" + owner_of(trace_, e.owner) + " lock) " + e.detail + "; " +
+               clock_reading(e, trace_, true);
       case Ev::KeyDeleted:
-        if (e.owner != kNoProc && e.owner != e.peer)
-          add(e, who(e) + " deletes '" + e.key + "' at " + peer(e) + "'s request — but it held " +
-                     owner_of(trace, e.owner) + " lock");
-        break;
+        if (e.owner == kNoProc || e.owner == e.peer) return std::nullopt;
+        return who(e) + " deletes '" + e.key + "' at " + peer(e) + "'s request — but it held " + owner_of(trace_, e.owner) + " lock";
       case Ev::StorageWrite:
-        add(e, trace.name(e.process) + " accepts " + peer(e) + "'s write: counter = " + std::to_string(e.value) +
-                   token_text(e.token));
-        break;
+        return trace_.name(e.process) + " accepts " + peer(e) + "'s write: counter = " + std::to_string(e.value) + token_text(e.token);
       case Ev::StorageReject:
-        add(e, trace.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) +
-                   ": " + e.detail);
-        break;
+        return trace_.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) + ": " + e.detail;
       case Ev::Dropped:
         // What a fault or the network lost on the way (not deliveries to crashed processes).
         if (e.detail.rfind("partition", 0) == 0 || e.detail.rfind("dropped by", 0) == 0 || e.detail.rfind("lost", 0) == 0)
-          add(e, "the network loses " + who(e) + "'s message to " + peer(e) + " (" + e.detail + ")");
-        break;
+          return "the network loses " + who(e) + "'s message to " + peer(e) + " (" + e.detail + ")";
+        return std::nullopt;
       case Ev::Fault:
-        add(e, (e.process == kNoProc ? "the network" : who(e)) + ": " + e.detail);
-        break;
+        return (e.process == kNoProc ? "the network" : who(e)) + ": " + e.detail;
       case Ev::Promoted:
-        add(e, who(e) + " is promoted to master" + local(e));
-        break;
+        return who(e) + " is promoted to master" + local(e);
       default:
-        break;
+        return std::nullopt;
     }
   }
+
+  const Trace& trace_;
+  std::vector<bool> clock_moved_;                // whose clock is off from true time
+  std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
+};
+
+}  // namespace
+
+std::vector<Step> narrate(const Trace& trace) {
+  std::vector<Step> steps;
+  Narrator narrator(trace);
+  for (const TraceEvent& e : trace.events())
+    if (auto text = narrator.tell(e)) steps.push_back({e.at, std::move(*text)});
   return steps;
 }
 

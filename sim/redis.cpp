@@ -132,25 +132,9 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       r = Reply::of(existed ? 1 : 0);
       break;
     }
-    case Op::Incr: {
-      Entry* e = lookup(req.key, now, "lazily, on INCR");
-      std::int64_t n = 0;
-      if (e) {
-        try {
-          n = std::stoll(e->value);
-        } catch (const std::exception&) {
-          r = Reply::error("ERR value is not an integer or out of range");
-          break;
-        }
-      }
-      ++n;
-      if (!e) e = &keys_[req.key];
-      e->value = std::to_string(n);
-      e->setter = from;
-      dirty_.push_back(req.key);
-      r = Reply::of(n);
+    case Op::Incr:
+      r = incr(req, now, from);
       break;
-    }
     case Op::Exists:
       r = Reply::of(lookup(req.key, now, "lazily, on EXISTS") ? 1 : 0);
       break;
@@ -168,94 +152,31 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       r = Reply::of(ours ? 1 : 0);
       break;
     }
-    case Op::AcquireWithToken: {
-      Request set_req = req;
-      set_req.op = Op::Set;
-      set_req.nx = true;
-      if (!set(set_req, now, from)) {
-        r = Reply::nil();
-        break;
-      }
-      Entry* t = lookup(req.token_key, now, "lazily, on INCR");
-      std::int64_t n = t ? std::stoll(t->value) : 0;
-      ++n;
-      if (!t) t = &keys_[req.token_key];
-      t->value = std::to_string(n);
-      dirty_.push_back(req.token_key);
-      r = Reply::of(n);
+    case Op::AcquireWithToken:
+      r = acquire_with_token(req, now, from);
       break;
-    }
     case Op::RedissonTryLock:
-    case Op::RedissonTryLockFenced: {
-      Entry* e = lookup(req.key, now, "lazily, in the trylock script");
-      if (!e || e->value == req.value) {
-        const bool fresh = !e;
-        Request s = req;
-        s.nx = false;
-        set(s, now, from);
-        r = Reply::nil();
-        if (req.op == Op::RedissonTryLockFenced) {
-          Entry* t = lookup(req.token_key, now, "lazily, on INCR");
-          std::int64_t n = t ? std::stoll(t->value) : 0;
-          if (fresh) {
-            ++n;
-            if (!t) t = &keys_[req.token_key];
-            t->value = std::to_string(n);
-            dirty_.push_back(req.token_key);
-          }
-          r = Reply{Reply::Kind::Ok, n, {}};
-        }
-      } else {
-        r = Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
-      }
+    case Op::RedissonTryLockFenced:
+      r = redisson_try_lock(req, now, from);
       break;
-    }
-    case Op::RedissonUnlock: {
-      const Entry* e = lookup(req.key, now, "lazily, in the unlock script");
-      if (!e || e->value != req.value) {
-        r = Reply::nil();
-        break;
-      }
-      erase(req.key, from);
-      for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(std::string("unlocked ") + req.key));
-      r = Reply::of(1);
+    case Op::RedissonUnlock:
+      r = redisson_unlock(req, now, from);
       break;
-    }
     case Op::Subscribe: {
       auto& subs = subscribers_[req.key];
       if (std::find(subs.begin(), subs.end(), from) == subs.end()) subs.push_back(from);
       r = Reply::ok();
       break;
     }
-    case Op::CompareAndPexpire: {
-      Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
-      const bool ours = e && e->value == req.value;
-      if (ours) {
-        e->expires_at = now + req.px;
-        dirty_.push_back(req.key);
-      }
-      r = Reply::of(ours ? 1 : 0);
+    case Op::CompareAndPexpire:
+      r = compare_and_pexpire(req, now);
       break;
-    }
     case Op::Ping:
       r = Reply::of(std::string("PONG"));
       break;
-    case Op::ReplicaOf: {
-      const auto master = world().find(req.key);
-      if (!master) {
-        r = Reply::error("ERR no such node");
-        break;
-      }
-      // A full resync replaces the dataset; this model drops it and follows the
-      // new master's changes from now on.
-      keys_.clear();
-      dirty_.clear();
-      replicas_.clear();
-      master_ = *master;
-      note(Ev::Command, {.peer = from, .detail = "demoted: now a replica of " + req.key});
-      r = Reply::ok();
+    case Op::ReplicaOf:
+      r = replica_of(req, from);
       break;
-    }
     case Op::ReplicaOfNoOne:
       if (is_replica()) {
         master_ = kNoProc;
@@ -271,6 +192,88 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
   propagate();
   nudge_expiry();
   return r;
+}
+
+Reply RedisNode::incr(const Request& req, Instant now, ProcId from) {
+  Entry* e = lookup(req.key, now, "lazily, on INCR");
+  std::int64_t n = 0;
+  if (e) {
+    try {
+      n = std::stoll(e->value);
+    } catch (const std::exception&) {
+      return Reply::error("ERR value is not an integer or out of range");
+    }
+  }
+  ++n;
+  if (!e) e = &keys_[req.key];
+  e->value = std::to_string(n);
+  e->setter = from;
+  dirty_.push_back(req.key);
+  return Reply::of(n);
+}
+
+Reply RedisNode::acquire_with_token(const Request& req, Instant now, ProcId from) {
+  Request set_req = req;
+  set_req.op = Op::Set;
+  set_req.nx = true;
+  if (!set(set_req, now, from)) return Reply::nil();
+  Entry* t = lookup(req.token_key, now, "lazily, on INCR");
+  std::int64_t n = t ? std::stoll(t->value) : 0;
+  ++n;
+  if (!t) t = &keys_[req.token_key];
+  t->value = std::to_string(n);
+  dirty_.push_back(req.token_key);
+  return Reply::of(n);
+}
+
+Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from) {
+  Entry* e = lookup(req.key, now, "lazily, in the trylock script");
+  if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
+  const bool fresh = !e;
+  Request s = req;
+  s.nx = false;
+  set(s, now, from);
+  if (req.op != Op::RedissonTryLockFenced) return Reply::nil();
+  Entry* t = lookup(req.token_key, now, "lazily, on INCR");
+  std::int64_t n = t ? std::stoll(t->value) : 0;
+  if (fresh) {
+    ++n;
+    if (!t) t = &keys_[req.token_key];
+    t->value = std::to_string(n);
+    dirty_.push_back(req.token_key);
+  }
+  return Reply{Reply::Kind::Ok, n, {}};
+}
+
+Reply RedisNode::redisson_unlock(const Request& req, Instant now, ProcId from) {
+  const Entry* e = lookup(req.key, now, "lazily, in the unlock script");
+  if (!e || e->value != req.value) return Reply::nil();
+  erase(req.key, from);
+  for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(std::string("unlocked ") + req.key));
+  return Reply::of(1);
+}
+
+Reply RedisNode::compare_and_pexpire(const Request& req, Instant now) {
+  Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
+  const bool ours = e && e->value == req.value;
+  if (ours) {
+    e->expires_at = now + req.px;
+    dirty_.push_back(req.key);
+  }
+  return Reply::of(ours ? 1 : 0);
+}
+
+Reply RedisNode::replica_of(const Request& req, ProcId from) {
+  const auto master = world().find(req.key);
+  if (!master) return Reply::error("ERR no such node");
+  // A full resync replaces the dataset; this model drops it and follows the
+  // new master's changes from now on.
+  keys_.clear();
+  dirty_.clear();
+  replicas_.clear();
+  master_ = *master;
+  note(Ev::Command, {.peer = from, .detail = "demoted: now a replica of " + req.key});
+  return Reply::ok();
 }
 
 // Asynchronous replication: the master has already answered; each change

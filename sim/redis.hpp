@@ -69,6 +69,13 @@ class RedisNode : public Process {
   void expire(std::map<std::string, Entry>::iterator it, const char* how);
   bool set(const redis::Request& req, Instant now, ProcId from);  // SET NX PX semantics
   void erase(const std::string& key, ProcId requester);
+  // The commands and scripts of execute() that take more than a line.
+  redis::Reply incr(const redis::Request& req, Instant now, ProcId from);
+  redis::Reply acquire_with_token(const redis::Request& req, Instant now, ProcId from);  // SET NX, then INCR the token
+  redis::Reply redisson_try_lock(const redis::Request& req, Instant now, ProcId from);
+  redis::Reply redisson_unlock(const redis::Request& req, Instant now, ProcId from);    // and publish "unlocked"
+  redis::Reply compare_and_pexpire(const redis::Request& req, Instant now);
+  redis::Reply replica_of(const redis::Request& req, ProcId from);
 
   RedisConfig config_;
   std::map<std::string, Entry> keys_;
