@@ -91,7 +91,7 @@ struct Link : std::enable_shared_from_this<Link> {
     const tcp::endpoint to(asio::ip::make_address(state->node.host), state->node.port);
     server.async_connect(to, [self](const error_code& ec) {
       if (self->closed) return;
-      if (ec) return self->close();
+      if (ec) return self->close(true);  // the node is down: the client sees a reset, as if refused
       error_code ignored;
       self->server.set_option(tcp::no_delay(true), ignored);
       self->connected = true;
@@ -112,7 +112,7 @@ struct Link : std::enable_shared_from_this<Link> {
         self->pump(d);
         return;
       }
-      if (ec) return self->close();
+      if (ec) return self->close(true);  // a reset (or worse) from one side: reset the other
       p.pending.append(p.buf.data(), n);
       if (!self->cut(d)) return;
       self->pump(d);

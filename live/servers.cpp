@@ -330,7 +330,7 @@ std::string Supervisor::log_tail(const Node& n) const {
   return tail(n.output(), 10) + tail(n.log(), 20);
 }
 
-void Supervisor::wait_ready(Node& n, const Deadline& deadline) {
+void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   const auto died = [&](int status) {
     n.pid = 0;
     if (file_mentions(n.output(), "Address already in use") || file_mentions(n.log(), "Address already in use"))
@@ -356,8 +356,9 @@ void Supervisor::wait_ready(Node& n, const Deadline& deadline) {
   for (const Endpoint& e : listening_addresses(n.pid))
     if (e.host != "127.0.0.1")
       throw Error(n.name + " listens on " + e.text() + ", beyond 127.0.0.1; refusing to go on");
-  // 3. A replica has its master's data.
-  if (n.kind == NodeKind::Server && !n.server.replica_of.empty() && n.server.wait_for_sync) {
+  // 3. A replica has its master's data. Not on a restart: its master may be
+  // down too, or another node since a failover.
+  if (first && n.kind == NodeKind::Server && !n.server.replica_of.empty() && n.server.wait_for_sync) {
     for (;;) {
       check_alive();
       if (deadline.passed())
@@ -372,7 +373,7 @@ void Supervisor::wait_ready(Node& n, const Deadline& deadline) {
   }
 }
 
-void Supervisor::launch(Node& n, bool fresh_port) {
+void Supervisor::launch(Node& n, bool first) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string_view entry(*e);
@@ -389,17 +390,17 @@ void Supervisor::launch(Node& n, bool fresh_port) {
   const fs::path& exe = n.kind == NodeKind::Server ? server_binary_ : sentinel_binary_;
   const Deadline deadline(options_.start_timeout);
   for (int attempt = 0;; ++attempt) {
-    if (fresh_port) {
+    if (first) {
       n.port = free_port();
       write_config(n);
     }
     n.pid = spawn(exe, {n.config().string()}, env, n.output());
     n.paused = false;
     try {
-      wait_ready(n, deadline);
+      wait_ready(n, deadline, first);
       return;
     } catch (const PortClash&) {
-      if (!fresh_port || attempt >= 4 || deadline.passed())
+      if (!first || attempt >= 4 || deadline.passed())
         throw Error(n.name + " could not bind port " + std::to_string(n.port) + "; its log:" + log_tail(n));
     } catch (...) {
       kill_and_reap(n);

@@ -102,7 +102,8 @@ class Supervisor {
   // Process faults. pause: SIGSTOP to the node's process group, returning once
   // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
   // start a crashed node again in its directory, on its port, from its config
-  // (which Sentinel may have rewritten), reloading its AOF if it has one.
+  // (which Sentinel may have rewritten), reloading its AOF if it has one;
+  // returns once it answers PING (a replica's sync is not awaited).
   void pause(const std::string& name);
   void resume(const std::string& name);
   void crash(const std::string& name);
@@ -120,7 +121,8 @@ class Supervisor {
   const std::filesystem::path& root() const { return root_; }
   // The node's clock page writer; throws unless the node was started with shim_clock.
   ClockControl& clock(const std::string& name);
-  // Node names <-> addresses, for the RESP codec (REPLICAOF, a sentinel's answer).
+  // Node names <-> real addresses, for the RESP codec (REPLICAOF, a sentinel's
+  // answer); valid while the supervisor lives.
   resp::Names names() const;
 
   // Sentinel. The master `sentinel` reports for `group` now (nullopt: it knows none).
@@ -135,9 +137,9 @@ class Supervisor {
   Node& node(const std::string& name);
   const Node& node(const std::string& name) const;
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
-  void launch(Node& n, bool fresh_port);
+  void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
   void write_config(Node& n);
-  void wait_ready(Node& n, const Deadline& deadline);
+  void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);
   std::string log_tail(const Node& n) const;
 

@@ -116,11 +116,24 @@ TEST_CASE("the shim changes nothing without a clock file") {
 TEST_CASE("a shimmed redis-server expires keys by its stepped wall clock") {
   Supervisor sup;
   const std::uint16_t port = sup.start_server("redis1", {.shim_clock = true});
-  CHECK(call(port, {"SET", "k", "v", "PX", "30000"}).str == "OK");
+  const std::uint16_t other = sup.start_server("redis2", {.shim_clock = true});
+  for (std::uint16_t p : {port, other}) CHECK(call(p, {"SET", "k", "v", "PX", "30000"}).str == "OK");
   sup.clock("redis1").step(Duration::s(20));
   const resp::Value left = call(port, {"PTTL", "k"});
   CHECK(left.integer >= 9'500);
   CHECK(left.integer <= 10'100);
+  CHECK(call(other, {"PTTL", "k"}).integer > 29'000);  // each node has a clock of its own
   sup.clock("redis1").step(Duration::s(40));
   CHECK(call(port, {"GET", "k"}).type == resp::Value::Type::Nil);
+  CHECK(call(other, {"GET", "k"}).str == "v");
+}
+
+TEST_CASE("a shimmed sentinel whose wall clock jumps enters TILT mode") {
+  Supervisor sup;
+  sup.start_server("redis1");
+  const std::uint16_t sentinel = sup.start_sentinel("s", {.master = "redis1", .shim_clock = true});
+  const auto tilted = [&] { return call(sentinel, {"INFO", "sentinel"}).str.find("sentinel_tilt:1") != std::string::npos; };
+  CHECK(!tilted());
+  sup.clock("s").step(Duration::s(10));  // its timer sees 10 s pass between two runs: Sentinel distrusts itself
+  CHECK(testing::eventually(tilted, Duration::s(5)));
 }

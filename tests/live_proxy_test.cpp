@@ -192,3 +192,19 @@ TEST_CASE("sever resets the client's connection and a new connection works") {
   CHECK(again.replies[0].str == "PONG");
   CHECK(l.proxy.accepted() == 2);
 }
+
+TEST_CASE("a node's crash closes the client's connection and the proxy reaches the node again after its restart") {
+  Link l;
+  Client c(l.io, l.proxy.port());
+  c.send({"PING"});
+  REQUIRE(run_until(l.io, [&] { return !c.replies.empty(); }, Duration::s(5)));
+  l.sup.crash("redis1");
+  CHECK(run_until(l.io, [&] { return c.closed; }, Duration::s(5)));
+  Client while_down(l.io, l.proxy.port());  // accepted by the proxy, then reset: the node refuses
+  CHECK(run_until(l.io, [&] { return while_down.closed; }, Duration::s(5)));
+  l.sup.restart("redis1");
+  Client after(l.io, l.proxy.port());
+  after.send({"PING"});
+  REQUIRE(run_until(l.io, [&] { return !after.replies.empty(); }, Duration::s(5)));
+  CHECK(after.replies[0].str == "PONG");
+}

@@ -31,6 +31,16 @@ bool accepting(std::uint16_t port) {
   }
 }
 
+// "master", "slave", "sentinel"; empty when the node does not answer (a node
+// that is demoted drops its clients' connections).
+std::string role(std::uint16_t port) {
+  try {
+    return call(port, {"ROLE"}).elements.at(0).str;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 bool gone(pid_t pid, std::uint16_t port) { return !process_alive(pid) && !accepting(port); }
 
 struct Started {
@@ -166,11 +176,11 @@ TEST_CASE("a Sentinel failover promotes the replica") {
 
   CHECK(sup.failover("s", "mymaster", Duration::s(30)) == "r");
   CHECK(sup.master_address("s", "mymaster") == Endpoint{"127.0.0.1", replica});
-  CHECK(eventually([&] { return call(replica, {"ROLE"}).elements.at(0).str == "master"; }, Duration::s(10)));
+  CHECK(eventually([&] { return role(replica) == "master"; }, Duration::s(10)));
   CHECK(call(replica, {"SET", "after", "failover"}).str == "OK");
   CHECK(value_of(replica, "lock") == "v");
   // The old master follows the new one once Sentinel has reconfigured it.
-  CHECK(eventually([&] { return call(master, {"ROLE"}).elements.at(0).str == "slave"; }, Duration::s(15)));
+  CHECK(eventually([&] { return role(master) == "slave"; }, Duration::s(15)));
 }
 
 TEST_CASE("a SIGKILLed locksim leaves no redis-server or redis-sentinel behind") {
