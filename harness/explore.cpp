@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness/faults/kind.hpp"
 #include "lockalgos/registry.hpp"
 #include "judge/words.hpp"
 #include "sim/rng.hpp"
@@ -38,18 +39,6 @@ Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
           s.duration * 4 / 5};
 }
 
-std::vector<FaultKind> supported_kinds(const Scenario& s) {
-  std::vector<FaultKind> kinds = {FaultKind::Pause,     FaultKind::Crash, FaultKind::ClockJump, FaultKind::ClockDrift,
-                                  FaultKind::Partition, FaultKind::Delay, FaultKind::Drop};
-  if (s.sentinel.present) kinds.push_back(FaultKind::Failover);
-  return kinds;
-}
-
-template <typename T>
-const T& pick(Rng& rng, const std::vector<T>& v) {
-  return v[rng.below(v.size())];
-}
-
 }  // namespace
 
 Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& o) {
@@ -63,22 +52,20 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
   Rng rng = Rng(seed).fork("explore/schedule");
   const Bounds b = bounds_of(base, o);
 
-  std::vector<std::string> clients, nodes, masters, everyone;
-  for (const ClientConfig& c : base.clients) clients.push_back(c.name);
+  FaultDraw d{.rng = rng, .base = base, .max_pause = b.pause, .max_jump = b.jump, .max_outage = b.outage,
+              .max_drift_ppm = o.max_drift_ppm};
+  for (const ClientConfig& c : base.clients) d.clients.push_back(c.name);
   for (const NodeConfig& n : base.nodes) {
-    nodes.push_back(n.name);
-    if (n.replica_of.empty()) masters.push_back(n.name);
+    d.nodes.push_back(n.name);
+    if (!n.replica_of.empty()) d.masters_with_replicas.push_back(n.replica_of);
   }
-  everyone = clients;
-  everyone.insert(everyone.end(), nodes.begin(), nodes.end());
-  everyone.push_back(base.storage.name);
-  std::vector<std::string> masters_with_replicas;
-  for (const NodeConfig& n : base.nodes)
-    if (!n.replica_of.empty()) masters_with_replicas.push_back(n.replica_of);
+  d.everyone = d.clients;
+  d.everyone.insert(d.everyone.end(), d.nodes.begin(), d.nodes.end());
+  d.everyone.push_back(base.storage.name);
 
-  // Swarm: each supported kind is enabled with probability 1/2 (at least one).
-  std::vector<FaultKind> allowed = o.kinds.empty() ? supported_kinds(base) : o.kinds;
-  std::erase_if(allowed, [&](FaultKind k) { return k == FaultKind::Failover && masters_with_replicas.empty(); });
+  // Swarm: each kind on offer is enabled with probability 1/2 (at least one).
+  std::vector<FaultKind> allowed = o.kinds.empty() ? drawn_kinds(base) : o.kinds;
+  std::erase_if(allowed, [&](FaultKind k) { return fault_kind(k).offered && !fault_kind(k).offered(base); });
   std::vector<FaultKind> enabled;
   for (FaultKind k : allowed)
     if (rng.chance(0.5)) enabled.push_back(k);
@@ -90,71 +77,11 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
     FaultSpec f;
     f.kind = pick(rng, enabled);
     f.at = rng.between(Duration::zero(), b.horizon);
-    switch (f.kind) {
-      case FaultKind::Pause:
-        f.target = rng.chance(0.7) ? pick(rng, clients) : pick(rng, nodes);
-        f.duration = rng.between(Duration::ms(1), b.pause);
-        break;
-      case FaultKind::Crash: {
-        f.target = rng.chance(0.5) ? pick(rng, clients) : pick(rng, nodes);
-        s.faults.push_back(f);
-        if (rng.chance(0.7)) {  // and comes back, with or without its keys
-          FaultSpec r;
-          r.kind = FaultKind::Restart;
-          r.target = f.target;
-          r.at = *f.at + rng.between(Duration::ms(1), b.outage);
-          s.faults.push_back(r);
-        }
-        continue;
-      }
-      case FaultKind::ClockJump:
-        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
-        f.by = rng.between(-b.jump, b.jump);
-        if (f.by.is_zero()) f.by = Duration::ms(1);
-        break;
-      case FaultKind::ClockDrift:
-        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
-        f.drift_ppb = rng.between(-o.max_drift_ppm, o.max_drift_ppm) * 1000;
-        break;
-      case FaultKind::Partition: {
-        // A random nonempty proper subset against everyone else.
-        std::vector<std::string> a, rest;
-        for (const std::string& p : everyone) (rng.chance(0.5) ? a : rest).push_back(p);
-        if (a.empty() || rest.empty()) {
-          a = {pick(rng, clients)};
-          rest.clear();
-          for (const std::string& p : everyone)
-            if (p != a[0]) rest.push_back(p);
-        }
-        f.groups = {a, rest};
-        f.one_way = rng.chance(0.2);
-        f.duration = rng.between(Duration::ms(1), b.outage);
-        break;
-      }
-      case FaultKind::Delay:
-      case FaultKind::Drop: {
-        // A link between a client and a server (a lock node or the storage), either way.
-        std::vector<std::string> servers = nodes;
-        servers.push_back(base.storage.name);
-        f.from = pick(rng, clients);
-        f.to = pick(rng, servers);
-        if (rng.chance(0.5)) std::swap(f.from, f.to);
-        f.duration = rng.between(Duration::ms(1), b.outage);
-        if (f.kind == FaultKind::Drop) f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{5}));
-        else f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{3}));
-        break;
-      }
-      case FaultKind::Failover:
-        f.target = pick(rng, masters_with_replicas);
-        break;
-      default:
-        continue;
-    }
-    s.faults.push_back(f);
+    // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, f, s.faults);
   }
   // The fault engine schedules by time; keep the file readable in the same order.
-  std::stable_sort(s.faults.begin(), s.faults.end(),
-                   [](const FaultSpec& a, const FaultSpec& b) { return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero()); });
+  sort_faults(s.faults);
   return s;
 }
 
@@ -221,20 +148,16 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
 }
 
 namespace {
-std::string kinds_list(const ExploreOptions& o, const Scenario& base) {
+// "pause,clock-jump": as --faults takes them.
+std::string kinds_list(const std::vector<FaultKind>& kinds) {
   std::string s;
-  for (FaultKind k : o.kinds.empty() ? supported_kinds(base) : o.kinds)
-    s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
+  for (FaultKind k : kinds) s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
   return s;
 }
 // Everything that shapes a run's schedule, so the command replays exactly that run.
 std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
   std::string cmd = fmt::format("locksim explore {} --replay {}", base.path, seed);
-  if (!o.kinds.empty()) {
-    std::string kinds;
-    for (FaultKind k : o.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(fault_kind_name(k));
-    cmd += " --faults " + kinds;
-  }
+  if (!o.kinds.empty()) cmd += " --faults " + kinds_list(o.kinds);
   if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
   if (o.keep_faults) cmd += " --keep-faults";
   if (o.max_events != ExploreOptions{}.max_events) cmd += fmt::format(" --max-events {}", o.max_events);
@@ -251,7 +174,7 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
   if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
   out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
                      base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
-                     kinds_list(o, base));
+                     kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds));
   out += fmt::format("  {:<16} {:>8} {:>8}   {:<17} {}\n", "violation", "runs", "rate", "95% CI (Wilson)", "first seen");
   for (ViolationKind k : kAllViolationKinds) {
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
@@ -370,8 +293,7 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       m.options.max_outage = bound("max_outage_ns");
       if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
       for (const auto& k : j["options"]["faults"])
-        for (int f = 0; f <= static_cast<int>(FaultKind::Failover); ++f)
-          if (fault_kind_name(static_cast<FaultKind>(f)) == k.get<std::string>()) m.options.kinds.push_back(static_cast<FaultKind>(f));
+        if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
       count = j["shard"][1];
     } else if (identity != reference) {
       throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
