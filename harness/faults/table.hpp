@@ -10,7 +10,8 @@
 
 // X(Name): FaultKind::Name, described by kNameFault. The order is the order
 // `locksim list` prints them in and the order explore's swarm considers them
-// in: a new kind goes at the end, or every explore seed draws anew.
+// in: reordering changes what every explore seed draws, and so does a new
+// kind explore draws (for explorations without --faults).
 #define LOCKSIM_FAULT_KINDS(X) \
   X(Pause)                     \
   X(Crash)                     \
@@ -21,7 +22,8 @@
   X(Heal)                      \
   X(Delay)                     \
   X(Drop)                      \
-  X(Failover)
+  X(Failover)                  \
+  /* a new kind: one line above this one */
 
 namespace locksim {
 
