@@ -205,15 +205,10 @@ void apply_flags(ExploreArgs& a) {
     while (!rest.empty()) {
       const std::string name = rest.substr(0, rest.find(','));
       rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
-      bool found = false;
-      for (int k = 0; k <= static_cast<int>(FaultKind::Failover); ++k)
-        if (fault_kind_name(static_cast<FaultKind>(k)) == name && name != "restart" && name != "heal") {
-          o.kinds.push_back(static_cast<FaultKind>(k));
-          found = true;
-        }
-      if (!found)
-        throw ScenarioError("--faults: \"" + name +
-                            "\" is not a fault kind explore draws (pause, crash, clock-jump, clock-drift, partition, delay, drop, failover)");
+      const auto kind = find_fault_kind(name);
+      if (!kind || !fault_kind(*kind).draw)
+        throw ScenarioError("--faults: \"" + name + "\" is not a fault kind explore draws (" + fault_kind_names(", ", true) + ")");
+      o.kinds.push_back(*kind);
     }
   }
   if (!a.shard.empty()) {
@@ -303,27 +298,15 @@ int cmd_list() {
     for (const OptionInfo& f : a.flavours) std::cout << "      flavour " << f.key << ": " << f.help << "\n";
     for (const OptionInfo& o : a.options) std::cout << "      " << o.key << ": " << o.help << "\n";
   }
-  std::cout << "\nFault kinds ([[fault]] kind = ...):\n"
-               "  pause        stop-the-world pause of target for duration: nothing runs, timers and messages wait\n"
-               "  crash        target crashes: its coroutines are destroyed, volatile state is lost\n"
-               "  restart      a crashed target starts again (a node's restart_delay holds it down longer)\n"
-               "  clock-jump   target's wall clock steps by `by` (\"+15s\", \"-3s\"); monotonic clocks never jump\n"
-               "  clock-drift  target's clocks run drift_ppm parts per million fast (or slow, if negative)\n"
-               "  partition    no messages between groups (one_way: only from the first group); ends after duration or at heal\n"
-               "  heal         every partition ends\n"
-               "  delay        messages on the link from -> to are held back until the window of duration ends, or delayed by `by`\n"
-               "  drop         messages on the link from -> to are dropped (count, duration, probability)\n"
-               "  failover     the [sentinel] promotes the target master's replica now (SENTINEL FAILOVER)\n";
+  std::cout << "\nFault kinds ([[fault]] kind = ...):\n";
+  for (const FaultKindInfo* k : fault_kinds()) std::cout << fmt::format("  {:<12} {}\n", k->name, k->help);
   std::cout << "\nViolation kinds ([expect] violations = [...]):\n";
   for (ViolationKind k : kAllViolationKinds)
     std::cout << "  " << std::string(violation_name(k)) << std::string(16 - violation_name(k).size(), ' ')
               << violation_help(k) << "\n";
   std::cout << "\nEvents a fault can wait for (on = \"<process> <event>[#N]\"):\n  ";
-  for (int i = 0; i <= static_cast<int>(Ev::Fault); ++i) {
-    const auto name = event_name(static_cast<Ev>(i));
-    if (name == "sent" || name == "delivered" || name == "dropped" || name == "command" || name == "fault") continue;
-    std::cout << name << " ";
-  }
+  for (int i = 0; i <= static_cast<int>(Ev::Fault); ++i)
+    if (fault_may_wait_for(static_cast<Ev>(i))) std::cout << event_name(static_cast<Ev>(i)) << " ";
   std::cout << "\n";
   return kExitOk;
 }

@@ -15,22 +15,6 @@
 
 namespace locksim {
 
-std::string_view fault_kind_name(FaultKind k) {
-  switch (k) {
-    case FaultKind::Pause: return "pause";
-    case FaultKind::Crash: return "crash";
-    case FaultKind::Restart: return "restart";
-    case FaultKind::ClockJump: return "clock-jump";
-    case FaultKind::ClockDrift: return "clock-drift";
-    case FaultKind::Partition: return "partition";
-    case FaultKind::Heal: return "heal";
-    case FaultKind::Delay: return "delay";
-    case FaultKind::Drop: return "drop";
-    case FaultKind::Failover: return "failover";
-  }
-  return "?";
-}
-
 namespace {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -541,121 +525,73 @@ class Loader {
     return *v;
   }
 
+  // A [[fault]] table as its kind reads it (harness/faults/kind.hpp): the
+  // getters above, at this table, under "[[fault]] <kind>".
+  class FaultFields final : public FaultReader {
+   public:
+    FaultFields(const Loader& l, const toml::table& t, const std::string& where, const Scenario& s)
+        : l_(l), t_(t), where_(where), s_(s) {}
+    bool has(std::string_view key) const override { return t_.get(key) != nullptr; }
+    std::string process(std::string_view key, bool required) const override { return l_.process(t_, key, where_, required); }
+    std::optional<Duration> duration(std::string_view key, bool required, FaultReader::Sign sign) const override {
+      return l_.duration(t_, key, where_, line_of(t_), required, static_cast<Loader::Sign>(sign));
+    }
+    std::optional<double> number(std::string_view key) const override { return l_.number(t_, key, where_); }
+    std::optional<std::int64_t> integer(std::string_view key, std::int64_t lo, std::int64_t hi) const override {
+      return l_.integer(t_, key, where_, lo, hi);
+    }
+    std::optional<bool> boolean(std::string_view key) const override { return l_.boolean(t_, key, where_); }
+    std::vector<std::vector<std::string>> process_groups(std::string_view key) const override {
+      return l_.groups(t_, key, where_);
+    }
+    [[noreturn]] void fail(std::string_view key, const std::string& what) const override {
+      l_.fail(l_.key_line(t_, key), where_, std::string(key), what);
+    }
+    const Scenario& scenario() const override { return s_; }
+
+   private:
+    const Loader& l_;
+    const toml::table& t_;
+    const std::string& where_;
+    const Scenario& s_;
+  };
+  static_assert(static_cast<int>(FaultReader::Any) == Any && static_cast<int>(FaultReader::NonNegative) == NonNegative &&
+                static_cast<int>(FaultReader::Positive) == Positive && static_cast<int>(FaultReader::NonZero) == NonZero);
+
   void faults(const toml::table& root, Scenario& s) {
-    std::vector<std::string> crashed;
     for (const toml::table* t : array_of_tables(root, "fault")) {
       const std::string w = "[[fault]]";
       FaultSpec f;
       f.line = line_of(*t);
       const std::string kind = str(*t, "kind", w, f.line, true).value();
-      static const std::vector<std::pair<std::string, FaultKind>> kinds = {
-          {"pause", FaultKind::Pause}, {"crash", FaultKind::Crash}, {"restart", FaultKind::Restart},
-          {"clock-jump", FaultKind::ClockJump}, {"clock-drift", FaultKind::ClockDrift},
-          {"partition", FaultKind::Partition}, {"heal", FaultKind::Heal}, {"delay", FaultKind::Delay},
-          {"drop", FaultKind::Drop}, {"failover", FaultKind::Failover}};
-      auto k = std::find_if(kinds.begin(), kinds.end(), [&](const auto& p) { return p.first == kind; });
-      if (k == kinds.end()) {
-        fail(key_line(*t, "kind"), w, "kind",
-             "\"" + kind + "\" is not a fault kind (pause | crash | restart | clock-jump | clock-drift | partition | heal | delay | drop | failover)");
-      }
-      f.kind = k->second;
+      const auto k = find_fault_kind(kind);
+      if (!k) fail(key_line(*t, "kind"), w, "kind", "\"" + kind + "\" is not a fault kind (" + fault_kind_names(" | ") + ")");
+      f.kind = *k;
+      const FaultKindInfo& info = fault_kind(*k);
       const std::string wk = "[[fault]] " + kind;
-
       std::vector<std::string> allowed{"kind", "at", "on", "after"};
-      switch (f.kind) {
-        case FaultKind::Pause: allowed.insert(allowed.end(), {"target", "duration"}); break;
-        case FaultKind::Crash:
-        case FaultKind::Restart: allowed.insert(allowed.end(), {"target"}); break;
-        case FaultKind::ClockJump: allowed.insert(allowed.end(), {"target", "by"}); break;
-        case FaultKind::ClockDrift: allowed.insert(allowed.end(), {"target", "drift_ppm"}); break;
-        case FaultKind::Partition: allowed.insert(allowed.end(), {"groups", "one_way", "duration"}); break;
-        case FaultKind::Heal: break;
-        case FaultKind::Delay: allowed.insert(allowed.end(), {"from", "to", "duration", "by", "count"}); break;
-        case FaultKind::Drop: allowed.insert(allowed.end(), {"from", "to", "duration", "count", "probability"}); break;
-        case FaultKind::Failover: allowed.insert(allowed.end(), {"target"}); break;
-      }
+      allowed.insert(allowed.end(), info.keys.begin(), info.keys.end());
       check_keys(*t, wk, allowed, "does not apply to a " + kind + " fault");
-
-      // When.
-      const bool has_at = t->get("at") != nullptr, has_on = t->get("on") != nullptr;
-      if (has_at == has_on)
-        fail(f.line, wk, has_at ? "on" : "at", "a fault needs exactly one of at = \"<time>\" and on = \"<process> <event>\"");
-      if (has_at) {
-        f.at = duration(*t, "at", wk, f.line);
-        if (*f.at >= s.duration)
-          fail(key_line(*t, "at"), wk, "at",
-               format_duration(*f.at) + " is not within the run (duration = " + format_duration(s.duration) + ")");
-        if (t->get("after")) fail(key_line(*t, "after"), wk, "after", "goes with on = \"...\", not with at");
-      } else {
-        trigger(*t, wk, f);
-        if (auto a = duration(*t, "after", wk, f.line)) f.after = *a;
-      }
-
-      // What.
-      switch (f.kind) {
-        case FaultKind::Pause:
-          f.target = process(*t, "target", wk, true);
-          f.duration = duration(*t, "duration", wk, f.line, true, Positive);
-          break;
-        case FaultKind::Crash:
-          f.target = process(*t, "target", wk, true);
-          crashed.push_back(f.target);
-          break;
-        case FaultKind::Restart:
-          f.target = process(*t, "target", wk, true);
-          if (std::find(crashed.begin(), crashed.end(), f.target) == crashed.end())
-            fail(key_line(*t, "target"), wk, "target", "restart of " + f.target + ", which no earlier fault crashes");
-          break;
-        case FaultKind::ClockJump:
-          f.target = process(*t, "target", wk, true);
-          f.by = duration(*t, "by", wk, f.line, true, NonZero).value();
-          break;
-        case FaultKind::ClockDrift: {
-          f.target = process(*t, "target", wk, true);
-          if (!t->get("drift_ppm")) fail(f.line, wk, "drift_ppm", "missing (it is required)");
-          const double ppm = *number(*t, "drift_ppm", wk);
-          if (!(ppm > -1e6 && ppm < 1e9)) fail(key_line(*t, "drift_ppm"), wk, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
-          f.drift_ppb = std::llround(ppm * 1000.0);
-          break;
-        }
-        case FaultKind::Partition:
-          groups(*t, wk, f);
-          if (auto o = boolean(*t, "one_way", wk)) f.one_way = *o;
-          f.duration = duration(*t, "duration", wk, f.line, false, Positive);
-          break;
-        case FaultKind::Heal:
-          break;
-        case FaultKind::Failover: {
-          f.target = process(*t, "target", wk, true);
-          const bool has_replica = std::any_of(s.nodes.begin(), s.nodes.end(),
-                                               [&](const NodeConfig& n) { return n.replica_of == f.target; });
-          if (!s.sentinel.present || !has_replica)
-            fail(key_line(*t, "target"), wk, "target",
-                 "a failover needs a [sentinel] and a master with a replica; " + f.target + " has " +
-                     (has_replica ? "no [sentinel] watching it" : "no replica (replica_of = \"" + f.target + "\")"));
-          break;
-        }
-        case FaultKind::Delay:
-        case FaultKind::Drop: {
-          f.from = process(*t, "from", wk, false);
-          f.to = process(*t, "to", wk, false);
-          if (f.from.empty() && f.to.empty()) fail(f.line, wk, "from", "name the link: from = \"...\" and/or to = \"...\"");
-          f.duration = duration(*t, "duration", wk, f.line, false, Positive);
-          if (auto c = integer(*t, "count", wk, 1, 1'000'000'000)) f.count = static_cast<int>(*c);
-          if (f.kind == FaultKind::Delay) {
-            if (auto b = duration(*t, "by", wk, f.line, false, Positive)) f.by = *b;
-            if (!f.duration && f.by.is_zero())
-              fail(f.line, wk, "duration", "a delay needs duration (hold messages until the window ends) and/or by (extra delay)");
-          } else {
-            if (auto p = number(*t, "probability", wk)) {
-              if (!(*p > 0.0 && *p <= 1.0)) fail(key_line(*t, "probability"), wk, "probability", "must be more than 0 and at most 1");
-              f.probability = *p;
-            }
-          }
-          break;
-        }
-      }
+      when(*t, wk, s, f);
+      info.parse(FaultFields(*this, *t, wk, s), f);
       s.faults.push_back(f);
+    }
+  }
+
+  // Exactly one of at = "<time>" and on = "<process> <event>" (with after).
+  void when(const toml::table& t, const std::string& w, const Scenario& s, FaultSpec& f) const {
+    const bool has_at = t.get("at") != nullptr, has_on = t.get("on") != nullptr;
+    if (has_at == has_on)
+      fail(f.line, w, has_at ? "on" : "at", "a fault needs exactly one of at = \"<time>\" and on = \"<process> <event>\"");
+    if (has_at) {
+      f.at = duration(t, "at", w, f.line);
+      if (*f.at >= s.duration)
+        fail(key_line(t, "at"), w, "at",
+             format_duration(*f.at) + " is not within the run (duration = " + format_duration(s.duration) + ")");
+      if (t.get("after")) fail(key_line(t, "after"), w, "after", "goes with on = \"...\", not with at");
+    } else {
+      trigger(t, w, f);
+      if (auto a = duration(t, "after", w, f.line)) f.after = *a;
     }
   }
 
@@ -677,32 +613,35 @@ class Loader {
     if (std::find(names_.begin(), names_.end(), f.on_process) == names_.end())
       fail(key_line(t, "on"), w, "on", "no process named \"" + f.on_process + "\" (processes: " + join(names_) + ")");
     const auto ev = event_from_name(event);
-    if (!ev || *ev == Ev::Sent || *ev == Ev::Delivered || *ev == Ev::Dropped || *ev == Ev::Command || *ev == Ev::Fault)
+    if (!ev || !fault_may_wait_for(*ev))
       fail(key_line(t, "on"), w, "on", "\"" + event + "\" is not an event a fault can wait for (see `locksim list`)");
   }
 
-  void groups(const toml::table& t, const std::string& w, FaultSpec& f) const {
-    const toml::node* n = t.get("groups");
-    if (!n) fail(f.line, w, "groups", "missing: write groups = [[\"client1\"], [\"redis1\", \"redis2\"]]");
+  // Partition groups: two or more non-empty arrays of process names, none in two.
+  std::vector<std::vector<std::string>> groups(const toml::table& t, std::string_view key, const std::string& w) const {
+    const std::string k(key);
+    const toml::node* n = t.get(key);
+    if (!n) fail(line_of(t), w, k, "missing: write " + k + " = [[\"client1\"], [\"redis1\", \"redis2\"]]");
     const toml::array* arr = n->as_array();
-    const int line = key_line(t, "groups");
-    if (!arr || arr->size() < 2) fail(line, w, "groups", "expected at least two groups, e.g. [[\"client1\"], [\"redis1\"]]");
+    const int line = key_line(t, key);
+    if (!arr || arr->size() < 2) fail(line, w, k, "expected at least two groups, e.g. [[\"client1\"], [\"redis1\"]]");
+    std::vector<std::vector<std::string>> out;
     std::vector<std::string> seen;
     for (const toml::node& g : *arr) {
       const toml::array* ga = g.as_array();
-      if (!ga || ga->empty()) fail(line, w, "groups", "each group is a non-empty array of process names");
-      f.groups.emplace_back();
+      if (!ga || ga->empty()) fail(line, w, k, "each group is a non-empty array of process names");
+      out.emplace_back();
       for (const toml::node& name : *ga) {
-        if (!name.is_string()) fail(line, w, "groups", "each group is an array of process names (strings)");
+        if (!name.is_string()) fail(line, w, k, "each group is an array of process names (strings)");
         const std::string p = name.as_string()->get();
         if (std::find(names_.begin(), names_.end(), p) == names_.end())
-          fail(line, w, "groups", "no process named \"" + p + "\" (processes: " + join(names_) + ")");
-        if (std::find(seen.begin(), seen.end(), p) != seen.end())
-          fail(line, w, "groups", "\"" + p + "\" is in two groups");
+          fail(line, w, k, "no process named \"" + p + "\" (processes: " + join(names_) + ")");
+        if (std::find(seen.begin(), seen.end(), p) != seen.end()) fail(line, w, k, "\"" + p + "\" is in two groups");
         seen.push_back(p);
-        f.groups.back().push_back(p);
+        out.back().push_back(p);
       }
     }
+    return out;
   }
 
   void expect(const toml::table& root, Scenario& s) const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/faults/table.hpp"
 #include "judge/checkers.hpp"
 #include "lockalgos/config.hpp"
 #include "sim/clock.hpp"
@@ -55,12 +56,8 @@ struct ClientConfig {
   int line = 0;
 };
 
-enum class FaultKind : std::uint8_t {
-  Pause, Crash, Restart, ClockJump, ClockDrift, Partition, Heal, Delay, Drop,
-  Failover  // the sentinel promotes the target master's replica now (SENTINEL FAILOVER)
-};
-std::string_view fault_kind_name(FaultKind k);
-
+// A [[fault]]: when, and what, for any kind (harness/faults/table.hpp); each
+// kind reads the fields its keys name.
 struct FaultSpec {
   FaultKind kind = FaultKind::Pause;
   // When: exactly one of `at` and `on`.

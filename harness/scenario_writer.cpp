@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/faults/kind.hpp"
+
 namespace locksim {
 
 namespace {
@@ -38,10 +40,13 @@ std::string dur(Duration d) { return quote(format_duration(d)); }
 std::string range(const DurationRange& r) { return quote(format_range(r)); }
 std::string count(int n) { return n == kForever ? quote("forever") : std::to_string(n); }
 
+// Parts per million, from billionths: whole when it is.
+std::string ppm_text(std::int64_t ppb) {
+  return ppb % 1000 == 0 ? std::to_string(ppb / 1000) : fmt::format("{}", static_cast<double>(ppb) / 1000.0);
+}
+
 std::string clock(const ClockSpec& c) {
-  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset),
-                     c.drift_ppb % 1000 == 0 ? std::to_string(c.drift_ppb / 1000)
-                                             : fmt::format("{}", static_cast<double>(c.drift_ppb) / 1000.0));
+  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset), ppm_text(c.drift_ppb));
 }
 
 std::string names(const std::vector<std::string>& v) {
@@ -144,45 +149,8 @@ std::string to_toml(const Scenario& s) {
       if (!f.after.is_zero()) line("after", dur(f.after));
     }
     line("kind", quote(std::string(fault_kind_name(f.kind))));
-    switch (f.kind) {
-      case FaultKind::Pause:
-        line("target", quote(f.target));
-        line("duration", dur(*f.duration));
-        break;
-      case FaultKind::Crash:
-      case FaultKind::Restart:
-      case FaultKind::Failover:
-        line("target", quote(f.target));
-        break;
-      case FaultKind::ClockJump:
-        line("target", quote(f.target));
-        line("by", quote((f.by > Duration::zero() ? "+" : "") + format_duration(f.by)));
-        break;
-      case FaultKind::ClockDrift:
-        line("target", quote(f.target));
-        line("drift_ppm", f.drift_ppb % 1000 == 0 ? std::to_string(f.drift_ppb / 1000)
-                                                  : fmt::format("{}", static_cast<double>(f.drift_ppb) / 1000.0));
-        break;
-      case FaultKind::Partition: {
-        std::string g = "[";
-        for (std::size_t i = 0; i < f.groups.size(); ++i) g += (i ? ", " : "") + names(f.groups[i]);
-        line("groups", g + "]");
-        if (f.one_way) line("one_way", "true");
-        if (f.duration) line("duration", dur(*f.duration));
-        break;
-      }
-      case FaultKind::Heal:
-        break;
-      case FaultKind::Delay:
-      case FaultKind::Drop:
-        if (!f.from.empty()) line("from", quote(f.from));
-        if (!f.to.empty()) line("to", quote(f.to));
-        if (f.duration) line("duration", dur(*f.duration));
-        if (f.kind == FaultKind::Delay && !f.by.is_zero()) line("by", dur(f.by));
-        if (f.count != kForever) line("count", std::to_string(f.count));
-        if (f.kind == FaultKind::Drop && f.probability != 1.0) line("probability", fmt::format("{}", f.probability));
-        break;
-    }
+    FaultWriter w(out);
+    fault_kind(f.kind).write(w, f);
   }
 
   if (s.expect.present) {
@@ -193,6 +161,16 @@ std::string to_toml(const Scenario& s) {
     if (s.expect.liveness_window) line("liveness_window", dur(*s.expect.liveness_window));
   }
   return out;
+}
+
+void FaultWriter::raw(std::string_view key, const std::string& toml) { out_ += std::string(key) + " = " + toml + "\n"; }
+void FaultWriter::string(std::string_view key, const std::string& value) { raw(key, quote(value)); }
+void FaultWriter::duration(std::string_view key, Duration d) { raw(key, dur(d)); }
+void FaultWriter::ppm(std::string_view key, std::int64_t ppb) { raw(key, ppm_text(ppb)); }
+void FaultWriter::groups(std::string_view key, const std::vector<std::vector<std::string>>& groups) {
+  std::string g = "[";
+  for (std::size_t i = 0; i < groups.size(); ++i) g += (i ? ", " : "") + names(groups[i]);
+  raw(key, g + "]");
 }
 
 }  // namespace locksim
