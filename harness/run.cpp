@@ -86,6 +86,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
     }
     RedisConfig rc;
     rc.aof_always = n.persistence == Persistence::AofAlways;
+    rc.aof_everysec = n.persistence == Persistence::AofEverysec;
     redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
   }
   for (std::size_t i = 0; i < redis_nodes.size(); ++i) {

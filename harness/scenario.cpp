@@ -259,12 +259,20 @@ class Loader {
       fail(key_line(t, "clock"), where, "clock", "expected a table like { offset = \"0s\", drift_ppm = 0 }");
     const toml::table& c = *n->as_table();
     const std::string w = where + " clock";
-    check_keys(c, w, {"offset", "drift_ppm"});
+    check_keys(c, w, {"offset", "drift_ppm", "wall_drift_ppm"});
     ClockSpec spec;
     if (auto off = duration(c, "offset", w, line_of(c), false, Any)) spec.offset = *off;
     if (auto ppm = number(c, "drift_ppm", w)) {
       if (!(*ppm > -1e6 && *ppm < 1e9)) fail(key_line(c, "drift_ppm"), w, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
       spec.drift_ppb = std::llround(*ppm * 1000.0);
+    }
+    // The wall clock's own drift, on top of drift_ppm (sim/clock.hpp ClockSpec).
+    if (auto ppm = number(c, "wall_drift_ppm", w)) {
+      const double wall = *ppm + static_cast<double>(spec.drift_ppb) / 1000.0;
+      if (!(wall > -1e6 && *ppm < 1e9))
+        fail(key_line(c, "wall_drift_ppm"), w, "wall_drift_ppm",
+             "the wall clock must run forward (drift_ppm + wall_drift_ppm more than -1000000 ppm)");
+      spec.wall_drift_ppb = std::llround(*ppm * 1000.0);
     }
     return spec;
   }
@@ -412,8 +420,10 @@ class Loader {
       n.line = line_of(*t);
       name(*t, w, n.name);
       if (auto c = clock(*t, w)) n.clock = *c;
-      if (auto p = choice(*t, "persistence", w, {"none", "aof-always"}))
-        n.persistence = *p == "aof-always" ? Persistence::AofAlways : Persistence::None;
+      if (auto p = choice(*t, "persistence", w, {"none", "aof-always", "aof-everysec"}))
+        n.persistence = *p == "aof-always"     ? Persistence::AofAlways
+                        : *p == "aof-everysec" ? Persistence::AofEverysec
+                                               : Persistence::None;
       if (auto d = duration(*t, "restart_delay", w, n.line)) n.restart_delay = *d;
       if (auto r = str(*t, "replica_of", w, n.line)) {
         const bool known = std::any_of(s.nodes.begin(), s.nodes.end(), [&](const NodeConfig& m) { return m.name == *r; });
@@ -421,6 +431,8 @@ class Loader {
         n.replica_of = *r;
       }
       if (auto r = range(*t, "replication_lag", w)) n.replication_lag = *r;
+      // "pxat": Redis >= 7.0 replicates every expiry as PXAT (#8474); "px":
+      // 6.0 and 6.2 replicate the relative PX the client sent.
       if (auto e = choice(*t, "expiry_propagation", w, {"pxat", "px"})) n.expiry_as_pxat = *e == "pxat";
       s.nodes.push_back(n);
     }

@@ -46,7 +46,8 @@ std::string ppm_text(std::int64_t ppb) {
 }
 
 std::string clock(const ClockSpec& c) {
-  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset), ppm_text(c.drift_ppb));
+  const std::string wall = c.wall_drift_ppb == 0 ? "" : ", wall_drift_ppm = " + ppm_text(c.wall_drift_ppb);
+  return fmt::format("{{ offset = {}, drift_ppm = {}{} }}", dur(c.offset), ppm_text(c.drift_ppb), wall);
 }
 
 std::string names(const std::vector<std::string>& v) {
@@ -105,6 +106,7 @@ std::string to_toml(const Scenario& s) {
     line("name", quote(n.name));
     line("clock", clock(n.clock));
     if (n.persistence == Persistence::AofAlways) line("persistence", quote("aof-always"));
+    if (n.persistence == Persistence::AofEverysec) line("persistence", quote("aof-everysec"));
     if (!n.restart_delay.is_zero()) line("restart_delay", dur(n.restart_delay));
     if (!n.replica_of.empty()) {
       line("replica_of", quote(n.replica_of));

@@ -8,6 +8,21 @@ using redis::Op;
 using redis::Reply;
 using redis::Request;
 
+namespace {
+
+// mstime(): a wall-clock reading in whole milliseconds, rounded down
+// (ustime()/1000, server.c:189-202). Expiry deadlines and the instants they
+// are compared with are both on this grid (db.c:1650).
+Instant whole_ms(Instant t) {
+  const std::int64_t ms = t.ns() / 1'000'000 - (t.ns() % 1'000'000 < 0 ? 1 : 0);
+  return Instant::from_ns(ms * 1'000'000);
+}
+// What a client sends as PX: whole milliseconds (at least 1: PX 0 is an error).
+Duration px_ms(Duration px) { return Duration::ms(std::max<std::int64_t>(1, px.whole_ms())); }
+bool expired_at(const RedisNode::Entry& e, Instant now) { return e.expires_at && whole_ms(now) > *e.expires_at; }
+
+}  // namespace
+
 RedisNode::RedisNode(World& world, std::string name, const ClockSpec& clock, RedisConfig config)
     : Process(world, std::move(name), ProcessRole::LockNode, clock), config_(config) {
   spawn(active_expire_loop());
@@ -30,7 +45,9 @@ void RedisNode::on_message(Message& m) {
 
 void RedisNode::on_crash() {
   expiry_alarm_.reset();  // its coroutine is gone
-  if (!config_.aof_always) keys_.clear();
+  // The AOF was written to the OS before each reply: a process crash loses
+  // nothing acknowledged with either fsync policy (see RedisConfig).
+  if (!config_.aof_always && !config_.aof_everysec) keys_.clear();
   subscribers_.clear();  // connections are gone
 }
 
@@ -39,7 +56,7 @@ void RedisNode::on_restart() { spawn(active_expire_loop()); }
 RedisNode::Entry* RedisNode::lookup(const std::string& key, Instant now, const char* how) {
   auto it = keys_.find(key);
   if (it == keys_.end()) return nullptr;
-  if (it->second.expires_at && now > *it->second.expires_at) {
+  if (expired_at(it->second, now)) {
     // A replica hides a logically expired key but waits for its master's DEL.
     if (!is_replica()) expire(it, how);
     return nullptr;
@@ -71,7 +88,8 @@ bool RedisNode::set(const Request& req, Instant now, ProcId from) {
   Entry& e = keys_[req.key];
   e.value = req.value;
   e.setter = from;
-  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(now + req.px);
+  // when = mstime() + PX, in whole ms (t_string.c:176).
+  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(whole_ms(now) + px_ms(req.px));
   dirty_.push_back(req.key);
   return true;
 }
@@ -142,7 +160,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       const Entry* e = lookup(req.key, now, "lazily, on PTTL");
       if (!e) r = Reply::of(-2);
       else if (!e->expires_at) r = Reply::of(-1);
-      else r = Reply::of((*e->expires_at - now).whole_ms());
+      else r = Reply::of((*e->expires_at - whole_ms(now)).whole_ms());
       break;
     }
     case Op::CompareAndDelete: {
@@ -228,7 +246,7 @@ Reply RedisNode::acquire_with_token(const Request& req, Instant now, ProcId from
 
 Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from) {
   Entry* e = lookup(req.key, now, "lazily, in the trylock script");
-  if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
+  if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - whole_ms(now)).whole_ms() : -1);
   const bool fresh = !e;
   Request s = req;
   s.nx = false;
@@ -257,7 +275,7 @@ Reply RedisNode::compare_and_pexpire(const Request& req, Instant now) {
   Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
   const bool ours = e && e->value == req.value;
   if (ours) {
-    e->expires_at = now + req.px;
+    e->expires_at = whole_ms(now) + px_ms(req.px);
     dirty_.push_back(req.key);
   }
   return Reply::of(ours ? 1 : 0);
@@ -283,7 +301,7 @@ void RedisNode::propagate() {
     dirty_.clear();
     return;
   }
-  const Instant now = wall_now();
+  const Instant now = whole_ms(wall_now());
   for (const std::string& key : dirty_) {
     for (const Replica& replica : replicas_) {
       Request change;
@@ -297,8 +315,8 @@ void RedisNode::propagate() {
         change.value = it->second.value;
         change.setter = it->second.setter;
         if (it->second.expires_at) {
-          if (replica.pxat) change.pxat = it->second.expires_at;  // >= 6.2: absolute master time
-          else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.0: relative
+          if (replica.pxat) change.pxat = it->second.expires_at;  // >= 7.0: absolute master time
+          else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.x: the relative PX sent
         }
       }
       spawn(ship(replica.id, std::move(change), replica.lag.draw(rng())));
@@ -320,7 +338,7 @@ void RedisNode::apply_from_master(const Request& change) {
     e.value = change.value;
     e.setter = change.setter;
     if (change.pxat) e.expires_at = change.pxat;  // the master's wall time, read on our clock
-    else if (!change.px.is_zero()) e.expires_at = wall_now() + change.px;
+    else if (!change.px.is_zero()) e.expires_at = whole_ms(wall_now()) + change.px;
     else e.expires_at.reset();
   }
   note(Ev::Command, {.peer = master_, .key = change.key, .content = fingerprint(change),
@@ -350,16 +368,20 @@ Task<void> RedisNode::active_expire_loop() {
   }
 }
 
-std::optional<Instant> RedisNode::next_useful_tick() const {
+std::optional<Instant> RedisNode::next_useful_tick() {
   if (is_replica()) return std::nullopt;  // iAmMaster only
   std::optional<Instant> earliest;
   for (const auto& [key, e] : keys_)
     if (e.expires_at && (!earliest || *e.expires_at < *earliest)) earliest = e.expires_at;
   if (!earliest) return std::nullopt;
-  // Both clocks run at the same rate: the monotonic reading when the wall
-  // clock passes `earliest`, then the first tick after now at or past it.
-  const Instant now = mono_now();
-  const Instant due = max(now + (*earliest - wall_now()), now);
+  // The key is expired from the first millisecond after its deadline. When
+  // does the wall clock read that, and what does the monotonic clock read
+  // then? (They may run at different rates: ClockSpec::wall_drift_ppb.) A
+  // later change of the wall clock's rate can make the key due sooner than
+  // this; lookups still expire it on time.
+  const Instant true_now = world().now();
+  const Instant due_true = clocks().wall.when_reads(*earliest + Duration::ms(1), true_now);
+  const Instant due = clocks().mono.read(due_true);
   const Duration period = config_.active_expire_period;
   return expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
 }
@@ -372,15 +394,21 @@ void RedisNode::nudge_expiry() {
 
 void RedisNode::active_expire_cycle() {
   // activeExpireCycle: sample keys that have a TTL, delete the expired ones,
-  // and go again while more than a quarter of the sample had expired.
-  // Masters only (iAmMaster): replicas wait for their master's DEL.
+  // and go again while more than 10% of the sample had expired:
+  // `while (sampled == 0 || (expired*100/sampled) > config_cycle_acceptable_stale)`
+  // with ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE 10 (expire.c:110, 307-308;
+  // the same in 6.0 and 6.2). Masters only (iAmMaster): replicas wait for
+  // their master's DEL.
   if (is_replica()) return;
   struct PropagateAtEnd {
     RedisNode& n;
     ~PropagateAtEnd() { n.propagate(); }
   } at_end{*this};
   const Instant now = wall_now();
-  for (int round = 0; round < 16; ++round) {
+  // The slow cycle stops at its time limit, 25 ms at hz 10 (expire.c:172,
+  // 296): thousands of keys, more than a lock scenario has; here a bound on loops.
+  constexpr int kMaxLoops = 1'000;
+  for (int loop = 0; loop < kMaxLoops; ++loop) {
     std::vector<std::map<std::string, Entry>::iterator> volatile_keys;
     for (auto it = keys_.begin(); it != keys_.end(); ++it)
       if (it->second.expires_at) volatile_keys.push_back(it);
@@ -394,11 +422,12 @@ void RedisNode::active_expire_cycle() {
     }
     int expired = 0;
     for (int i = 0; i < sample; ++i)
-      if (now > *volatile_keys[i]->second.expires_at) {
+      if (expired_at(volatile_keys[i]->second, now)) {
         expire(volatile_keys[i], "by the active expiry cycle");
         ++expired;
       }
-    if (expired * 4 <= sample) return;
+    constexpr int kAcceptableStalePercent = 10;  // ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE
+    if (expired * 100 / sample <= kAcceptableStalePercent) return;
   }
 }
 

@@ -1,11 +1,15 @@
-// A Redis node, as far as locks care (algorithms.md §1, from src/db.c,
-// expire.c, t_string.c):
-//   * key -> value, with an absolute expiry on the node's *wall* clock;
+// A Redis node, as far as locks care (docs/algorithms-redis.md §1, from
+// redis 7.0.15 src/db.c, expire.c, t_string.c):
+//   * key -> value, with an absolute expiry in whole milliseconds of the
+//     node's *wall* clock (mstime(), server.c:189-202);
 //   * a command (or script) reads the wall clock once when it starts
-//     (commandTimeSnapshot) and a key is expired when now > when;
+//     (commandTimeSnapshot) and a key is expired when now_ms > when_ms
+//     (db.c:1650);
 //   * lazy expiry on every lookup, plus a periodic active-expiry cycle that
-//     samples keys with a TTL (serverCron at hz = 10);
-//   * a crash loses the keyspace unless persistence is aof-always.
+//     samples keys with a TTL (serverCron at hz = 10) and goes on while more
+//     than 10% of a sample had expired (expire.c:110, 307-308);
+//   * a crash (a process crash: SIGKILL) loses the keyspace unless the node
+//     has an append-only file (aof-always or aof-everysec; see RedisConfig).
 // A step of the wall clock by +D therefore expires every key with less than D
 // left at its next lookup or cycle: the heart of Kleppmann's Redlock argument.
 #pragma once
@@ -20,9 +24,20 @@
 namespace locksim {
 
 struct RedisConfig {
-  bool aof_always = false;                    // keys survive a crash (fsync always)
-  Duration active_expire_period = Duration::ms(100);  // 1/hz
-  int active_expire_sample = 20;              // keys sampled per cycle loop
+  // appendfsync always: every write reaches the disk before its reply
+  // (aof.c:1243-1253). Keys survive any crash.
+  bool aof_always = false;
+  // appendfsync everysec (the default fsync policy, config.c:3047): each
+  // event-loop pass write(2)s the AOF buffer before the replies go out
+  // (server.c:1664-1669), and a background fsync runs once the wall-clock
+  // second has moved on (aof.c:1255-1259). A process crash (SIGKILL, what our
+  // crash fault is) loses nothing acknowledged: the data is in the OS. What
+  // it would lose in a power loss or kernel crash, the writes since the last
+  // completed fsync (up to about 1 s, about 2 s while a slow disk postpones
+  // writes, aof.c:1099-1108), is not modelled: there is no such fault.
+  bool aof_everysec = false;
+  Duration active_expire_period = Duration::ms(100);  // 1/hz (server.h:104)
+  int active_expire_sample = 20;              // keys sampled per cycle loop (expire.c:107)
 };
 
 class RedisNode : public Process {
@@ -37,7 +52,7 @@ class RedisNode : public Process {
 
   struct Entry {
     std::string value;
-    std::optional<Instant> expires_at;  // on this node's wall clock
+    std::optional<Instant> expires_at;  // a whole millisecond of this node's wall clock
     ProcId setter = kNoProc;            // annotation for the trace only: who wrote it
   };
   // The keyspace as it is (no expiry applied): for tests.
@@ -45,8 +60,9 @@ class RedisNode : public Process {
 
   // Replication. A replica applies what its master sends, answers reads,
   // refuses writes (READONLY) and never expires keys itself.
-  // `lag`: how long each change takes to reach it; `pxat`: Redis >= 6.2 sends
-  // an expiry as PXAT <master wall ms>, 6.0 as a relative PX.
+  // `lag`: how long each change takes to reach it; `pxat`: Redis >= 7.0 sends
+  // an expiry as PXAT <master wall ms> (#8474, t_string.c:115-121); 6.0 and
+  // 6.2 send the relative PX the client gave (6.2.0 t_string.c:124).
   void add_replica(ProcId replica, DurationRange lag, bool pxat) { replicas_.push_back({replica, lag, pxat}); }
   void replicate_from(ProcId master) { master_ = master; }
   bool is_replica() const { return master_ != kNoProc; }
@@ -61,7 +77,7 @@ class RedisNode : public Process {
   Task<void> active_expire_loop();
   void active_expire_cycle();
   // The first tick at which a cycle can expire something; none: no key has a TTL.
-  std::optional<Instant> next_useful_tick() const;
+  std::optional<Instant> next_useful_tick();
   // Wake the expiry loop if a tick sooner than the one it sleeps to now matters.
   void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.

@@ -60,7 +60,7 @@ TEST_CASE("a replica never expires keys itself: it hides them and waits for the 
   CHECK(p.replica.keyspace().empty());
 }
 
-TEST_CASE("from 6.2 an expiry reaches replicas as PXAT: a promoted replica whose clock is ahead expires the key early") {
+TEST_CASE("from 7.0 an expiry reaches replicas as PXAT: a promoted replica whose clock is ahead expires the key early") {
   // The replica's wall clock is 20 s ahead; the key has 30 s to live.
   for (bool pxat : {true, false}) {
     Pair p(ClockSpec{Duration::s(20), 0}, pxat);
@@ -72,7 +72,7 @@ TEST_CASE("from 6.2 an expiry reaches replicas as PXAT: a promoted replica whose
     p.w.run_until(at_ms(15'000));
     INFO("pxat = " << pxat);
     // PXAT: the absolute master time 30 s is 10 s on the replica's clock: long gone.
-    // PX (6.0): the replica counts 30 s from when it applied the write: still there.
+    // PX (6.0, 6.2): the replica counts 30 s from when it applied the write: still there.
     CHECK((p.replica.keyspace().count("lock") == 0) == pxat);
   }
 }
