@@ -112,13 +112,18 @@ std::string to_toml(const Scenario& s) {
       line("replica_of", quote(n.replica_of));
       line("replication_lag", range(n.replication_lag));
       if (!n.expiry_as_pxat) line("expiry_propagation", quote("px"));
+      if (n.replica_priority != 100) line("replica_priority", std::to_string(n.replica_priority));
     }
   }
   if (s.sentinel.present) {
     out += "\n[sentinel]\n";
     line("name", quote(s.sentinel.name));
+    if (s.sentinel.sentinels != 1) line("sentinels", std::to_string(s.sentinel.sentinels));
+    if (s.sentinel.quorum) line("quorum", std::to_string(*s.sentinel.quorum));
     line("down_after", dur(s.sentinel.down_after));
+    line("failover_timeout", dur(s.sentinel.failover_timeout));
     line("ping_period", dur(s.sentinel.ping_period));
+    line("clock", clock(s.sentinel.clock));
   }
   out += "\n[storage]\n";
   line("name", quote(s.storage.name));

@@ -23,6 +23,7 @@ struct NodeConfig {
   // How its master sends it an expiry: PXAT <master wall ms> from Redis 7.0
   // (#8474, t_string.c:115-121); 6.0 and 6.2 send the relative PX (false).
   bool expiry_as_pxat = true;
+  int replica_priority = 100;              // replica-priority: Sentinel promotes the lowest first; 0: never
   int line = 0;
 };
 

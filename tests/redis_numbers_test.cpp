@@ -115,3 +115,50 @@ TEST_CASE("a wall clock that drifts alone expires a key early while the monotoni
   CHECK(both.mono_now() == at_ms(2'050));
   CHECK(both.wall_now() == at_ms(2'250));
 }
+
+TEST_CASE("the scenario keys of Sentinel and replicas: sentinels, quorum, failover_timeout, replica_priority") {
+  const std::string text = R"(title = "t"
+about = "a"
+source = "s"
+duration = "20s"
+[lock]
+algorithm = "redis-single"
+ttl = "10s"
+[[node]]
+name = "redis1"
+[[node]]
+name = "redis2"
+replica_of = "redis1"
+replica_priority = 10
+[sentinel]
+sentinels = 3
+down_after = "5s"
+failover_timeout = "20s"
+clock = { wall_drift_ppm = 20 }
+[[client]]
+name = "client1"
+[[fault]]
+at = "1s"
+kind = "crash"
+target = "sentinel3"
+)";
+  const Scenario s = parse_scenario(text, "t.toml");
+  CHECK(s.sentinel.sentinels == 3);
+  CHECK(s.sentinel.quorum_or_default() == 2);  // a majority
+  CHECK(s.sentinel.process_name(0) == "sentinel1");
+  CHECK(s.sentinel.failover_timeout == Duration::s(20));
+  CHECK(s.sentinel.clock.wall_drift_ppb == 20'000);
+  CHECK(s.nodes[1].replica_priority == 10);
+  std::string one = text;
+  one.replace(one.find("sentinels = 3"), 13, "quorum = 1");
+  one.replace(one.find("target = \"sentinel3\""), 20, "target = \"sentinel\"");
+  CHECK(parse_scenario(one, "t.toml").sentinel.quorum_or_default() == 1);
+  std::string bad = text;
+  bad.replace(bad.find("sentinels = 3"), 13, "sentinels = 3\nquorum = 4");
+  CHECK_THROWS_WITH_AS(parse_scenario(bad, "t.toml"), doctest::Contains("'quorum': 4 is out of range (1 to 3)"),
+                       ScenarioError);
+  std::string clash = text;
+  clash.replace(clash.find("name = \"client1\""), 16, "name = \"sentinel2\"");
+  CHECK_THROWS_WITH_AS(parse_scenario(clash, "t.toml"), doctest::Contains("\"sentinel2\" is already the name of another process"),
+                       ScenarioError);
+}
