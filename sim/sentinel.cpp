@@ -66,8 +66,8 @@ void Sentinel::monitor(const Group& group, const std::vector<ProcId>& others) {
     ri.link.conn = ++next_conn_;
     ri.link.peer_epoch = world().process(id).epoch();
     ri.link.act_ping_time = 0;
-    ri.link.last_pong_time = ri.link.last_ping_time =
-        now - static_cast<ms_t>(rng().below(static_cast<std::uint64_t>(ms_of(settings_.ping_period))));
+    const auto ping_period = static_cast<std::uint64_t>(std::max<ms_t>(1, ms_of(settings_.ping_period)));
+    ri.link.last_pong_time = ri.link.last_ping_time = now - static_cast<ms_t>(rng().below(ping_period));
     ri.last_pub_time = now - static_cast<ms_t>(rng().below(kPublishPeriod));
     if (!(flags & kSentinel)) ri.info_refresh = now - static_cast<ms_t>(rng().below(kInfoPeriod));
     return ri;
