@@ -84,8 +84,11 @@ class Loader {
         storage_named_ = true;
       }
     if (const toml::table* se = root["sentinel"].as_table()) {
-      sentinel_name_ = "sentinel";
-      if (const auto* n = se->get("name"); n && n->is_string()) sentinel_name_ = n->as_string()->get();
+      SentinelConfig names;
+      if (const auto* n = se->get("name"); n && n->is_string()) names.name = n->as_string()->get();
+      if (const auto* n = se->get("sentinels"); n && n->is_integer())
+        names.sentinels = static_cast<int>(std::clamp<std::int64_t>(n->as_integer()->get(), 1, kMaxSentinels));
+      for (int i = 0; i < names.sentinels; ++i) sentinel_names_.push_back(names.process_name(i));
     }
     lock(root, s);
     network(root, s);
@@ -259,12 +262,20 @@ class Loader {
       fail(key_line(t, "clock"), where, "clock", "expected a table like { offset = \"0s\", drift_ppm = 0 }");
     const toml::table& c = *n->as_table();
     const std::string w = where + " clock";
-    check_keys(c, w, {"offset", "drift_ppm"});
+    check_keys(c, w, {"offset", "drift_ppm", "wall_drift_ppm"});
     ClockSpec spec;
     if (auto off = duration(c, "offset", w, line_of(c), false, Any)) spec.offset = *off;
     if (auto ppm = number(c, "drift_ppm", w)) {
       if (!(*ppm > -1e6 && *ppm < 1e9)) fail(key_line(c, "drift_ppm"), w, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
       spec.drift_ppb = std::llround(*ppm * 1000.0);
+    }
+    // The wall clock's own drift, on top of drift_ppm (sim/clock.hpp ClockSpec).
+    if (auto ppm = number(c, "wall_drift_ppm", w)) {
+      const double wall = *ppm + static_cast<double>(spec.drift_ppb) / 1000.0;
+      if (!(wall > -1e6 && *ppm < 1e9))
+        fail(key_line(c, "wall_drift_ppm"), w, "wall_drift_ppm",
+             "the wall clock must run forward (drift_ppm + wall_drift_ppm more than -1000000 ppm)");
+      spec.wall_drift_ppb = std::llround(*ppm * 1000.0);
     }
     return spec;
   }
@@ -396,8 +407,8 @@ class Loader {
     if (w != "[storage]" && out == storage_name_)
       fail(key_line(t, "name"), w, "name",
            "\"" + out + "\" is the storage's name" + (storage_named_ ? "" : " (by default; [storage] name = ... changes it)"));
-    if (w != "[sentinel]" && out == sentinel_name_)
-      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is the sentinel's name ([sentinel] name = ... changes it)");
+    if (w != "[sentinel]" && std::find(sentinel_names_.begin(), sentinel_names_.end(), out) != sentinel_names_.end())
+      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is a sentinel's name ([sentinel] name = ... changes it)");
     names_.push_back(out);
   }
 
@@ -407,13 +418,15 @@ class Loader {
     for (const toml::table* t : tables) {
       const std::string w = "[[node]]";
       check_keys(*t, w, {"name", "clock", "persistence", "restart_delay", "replica_of", "replication_lag",
-                         "expiry_propagation"});
+                         "expiry_propagation", "replica_priority"});
       NodeConfig n;
       n.line = line_of(*t);
       name(*t, w, n.name);
       if (auto c = clock(*t, w)) n.clock = *c;
-      if (auto p = choice(*t, "persistence", w, {"none", "aof-always"}))
-        n.persistence = *p == "aof-always" ? Persistence::AofAlways : Persistence::None;
+      if (auto p = choice(*t, "persistence", w, {"none", "aof-always", "aof-everysec"}))
+        n.persistence = *p == "aof-always"     ? Persistence::AofAlways
+                        : *p == "aof-everysec" ? Persistence::AofEverysec
+                                               : Persistence::None;
       if (auto d = duration(*t, "restart_delay", w, n.line)) n.restart_delay = *d;
       if (auto r = str(*t, "replica_of", w, n.line)) {
         const bool known = std::any_of(s.nodes.begin(), s.nodes.end(), [&](const NodeConfig& m) { return m.name == *r; });
@@ -421,7 +434,10 @@ class Loader {
         n.replica_of = *r;
       }
       if (auto r = range(*t, "replication_lag", w)) n.replication_lag = *r;
+      // "pxat": Redis >= 7.0 replicates every expiry as PXAT (#8474); "px":
+      // 6.0 and 6.2 replicate the relative PX the client sent.
       if (auto e = choice(*t, "expiry_propagation", w, {"pxat", "px"})) n.expiry_as_pxat = *e == "pxat";
+      if (auto p = integer(*t, "replica_priority", w, 0, 1'000'000)) n.replica_priority = static_cast<int>(*p);
       s.nodes.push_back(n);
     }
     for (const NodeConfig& n : s.nodes)
@@ -429,19 +445,37 @@ class Loader {
         fail(n.line, "[[node]]", "replica_of", "only Redis nodes replicate; " + s.lock.algorithm + " models its ensemble as one service");
   }
 
+  // [sentinel]: the Sentinel processes watching every master that has a
+  // replica (sim/sentinel.hpp). One by default; `sentinels = 3` is the
+  // smallest deployment the Redis docs recommend.
   void sentinel(const toml::table& root, Scenario& s) {
     const toml::table* t = table(root, "sentinel", false);
     if (!t) return;
     const std::string w = "[sentinel]";
-    check_keys(*t, w, {"name", "down_after", "ping_period"});
-    s.sentinel.present = true;
-    s.sentinel.line = line_of(*t);
-    if (t->get("name")) name(*t, w, s.sentinel.name);
-    else name_default(s.sentinel.name, w);
-    if (auto d = duration(*t, "down_after", w, s.sentinel.line, false, Positive)) s.sentinel.down_after = *d;
-    if (auto d = duration(*t, "ping_period", w, s.sentinel.line, false, Positive)) s.sentinel.ping_period = *d;
+    check_keys(*t, w, {"name", "sentinels", "quorum", "down_after", "failover_timeout", "ping_period", "clock"});
+    SentinelConfig& c = s.sentinel;
+    c.present = true;
+    c.line = line_of(*t);
+    if (auto n = integer(*t, "sentinels", w, 1, kMaxSentinels)) c.sentinels = static_cast<int>(*n);
+    if (t->get("name")) name(*t, w, c.name, c.sentinels > 1);
+    if (c.sentinels == 1 && !t->get("name")) {
+      name_default(c.name, w);
+    } else if (c.sentinels > 1) {
+      for (int i = 0; i < c.sentinels; ++i) {
+        const std::string n = c.process_name(i);
+        if (std::find(names_.begin(), names_.end(), n) != names_.end() || n == storage_name_)
+          fail(t->get("name") ? key_line(*t, "name") : key_line(*t, "sentinels"), w, "sentinels",
+               "\"" + n + "\" is already the name of another process");
+        names_.push_back(n);
+      }
+    }
+    if (auto q = integer(*t, "quorum", w, 1, c.sentinels)) c.quorum = static_cast<int>(*q);
+    if (auto d = duration(*t, "down_after", w, c.line, false, Positive)) c.down_after = *d;
+    if (auto d = duration(*t, "failover_timeout", w, c.line, false, Positive)) c.failover_timeout = *d;
+    if (auto d = duration(*t, "ping_period", w, c.line, false, Positive)) c.ping_period = *d;
+    if (auto cl = clock(*t, w)) c.clock = *cl;
     if (std::none_of(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return !n.replica_of.empty(); }))
-      fail(s.sentinel.line, w, "", "a sentinel needs a master with at least one replica (replica_of = ...)");
+      fail(c.line, w, "", "a sentinel needs a master with at least one replica (replica_of = ...)");
   }
 
   void name_default(const std::string& n, const std::string& w) {
@@ -673,7 +707,7 @@ class Loader {
   std::vector<std::string> names_;  // every process, in declaration order
   std::string storage_name_ = "storage";
   bool storage_named_ = false;
-  std::string sentinel_name_;  // empty: no [sentinel]
+  std::vector<std::string> sentinel_names_;  // the sentinel processes' names; empty: no [sentinel]
 };
 
 }  // namespace

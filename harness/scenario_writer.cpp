@@ -46,7 +46,8 @@ std::string ppm_text(std::int64_t ppb) {
 }
 
 std::string clock(const ClockSpec& c) {
-  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset), ppm_text(c.drift_ppb));
+  const std::string wall = c.wall_drift_ppb == 0 ? "" : ", wall_drift_ppm = " + ppm_text(c.wall_drift_ppb);
+  return fmt::format("{{ offset = {}, drift_ppm = {}{} }}", dur(c.offset), ppm_text(c.drift_ppb), wall);
 }
 
 std::string names(const std::vector<std::string>& v) {
@@ -105,18 +106,24 @@ std::string to_toml(const Scenario& s) {
     line("name", quote(n.name));
     line("clock", clock(n.clock));
     if (n.persistence == Persistence::AofAlways) line("persistence", quote("aof-always"));
+    if (n.persistence == Persistence::AofEverysec) line("persistence", quote("aof-everysec"));
     if (!n.restart_delay.is_zero()) line("restart_delay", dur(n.restart_delay));
     if (!n.replica_of.empty()) {
       line("replica_of", quote(n.replica_of));
       line("replication_lag", range(n.replication_lag));
       if (!n.expiry_as_pxat) line("expiry_propagation", quote("px"));
+      if (n.replica_priority != 100) line("replica_priority", std::to_string(n.replica_priority));
     }
   }
   if (s.sentinel.present) {
     out += "\n[sentinel]\n";
     line("name", quote(s.sentinel.name));
+    if (s.sentinel.sentinels != 1) line("sentinels", std::to_string(s.sentinel.sentinels));
+    if (s.sentinel.quorum) line("quorum", std::to_string(*s.sentinel.quorum));
     line("down_after", dur(s.sentinel.down_after));
+    line("failover_timeout", dur(s.sentinel.failover_timeout));
     line("ping_period", dur(s.sentinel.ping_period));
+    line("clock", clock(s.sentinel.clock));
   }
   out += "\n[storage]\n";
   line("name", quote(s.storage.name));
