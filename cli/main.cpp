@@ -53,11 +53,15 @@ struct RunArgs {
   std::string svg_path, html_path;
   std::size_t arrows = DiagramOptions{}.max_arrows;
   bool check_determinism = false;
+  bool full = false;
 };
 
 // How many events `run` keeps for its text story: the story of a long run is
 // told from its beginning; the verdict always judges every event.
 constexpr std::uint64_t kTextKeep = 250'000;
+// The JSON report's story is told from fewer (every catalogue scenario's
+// whole story fits), so that a long run's JSON stays small and fast.
+constexpr std::uint64_t kJsonKeep = 20'000;
 // A diagram or a determinism check reads every event, up to this many (about
 // 300 MiB); past it a diagram shows the beginning, and the determinism check
 // compares the events kept and the hash of them all.
@@ -70,9 +74,9 @@ int cmd_run(const RunArgs& a) {
     RunOptions opts;
     opts.seed = a.seed;
     // Keep only the events a report will read: a diagram or a determinism
-    // check needs them all, the text story its beginning, JSON none.
+    // check needs them all, the text story its beginning, JSON's story less.
     const bool whole = !a.svg_path.empty() || !a.html_path.empty() || a.check_determinism;
-    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? kJsonKeep : kTextKeep;
     std::ofstream trace_out;
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
@@ -86,7 +90,7 @@ int cmd_run(const RunArgs& a) {
     opts.listener = nullptr;
     opts.details = false;
     if (a.format == "json") std::cout << json_report(r) << "\n";
-    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    else std::cout << text_report(r, {.colour = use_colour(), .full = a.full}) << (a.files.size() > 1 ? "\n" : "");
     if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
     for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
       if (path.empty()) continue;
@@ -326,6 +330,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
   run_cmd->add_option("--arrows", run.arrows, "draw at most this many message arrows (default 400; 0: none)");
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
+  run_cmd->add_flag("--full", run.full, "tell every step and list every violation (nothing folded or cut)");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
 

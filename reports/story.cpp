@@ -1,0 +1,293 @@
+// The story as told (reports/report.hpp): one clock for its stamps, and its
+// repetition folded so that a retry loop does not push the ending out.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "judge/words.hpp"
+#include "reports/report.hpp"
+
+namespace locksim {
+
+namespace {
+
+std::int64_t pow10(int n) {
+  std::int64_t p = 1;
+  while (n-- > 0) p *= 10;
+  return p;
+}
+
+}  // namespace
+
+StoryClock::StoryClock(const std::vector<Instant>& times) {
+  std::vector<std::int64_t> ns;
+  for (Instant t : times) ns.push_back(t.ns());
+  std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  std::int64_t gap = 1'000'000'000;
+  for (std::size_t i = 1; i < ns.size(); ++i) gap = std::min(gap, ns[i] - ns[i - 1]);
+  // Milliseconds when the whole story fits in a second, else seconds; the
+  // fewest decimals at which two steps at different instants read apart,
+  // from the millisecond down to the microsecond.
+  ms_ = !ns.empty() && ns.back() < 1'000'000'000;
+  const int unit_digits = ms_ ? 6 : 9, least = ms_ ? 0 : 3, most = ms_ ? 3 : 6;
+  decimals_ = least;
+  while (decimals_ < most && pow10(unit_digits - decimals_) > gap) ++decimals_;
+  for (std::int64_t n : ns) width_ = std::max(width_, (*this)(Instant::from_ns(n)).size());
+  width_ = std::max(width_, (*this)(Instant::zero()).size());
+}
+
+std::string StoryClock::operator()(Instant t) const {
+  const int unit_digits = ms_ ? 6 : 9;
+  const std::int64_t n = t.ns(), unit = pow10(unit_digits), step = pow10(unit_digits - decimals_);
+  std::string s = std::to_string(n / unit);
+  if (decimals_ > 0) s += fmt::format(".{:0{}}", (n % unit) / step, decimals_);
+  return s + (ms_ ? "ms" : "s");
+}
+
+std::string StoryClock::span(Instant from, Instant to) const {
+  return from == to ? (*this)(from) : (*this)(from) + "–" + (*this)(to);
+}
+
+namespace {
+
+bool client(const Trace& t, ProcId p) { return p < t.processes().size() && t.processes()[p].role == ProcessRole::Client; }
+
+std::string names(const std::vector<std::string>& ns) {
+  std::string s;
+  for (std::size_t i = 0; i < ns.size(); ++i) s += (i == 0 ? "" : i + 1 == ns.size() ? " and " : ", ") + ns[i];
+  return s;
+}
+
+// The steps the verdict rests on: for each violation, what its clients did
+// and what happened to their lock from the first of their grants it rests
+// on until it ended (grants, pauses, expiries, writes, releases), and what
+// happened to the lock's nodes meanwhile (crashes, clock jumps, promotions).
+std::vector<bool> decisive_steps(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations) {
+  std::vector<bool> decisive(steps.size(), false);
+  for (const Violation& v : violations) {
+    const std::set<ProcId> who(v.processes.begin(), v.processes.end());
+    Instant from = v.at;
+    for (ProcId p : who) {
+      std::optional<std::size_t> grant;
+      for (std::size_t i = 0; i < steps.size() && steps[i].at <= v.at; ++i)
+        if (steps[i].event && steps[i].event->kind == Ev::Acquired && steps[i].event->process == p) grant = i;
+      if (!grant) continue;
+      decisive[*grant] = true;
+      from = std::min(from, steps[*grant].at);
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const TraceEvent* e = steps[i].event;
+      if (!e || steps[i].at < from || steps[i].at > v.until) continue;
+      const bool involved = who.count(e->process) || who.count(e->peer) || who.count(e->owner);
+      const bool node = e->process != kNoProc && !client(trace, e->process);
+      switch (e->kind) {
+        case Ev::Acquired: case Ev::Paused: case Ev::Resumed: case Ev::Lost: case Ev::Writing: case Ev::StorageWrite:
+        case Ev::StorageReject: case Ev::WriteRejected: case Ev::Releasing: case Ev::Released: case Ev::ReleaseFailed:
+        case Ev::Expired: case Ev::KeyDeleted: case Ev::Checked: case Ev::Claiming:
+          decisive[i] = decisive[i] || involved;
+          break;
+        case Ev::Crashed: case Ev::Restarted: case Ev::ClockJumped: case Ev::ClockDrift: case Ev::Promoted:
+          decisive[i] = decisive[i] || involved || node;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return decisive;
+}
+
+// The client whose retry loop a step belongs to: its attempt that failed for
+// too few nodes, or a message of its lost while it tries for the lock. An
+// attempt that failed otherwise (its validity used up after a pause, its
+// session gone) is told on its own.
+std::optional<ProcId> retry_client(const Trace& trace, const Step& step, const std::set<ProcId>& trying) {
+  const TraceEvent& e = *step.event;
+  if (e.kind == Ev::AttemptFailed) return step.text.find("attempt fails: too few ") != std::string::npos ? std::optional(e.process) : std::nullopt;
+  if (e.kind != Ev::Dropped) return std::nullopt;
+  for (ProcId p : {e.process, e.peer})
+    if (client(trace, p) && trying.count(p)) return p;
+  return std::nullopt;
+}
+
+// A failed attempt's reason as the narrator told it, without its
+// durations (the validity left differs from try to try).
+std::string reason_of(const std::string& text) {
+  const auto colon = text.find(": ");
+  std::string r = colon == std::string::npos ? text : text.substr(colon + 2);
+  static const std::regex duration(R"(-?\d+(\.\d+)?(ns|us|ms|s)\b)");
+  return std::regex_replace(r, duration, "…");
+}
+
+constexpr std::size_t kFoldRetries = 3;  // failed attempts in a row worth one line
+constexpr std::size_t kFoldAlike = 3;    // alike steps in a row worth one line
+
+// One line for a client's retry loop: how many tries, over what time, why
+// they failed, and what the network lost meanwhile.
+std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
+                       const StoryClock& clock) {
+  std::vector<std::pair<std::string, std::size_t>> reasons;  // in order of first appearance, with counts
+  std::size_t attempts = 0, lost = 0;
+  bool only_its_own = true;  // every message lost was one it sent
+  std::set<std::string> why_lost;
+  std::vector<std::string> peers;
+  for (std::size_t i : idx) {
+    const TraceEvent& e = *steps[i].event;
+    if (e.kind == Ev::AttemptFailed) {
+      ++attempts;
+      const std::string r = reason_of(steps[i].text);
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == r; });
+      if (it == reasons.end()) reasons.emplace_back(r, 1);
+      else ++it->second;
+      continue;
+    }
+    ++lost;
+    only_its_own = only_its_own && e.process == who;
+    why_lost.insert(e.detail.substr(0, e.detail.find(':')));
+    const std::string other = trace.name(e.process == who ? e.peer : e.process);
+    if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
+  }
+  std::string s = fmt::format("{} tries and fails {} times, {}: ", trace.name(who), attempts, clock.span(steps[idx.front()].at, steps[idx.back()].at));
+  // What the client does after each failure ("; it unlocks every node") is said once, at the end.
+  std::string after;
+  for (auto& [r, n] : reasons)
+    if (const auto semi = r.find(';'); semi != std::string::npos) {
+      after = r.substr(semi);
+      r.erase(semi);
+    }
+  static const std::regex too_few(R"(^too few (\w+): (\d+) of (\d+) (granted it|taken) \(([^)]*) needed\)$)");
+  std::smatch m;
+  std::map<std::string, std::size_t> merged;  // the same reason, once its durations are gone
+  for (const auto& [r, n] : reasons) merged[r] += n;
+  if (merged.size() == 1) {
+    s += reasons.front().first + ", each time";
+  } else if (std::all_of(reasons.begin(), reasons.end(), [&](const auto& p) { return std::regex_match(p.first, m, too_few); })) {
+    // Too few each time, by a count that varies: "2 of 5 granted it 175 times, 0 of 5 44 times".
+    std::regex_match(reasons.front().first, m, too_few);
+    s += fmt::format("too few {} each time ({} needed): ", m[1].str(), m[5].str());
+    for (std::size_t k = 0; k < reasons.size(); ++k) {
+      std::regex_match(reasons[k].first, m, too_few);
+      s += fmt::format("{}{} of {}{} {}", k == 0 ? "" : ", ", m[2].str(), m[3].str(), k == 0 ? " " + m[4].str() : "", counted(reasons[k].second, "time"));
+    }
+  } else {
+    for (std::size_t k = 0; k < reasons.size(); ++k)
+      s += (k == 0 ? "" : "; ") + reasons[k].first + " (" + counted(reasons[k].second, "time") + ")";
+  }
+  s += after;
+  if (lost > 0) {
+    std::vector<std::string> why(why_lost.begin(), why_lost.end());
+    s += fmt::format("; the network loses {} of its messages ({}), {} {}", lost, names(why), only_its_own ? "to" : "to or from", names(peers));
+  }
+  return s;
+}
+
+// A step's shape: its words with every number as '#' and every shortened
+// value as '…', so that "client3 asks for the lock" is alike "client4 asks
+// for the lock".
+std::string shape(const std::string& text) {
+  std::string s;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isdigit(c)) {
+      if (s.empty() || s.back() != '#') s += '#';
+    } else {
+      s += text[i];
+    }
+  }
+  static const std::regex value(R"([#a-f]+…)");
+  return std::regex_replace(s, value, "…");
+}
+
+// Which kinds of step may be folded with alike neighbours: asking, renewing,
+// failing and losing messages. A write, a grant or an expiry is told each time.
+bool foldable(Ev kind) {
+  return kind == Ev::Acquiring || kind == Ev::Renewed || kind == Ev::AttemptFailed || kind == Ev::AcquireFailed || kind == Ev::Dropped;
+}
+
+// Three or more alike steps in a row as one line.
+std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& steps, std::vector<StoryLine> lines, const StoryClock& clock) {
+  std::vector<StoryLine> out;
+  auto alike = [&](const StoryLine& a, const StoryLine& b) {
+    if (a.decisive || b.decisive || a.steps.size() != 1 || b.steps.size() != 1) return false;
+    const TraceEvent* x = steps[a.steps[0]].event;
+    const TraceEvent* y = steps[b.steps[0]].event;
+    return x && y && x->kind == y->kind && foldable(x->kind) && shape(a.text) == shape(b.text);
+  };
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t j = i + 1;
+    while (j < lines.size() && alike(lines[i], lines[j])) ++j;
+    if (j - i < kFoldAlike) {
+      for (; i < j; ++i) out.push_back(std::move(lines[i]));
+      continue;
+    }
+    StoryLine folded{.at = lines[i].at, .until = lines[j - 1].until, .text = lines[i].text};
+    std::vector<std::string> others;
+    bool one_process = true;
+    for (std::size_t k = i; k < j; ++k) {
+      folded.steps.push_back(lines[k].steps[0]);
+      const ProcId p = steps[lines[k].steps[0]].event->process;
+      one_process = one_process && p == steps[lines[i].steps[0]].event->process;
+      if (k > i) others.push_back(trace.name(p));
+    }
+    const std::string until = folded.until != folded.at ? ", until " + clock(folded.until) : "";
+    if (steps[folded.steps[0]].event->kind == Ev::Dropped)
+      folded.text += fmt::format(" — and {} more lost the same way{}", j - i - 1, until);
+    else if (one_process)
+      folded.text += fmt::format(" — {} times in all{}", j - i, until);
+    else if (others.size() <= 3)
+      folded.text += " — and so do " + names(others) + until;
+    else
+      folded.text += fmt::format(" — and so do {} others ({} … {}){}", others.size(), others.front(), others.back(), until);
+    out.push_back(std::move(folded));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
+                                  const StoryClock& clock) {
+  const std::vector<bool> decisive = decisive_steps(trace, steps, violations);
+  std::vector<StoryLine> lines;
+  std::set<ProcId> trying;                         // clients between asking and getting (or giving up)
+  std::map<ProcId, std::vector<std::size_t>> open;  // per client: its retry steps since the last step told on its own
+  auto single = [&](std::size_t i) { return StoryLine{.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}, .decisive = decisive[i]}; };
+  // The retry loops open so far, each as one line, or step by step when short.
+  auto flush = [&] {
+    std::vector<StoryLine> told;
+    for (const auto& [who, idx] : open) {
+      std::size_t attempts = 0;
+      for (std::size_t i : idx) attempts += steps[i].event->kind == Ev::AttemptFailed;
+      if (attempts < kFoldRetries) {
+        for (std::size_t i : idx) told.push_back(single(i));
+        continue;
+      }
+      told.push_back(StoryLine{.at = steps[idx.front()].at, .until = steps[idx.back()].at,
+                               .text = retry_text(trace, who, steps, idx, clock), .steps = idx});
+    }
+    std::stable_sort(told.begin(), told.end(), [](const StoryLine& a, const StoryLine& b) { return a.steps.front() < b.steps.front(); });
+    for (StoryLine& l : told) lines.push_back(std::move(l));
+    open.clear();
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const TraceEvent* e = steps[i].event;
+    if (e && e->kind == Ev::Acquiring) trying.insert(e->process);
+    if (e && (e->kind == Ev::Acquired || e->kind == Ev::AcquireFailed || e->kind == Ev::Crashed)) trying.erase(e->process);
+    if (const auto who = e ? retry_client(trace, steps[i], trying) : std::nullopt; who && !decisive[i]) {
+      open[*who].push_back(i);
+      continue;
+    }
+    flush();
+    lines.push_back(single(i));
+  }
+  flush();
+  return fold_alike(trace, steps, std::move(lines), clock);
+}
+
+}  // namespace locksim
