@@ -186,20 +186,16 @@ std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& 
   return s;
 }
 
-// A step's shape: its words with every number as '#' and every shortened
-// value as '…', so that "client3 asks for the lock" is alike "client4 asks
-// for the lock".
-std::string shape(const std::string& text) {
-  std::string s;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (std::isdigit(c)) {
-      if (s.empty() || s.back() != '#') s += '#';
-    } else {
-      s += text[i];
-    }
+// A step's shape: its words with its own process's name as '@' and every
+// shortened value as '…', so that "client3 asks for the lock" is alike
+// "client4 asks for the lock" but "0 of 5 granted it" is not alike "2 of 5".
+std::string shape(const std::string& text, const std::string& who) {
+  std::string s = text;
+  for (auto at = s.find(who); !who.empty() && at != std::string::npos; at = s.find(who, at + 1)) {
+    const bool end = at + who.size() == s.size() || !std::isalnum(static_cast<unsigned char>(s[at + who.size()]));
+    if ((at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) && end) s.replace(at, who.size(), "@");
   }
-  static const std::regex value(R"([#a-f]+…)");
+  static const std::regex value(R"([0-9a-f]{4}…)");
   return std::regex_replace(s, value, "…");
 }
 
@@ -216,7 +212,8 @@ std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& s
     if (a.decisive || b.decisive || a.steps.size() != 1 || b.steps.size() != 1) return false;
     const TraceEvent* x = steps[a.steps[0]].event;
     const TraceEvent* y = steps[b.steps[0]].event;
-    return x && y && x->kind == y->kind && foldable(x->kind) && shape(a.text) == shape(b.text);
+    return x && y && x->kind == y->kind && foldable(x->kind) &&
+           shape(a.text, trace.name(x->process)) == shape(b.text, trace.name(y->process));
   };
   for (std::size_t i = 0; i < lines.size();) {
     std::size_t j = i + 1;
