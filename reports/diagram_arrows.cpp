@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "reports/diagram_canvas.hpp"
 
@@ -199,10 +200,18 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
   std::map<ProcId, Instant> attempt, release;
   std::map<std::pair<ProcId, ProcId>, const TraceEvent*> last_command;
   std::map<const TraceEvent*, const TraceEvent*> answers;  // a node's reply sent -> the command it answers
+  std::map<ProcId, const TraceEvent*> last_reply;           // per client: the last node's reply it received
+  std::set<const TraceEvent*> granting;                     // the last reply before each grant
   for (const TraceEvent& e : trace.events()) {
     switch (e.kind) {
       case Ev::Acquiring: case Ev::AttemptFailed: attempt[e.process] = e.at; break;
-      case Ev::Acquired: grants.push_back({e.process, attempt.count(e.process) ? attempt[e.process] : e.at, e.at, 0}); break;
+      case Ev::Acquired:
+        grants.push_back({e.process, attempt.count(e.process) ? attempt[e.process] : e.at, e.at, 0});
+        if (last_reply.count(e.process)) granting.insert(last_reply[e.process]);
+        break;
+      case Ev::Delivered:
+        if (node(e.peer)) last_reply[e.process] = &e;
+        break;
       case Ev::Releasing: release[e.process] = e.at; break;
       case Ev::Released: case Ev::ReleaseFailed:
         if (release.count(e.process)) releases.push_back({e.process, release[e.process], e.at, 0});
@@ -242,8 +251,11 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
         any = true;
       }
     }
-    // A coordination service grants by its last answer before the grant (ZooKeeper's children list, etcd's range).
-    if (!any) rs.back()->label = "grant";
+    // A coordination service grants by its last answer before the grant
+    // (ZooKeeper's children list, etcd's range), if that one is drawn.
+    if (!any)
+      for (Arrow* a : rs)
+        if (granting.count(a->end)) a->label = "grant";
   }
 }
 
