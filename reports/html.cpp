@@ -16,7 +16,7 @@ std::string html_report(const RunResult& r, const DiagramOptions& o) {
   const StoryClock clock = story_clock(r);
   const std::vector<Step> told = narrate(r, &clock);
   std::string steps;
-  for (const StoryLine& l : fold_story(r.world->trace(), told, r.violations, clock)) {
+  for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock)) {
     if (l.steps.size() == 1) {
       steps += fmt::format("<li><span class=\"t\">{}</span> {}</li>\n", clock(l.at), esc(l.text));
       continue;

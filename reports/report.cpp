@@ -69,10 +69,24 @@ std::string story_text(const std::vector<StoryLine>& lines, const StoryClock& cl
 
 std::string when(const Violation& v, const StoryClock& clock) { return clock.span(v.at, v.until); }
 
+constexpr std::size_t kListAll = 8, kFirstOfKind = 3;
+
+}  // namespace
+
+std::vector<Violation> told_violations(const std::vector<Violation>& all) {
+  if (all.size() <= kListAll) return all;
+  std::vector<Violation> told;
+  std::map<ViolationKind, std::size_t> n;
+  for (const Violation& v : all)
+    if (n[v.kind]++ < kFirstOfKind) told.push_back(v);
+  return told;
+}
+
+namespace {
+
 // The violations, one line each; many of them (a contended run) summed up
 // per kind first, then the first few of each kind.
 std::string violations_text(const RunResult& r, const StoryClock& clock, const TextOptions& o) {
-  constexpr std::size_t kListAll = 8, kFirstOfKind = 3;
   const auto& trace = r.world->trace();
   std::size_t when_w = 0;
   for (const Violation& v : r.violations) when_w = std::max(when_w, when(v, clock).size() - (v.until != v.at ? 2 : 0));
@@ -164,7 +178,7 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   if (o.full)
     for (std::size_t i = 0; i < steps.size(); ++i) lines.push_back({.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}});
   else
-    lines = fold_story(trace, steps, r.violations, clock);
+    lines = fold_story(trace, steps, told_violations(r.violations), clock);
   out += "What happened (true time, which no process can read; local clock readings where they matter):\n";
   out += story_text(lines, clock, o);
   if (!trace.complete())

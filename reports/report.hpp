@@ -59,6 +59,10 @@ struct StoryLine {
 std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
                                   const StoryClock& clock);
 
+// The violations a report tells one by one: all of them when they are few,
+// else the first three of each kind (the story keeps the steps these rest on).
+std::vector<Violation> told_violations(const std::vector<Violation>& all);
+
 // The command that replays this run exactly.
 std::string replay_command(const RunResult& r);
 

@@ -276,3 +276,15 @@ TEST_CASE("antirez's check-and-set story says the current holder's work was refu
   CHECK(text.find("client2's work was refused, not lost: storage rejected its write, and client2 was told so at 41.008s — and client2 was the "
                   "holder granted last") != std::string::npos);
 }
+
+TEST_CASE("a story with thousands of violations still fits a page: it keeps the steps of the violations it lists") {
+  Scenario s = ten_workers();
+  s.duration = Duration::s(120);
+  for (ClientConfig& c : s.clients) c.repeat = kForever;
+  const RunResult r = run_scenario(s);
+  REQUIRE(r.violations.size() > 1000);
+  CHECK(told_violations(r.violations).size() <= 3 * r.verdict.size());
+  const std::string text = text_report(r);
+  CHECK(story_lines(text).size() < 250);
+  CHECK(text.find("not told here") != std::string::npos);
+}
