@@ -109,11 +109,8 @@ Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_m
   const auto& procs = trace.processes();
   Messages m;
   // A message sent within a client's retry loop, by it or to it.
-  auto in_retry = [&](const TraceEvent& sent) {
-    for (const RetryRun& run : retries)
-      if ((sent.process == run.client || sent.peer == run.client) && sent.at >= run.from && sent.at <= run.to) return true;
-    return false;
-  };
+  const RetryIndex loops(retries);
+  auto in_retry = [&](const TraceEvent& sent) { return loops.covers(sent.process, sent.at) || loops.covers(sent.peer, sent.at); };
   std::map<std::int64_t, const TraceEvent*> sent;
   // A server answers a client's requests in order: whether each answer
   // still to come is to a request we draw (a lock or storage command, not a
@@ -199,7 +196,9 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
   std::vector<Window> grants, releases;
   std::map<ProcId, Instant> attempt, release;
   std::map<std::pair<ProcId, ProcId>, const TraceEvent*> last_command;
-  std::map<const TraceEvent*, const TraceEvent*> answers;  // a node's reply sent -> the command it answers
+  std::set<const TraceEvent*> drawn;                        // the arrows' sends
+  for (const Arrow& a : arrows) drawn.insert(a.sent);
+  std::map<const TraceEvent*, const TraceEvent*> answers;  // a drawn reply's send -> the command it answers
   std::map<ProcId, const TraceEvent*> last_reply;           // per client: the last node's reply it received
   std::set<const TraceEvent*> granting;                     // the last reply before each grant
   for (const TraceEvent& e : trace.events()) {
@@ -218,7 +217,7 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
         break;
       case Ev::Command: last_command[{e.process, e.peer}] = &e; break;
       case Ev::Sent:
-        if (node(e.process))
+        if (node(e.process) && drawn.count(&e))
           if (auto it = last_command.find({e.process, e.peer}); it != last_command.end()) answers[&e] = it->second;
         break;
       default: break;

@@ -58,6 +58,24 @@ struct RetryRun {
   std::string why;         // the reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)")
 };
 std::vector<RetryRun> retry_runs(const Trace& trace);
+// The retry loops by client, to ask whether one covers an instant.
+class RetryIndex {
+ public:
+  explicit RetryIndex(const std::vector<RetryRun>& runs) {
+    for (const RetryRun& r : runs) spans_[r.client].emplace_back(r.from, r.to);
+  }
+  bool covers(ProcId client, Instant t) const {
+    const auto it = spans_.find(client);
+    if (it == spans_.end()) return false;
+    // A client's loops are disjoint and in order: the last one starting at or before t.
+    const auto& s = it->second;
+    auto after = std::upper_bound(s.begin(), s.end(), t, [](Instant v, const std::pair<Instant, Instant>& span) { return v < span.first; });
+    return after != s.begin() && t <= (after - 1)->second;
+  }
+
+ private:
+  std::map<ProcId, std::vector<std::pair<Instant, Instant>>> spans_;
+};
 
 struct Messages {
   std::vector<Arrow> arrows;  // in the order of their ends

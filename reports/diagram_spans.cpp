@@ -4,11 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
 #include "reports/diagram_canvas.hpp"
+#include "reports/report.hpp"
 
 namespace locksim::diagram {
 
@@ -19,37 +20,47 @@ namespace {
 
 bool lock_node(const Trace& t, ProcId p) { return p < t.processes().size() && t.processes()[p].role == ProcessRole::LockNode; }
 
-// A command's text as the node traces it: "SET lock v NX PX 30000 -> OK".
-std::pair<std::string, std::string> command_and_result(const std::string& detail) {
+// The first four words of a traced command, and what follows " -> " (its result).
+struct Words {
+  std::string_view word[4];
+  std::string_view result;
+};
+Words words_of(std::string_view detail) {
+  Words w;
   const auto arrow = detail.rfind(" -> ");
-  if (arrow == std::string::npos) return {detail, ""};
-  return {detail.substr(0, arrow), detail.substr(arrow + 4)};
+  if (arrow != std::string_view::npos) {
+    w.result = detail.substr(arrow + 4);
+    detail = detail.substr(0, arrow);
+  }
+  for (std::string_view& word : w.word) {
+    const auto start = detail.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    detail.remove_prefix(start);
+    const auto end = std::min(detail.find(' '), detail.size());
+    word = detail.substr(0, end);
+    detail.remove_prefix(end);
+  }
+  return w;
 }
 
 }  // namespace
 
 std::string lock_value(const std::string& detail) {
-  std::istringstream words(detail);
-  std::string verb, w1, w2, w3;
-  words >> verb >> w1 >> w2 >> w3;
-  return verb == "EVAL" ? w3 : w2;  // SET lock VALUE ..., EVAL script lock VALUE ...
+  const Words w = words_of(detail);
+  return std::string(w.word[0] == "EVAL" ? w.word[3] : w.word[2]);  // SET lock VALUE ..., EVAL script lock VALUE ...
 }
 
 bool takes_lock(const std::string& detail, const std::string& key) {
-  const auto [command, result] = command_and_result(detail);
-  std::istringstream words(command);
-  std::string verb, arg, k;
-  words >> verb >> arg;
-  if (verb == "EVAL") words >> k;
-  else k = arg;
-  if (k != key) return false;
+  const Words w = words_of(detail);
+  const std::string_view verb = w.word[0], arg = w.word[1], result = w.result;
+  if ((verb == "EVAL" ? w.word[2] : arg) != key) return false;
   // The acquiring commands of the Redis-family algorithms and what they
   // answer when they take the lock (lockalgos/redis_single.cpp, redisson.cpp).
   if (verb == "SET") return result == "OK";
   if (verb == "SETNX") return result == "(integer) 1";
   if (verb == "EVAL" && arg == "redisson-trylock") return result == "(nil)";
-  if (verb == "EVAL" && arg == "redisson-fenced-trylock") return result.rfind("OK", 0) == 0;
-  if (verb == "EVAL" && arg == "acquire-with-token") return result.rfind("(integer)", 0) == 0;
+  if (verb == "EVAL" && arg == "redisson-fenced-trylock") return result.substr(0, 2) == "OK";
+  if (verb == "EVAL" && arg == "acquire-with-token") return result.substr(0, 9) == "(integer)";
   return false;
 }
 
@@ -110,11 +121,8 @@ std::vector<Holding> holdings(const RunResult& r, const std::vector<RetryRun>& r
   }
   for (const auto& [node, h] : std::map(held)) close(node, r.stats.sim_time);
   // A failed try's value within a retry loop, set and unlocked at once, is the loop's noise.
-  std::erase_if(out, [&](const Holding& h) {
-    return !h.granted && std::any_of(retries.begin(), retries.end(), [&](const RetryRun& run) {
-      return run.client == h.holder && h.from >= run.from && h.from <= run.to;
-    });
-  });
+  const RetryIndex loops(retries);
+  std::erase_if(out, [&](const Holding& h) { return !h.granted && loops.covers(h.holder, h.from); });
   return out;
 }
 
@@ -226,8 +234,16 @@ std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs) {
   return out;
 }
 
+namespace {
+
+bool too_few(const std::string& detail) {
+  const auto t = parse_tally(detail);
+  return t && t->too_few();
+}
+
+}  // namespace
+
 std::vector<RetryRun> retry_runs(const Trace& trace) {
-  static const std::regex tally(R"(^(\d+) of (\d+) (nodes granted it|locks taken) \(([^)]*) needed\).*$)");
   constexpr std::size_t kLeast = 3;  // failed attempts in a row worth one mark
   struct Open {
     RetryRun run;
@@ -255,15 +271,13 @@ std::vector<RetryRun> retry_runs(const Trace& trace) {
       continue;
     }
     if (!client) continue;
-    std::smatch m;
     switch (e.kind) {
       case Ev::Acquiring:
         flush(e.process);
         open[e.process].run = {.client = e.process, .from = e.at, .to = e.at};
         break;
       case Ev::AttemptFailed:
-        if (std::regex_match(e.detail, m, tally) &&
-            (!std::isdigit(static_cast<unsigned char>(m[4].str()[0])) || std::stoll(m[1]) < std::stoll(m[4]))) {
+        if (too_few(e.detail)) {
           if (!open.count(e.process)) open[e.process].run = {.client = e.process, .from = e.at, .to = e.at};
           Open& o = open[e.process];
           ++o.run.attempts;

@@ -13,8 +13,9 @@ using markup::esc;
 std::string html_report(const RunResult& r, const DiagramOptions& o) {
   const Scenario& sc = *r.scenario;
   // The story as the text tells it, folded; a folded line opens on its steps.
-  const StoryClock clock = story_clock(r);
-  const std::vector<Step> told = narrate(r, &clock);
+  const Story story = tell_story(r);
+  const StoryClock& clock = story.clock;
+  const std::vector<Step>& told = story.steps;
   std::string steps;
   for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock)) {
     if (l.steps.size() == 1) {

@@ -2,7 +2,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
-#include <regex>
+#include <cstdio>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,6 +13,9 @@
 namespace locksim {
 
 namespace {
+
+// A deferred instant in a step's text: "\x01<ns>\x02" (no narrated text has these bytes).
+constexpr char kStampOpen = '\x01', kStampClose = '\x02';
 
 // The lock value's owner, for "client1's key".
 std::string owner_of(const Trace& t, ProcId owner) {
@@ -108,8 +111,10 @@ struct ReleaseExchange {
 // The story told event by event: what it carries from one event to the next.
 class Narrator {
  public:
-  Narrator(const Trace& trace, const LockConfig& lock, const StoryClock* clock)
-      : trace_(trace), lock_(lock), clock_(clock), clock_moved_(trace.processes().size(), false) {}
+  // `deferred`: instants in the text as placeholders, for one clock chosen
+  // once every step is known (tell_story); else written by format_instant.
+  Narrator(const Trace& trace, const LockConfig& lock, bool deferred)
+      : trace_(trace), lock_(lock), deferred_(deferred), clock_moved_(trace.processes().size(), false) {}
 
   // The event's step in the story, if it has one.
   std::optional<std::string> tell(const TraceEvent& e) {
@@ -124,7 +129,7 @@ class Narrator {
 
  private:
   std::string who(const TraceEvent& e) const { return trace_.name(e.process); }
-  std::string stamp(Instant t) const { return clock_ ? (*clock_)(t) : format_instant(t); }
+  std::string stamp(Instant t) const { return deferred_ ? kStampOpen + std::to_string(t.ns()) + kStampClose : format_instant(t); }
   std::string clock_reading(const TraceEvent& e, bool wall) const {
     return who(e) + "'s " + (wall ? "wall" : "monotonic") + " clock reads " + stamp(wall ? e.wall : e.mono);
   }
@@ -161,18 +166,13 @@ class Narrator {
   // validity V; ..." (lockalgos/redlock.cpp), Redisson's MultiLock "G of N
   // locks taken (all needed); ..."; other reasons are told as given.
   std::string attempt_failed(const TraceEvent& e) const {
-    static const std::regex tally(R"(^(\d+) of (\d+) (nodes granted it|locks taken) \(([^)]*) needed\)(, validity ([^;]*))?(.*)$)");
-    std::smatch m;
-    if (!std::regex_match(e.detail, m, tally)) return who(e) + "'s attempt fails: " + e.detail;
-    const long long granted = std::stoll(m[1]), total = std::stoll(m[2]);
-    const std::string needed = m[4], rest = m[7];
-    const bool nodes = m[3] == "nodes granted it";
-    const bool enough = !needed.empty() && std::isdigit(static_cast<unsigned char>(needed[0])) && granted >= std::stoll(needed);
-    if (!enough)
-      return fmt::format("{}'s attempt fails: too few {}: {} of {} {} ({} needed){}", who(e), nodes ? "nodes" : "locks", granted, total,
-                         nodes ? "granted it" : "taken", needed, rest);
+    const auto t = parse_tally(e.detail);
+    if (!t) return who(e) + "'s attempt fails: " + e.detail;
+    if (t->too_few())
+      return fmt::format("{}'s attempt fails: too few {}: {} of {} {} ({} needed){}", who(e), t->nodes ? "nodes" : "locks", t->granted, t->total,
+                         t->nodes ? "granted it" : "taken", t->needed, t->rest);
     return fmt::format("{}'s attempt fails: its validity is used up: {} of {} nodes granted it, but the time left, {}, is not more than 0{}",
-                       who(e), granted, total, m[6].str(), rest);
+                       who(e), t->granted, t->total, t->validity, t->rest);
   }
 
   // A promoted replica, with what it holds: none of the lock's keys, when
@@ -295,7 +295,7 @@ class Narrator {
 
   const Trace& trace_;
   const LockConfig& lock_;
-  const StoryClock* clock_;
+  bool deferred_;
   std::set<ProcId> holders_;                     // clients granted the lock and not yet letting it go
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
@@ -303,24 +303,72 @@ class Narrator {
 
 }  // namespace
 
-std::vector<Step> narrate(const Trace& trace, const LockConfig& lock, const StoryClock* clock) {
+bool AttemptTally::too_few() const {
+  if (needed.empty() || !std::isdigit(static_cast<unsigned char>(needed[0]))) return true;  // "all", "a majority": not taken
+  return granted < std::stoll(needed);
+}
+
+std::optional<AttemptTally> parse_tally(const std::string& d) {
+  AttemptTally t;
+  int read = 0;
+  if (std::sscanf(d.c_str(), "%lld of %lld %n", &t.granted, &t.total, &read) != 2) return std::nullopt;
+  std::string_view rest(d);
+  rest.remove_prefix(static_cast<std::size_t>(read));
+  for (std::string_view phrase : {std::string_view("nodes granted it ("), std::string_view("locks taken (")}) {
+    if (rest.substr(0, phrase.size()) != phrase) continue;
+    t.nodes = phrase[0] == 'n';
+    rest.remove_prefix(phrase.size());
+    const auto needed = rest.find(" needed)");
+    if (needed == std::string_view::npos) return std::nullopt;
+    t.needed = rest.substr(0, needed);
+    rest.remove_prefix(needed + 8);
+    if (rest.substr(0, 11) == ", validity ") {
+      rest.remove_prefix(11);
+      const auto semi = std::min(rest.find(';'), rest.size());
+      t.validity = rest.substr(0, semi);
+      rest.remove_prefix(semi);
+    }
+    t.rest = rest;
+    return t;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool deferred) {
   std::vector<Step> steps;
-  Narrator narrator(trace, lock, clock);
+  Narrator narrator(trace, lock, deferred);
   for (const TraceEvent& e : trace.events())
     if (auto text = narrator.tell(e)) steps.push_back({e.at, std::move(*text), &e});
   return steps;
 }
 
-std::vector<Step> narrate(const RunResult& r, const StoryClock* clock) { return narrate(r.world->trace(), r.scenario->lock, clock); }
+}  // namespace
 
-StoryClock story_clock(const RunResult& r) {
+std::vector<Step> narrate(const Trace& trace, const LockConfig& lock) { return narrate_with(trace, lock, false); }
+
+std::vector<Step> narrate(const RunResult& r) { return narrate(r.world->trace(), r.scenario->lock); }
+
+Story tell_story(const RunResult& r) {
+  std::vector<Step> steps = narrate_with(r.world->trace(), r.scenario->lock, true);
   std::vector<Instant> times;
-  for (const Step& st : narrate(r)) times.push_back(st.at);
+  for (const Step& st : steps) times.push_back(st.at);
   for (const Violation& v : r.violations) {
     times.push_back(v.at);
     times.push_back(v.until);
   }
-  return StoryClock(times);
+  StoryClock clock(times);
+  for (Step& st : steps) {
+    std::string& t = st.text;
+    for (auto open = t.find(kStampOpen); open != std::string::npos; open = t.find(kStampOpen, open)) {
+      const auto close = t.find(kStampClose, open);
+      const std::string stamp = clock(Instant::from_ns(std::stoll(t.substr(open + 1, close - open - 1))));
+      t.replace(open, close - open + 1, stamp);
+      open += stamp.size();
+    }
+  }
+  return {std::move(steps), clock};
 }
 
 }  // namespace locksim

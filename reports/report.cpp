@@ -172,8 +172,9 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   out += fmt::format("  {} · {}, {} · {} simulated\n\n", lock, counted(s.clients.size(), "client"),
                      counted(s.nodes.size(), "node"), format_duration(s.duration));
 
-  const StoryClock clock = story_clock(r);
-  const std::vector<Step> steps = narrate(r, &clock);
+  const Story story = tell_story(r);
+  const StoryClock& clock = story.clock;
+  const std::vector<Step>& steps = story.steps;
   std::vector<StoryLine> lines;
   if (o.full)
     for (std::size_t i = 0; i < steps.size(); ++i) lines.push_back({.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}});

@@ -15,6 +15,20 @@ struct Step {
   const TraceEvent* event = nullptr;  // the event the step tells (in the trace it was told from)
 };
 
+// A failed attempt's tally as the algorithms trace it: Redlock's "G of N
+// nodes granted it (Q needed), validity V; ..." (lockalgos/redlock.cpp),
+// Redisson's MultiLock "G of N locks taken (all needed); ..." (redisson.cpp).
+struct AttemptTally {
+  long long granted = 0, total = 0;
+  bool nodes = true;      // "nodes granted it" (else "locks taken")
+  std::string needed;     // "3", "all", "a majority"
+  std::string validity;   // "" when not given
+  std::string rest;       // from the ';' on ("; it unlocks every node")
+  // Too few granted (else, for Redlock, enough but the validity was used up).
+  bool too_few() const;
+};
+std::optional<AttemptTally> parse_tally(const std::string& detail);
+
 // True-time stamps of one story: one unit and one precision for all of them,
 // so that they line up. Seconds (ms when the whole story is within a
 // second), with the fewest decimals (3 to 6 for seconds) that still tell
@@ -35,12 +49,18 @@ class StoryClock {
 
 // The events that tell the story, in plain words, in true-time order. The
 // lock's configuration picks the words for what the algorithm does (a
-// ZooKeeper lock lasts as long as its session, not forever); the clock, if
-// given, writes the instants in the text (else format_instant).
-std::vector<Step> narrate(const Trace& trace, const LockConfig& lock = {}, const StoryClock* clock = nullptr);
-std::vector<Step> narrate(const RunResult& r, const StoryClock* clock = nullptr);
-// The clock for a run's story: narrated once to learn its instants.
-StoryClock story_clock(const RunResult& r);
+// ZooKeeper lock lasts as long as its session, not forever). Instants in the
+// text are written by format_instant.
+std::vector<Step> narrate(const Trace& trace, const LockConfig& lock = {});
+std::vector<Step> narrate(const RunResult& r);
+
+// A run's story as the reports tell it: its steps, with every instant in
+// their text written by the one clock chosen for them (and the violations).
+struct Story {
+  std::vector<Step> steps;
+  StoryClock clock;
+};
+Story tell_story(const RunResult& r);
 
 // A line of the story as told: one step, or a run of alike steps told once
 // ("client2's attempt fails 57 times, ...").

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "judge/words.hpp"
@@ -117,20 +116,14 @@ std::vector<bool> decisive_steps(const Trace& trace, const std::vector<Step>& st
 // session gone) is told on its own.
 std::optional<ProcId> retry_client(const Trace& trace, const Step& step, const std::set<ProcId>& trying) {
   const TraceEvent& e = *step.event;
-  if (e.kind == Ev::AttemptFailed) return step.text.find("attempt fails: too few ") != std::string::npos ? std::optional(e.process) : std::nullopt;
+  if (e.kind == Ev::AttemptFailed) {
+    const auto t = parse_tally(e.detail);
+    return t && t->too_few() ? std::optional(e.process) : std::nullopt;
+  }
   if (e.kind != Ev::Dropped) return std::nullopt;
   for (ProcId p : {e.process, e.peer})
     if (client(trace, p) && trying.count(p)) return p;
   return std::nullopt;
-}
-
-// A failed attempt's reason as the narrator told it, without its
-// durations (the validity left differs from try to try).
-std::string reason_of(const std::string& text) {
-  const auto colon = text.find(": ");
-  std::string r = colon == std::string::npos ? text : text.substr(colon + 2);
-  static const std::regex duration(R"(-?\d+(\.\d+)?(ns|us|ms|s)\b)");
-  return std::regex_replace(r, duration, "…");
 }
 
 constexpr std::size_t kFoldRetries = 3;  // failed attempts in a row worth one line
@@ -140,7 +133,9 @@ constexpr std::size_t kFoldAlike = 3;    // alike steps in a row worth one line
 // they failed, and what the network lost meanwhile.
 std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
                        const StoryClock& clock) {
-  std::vector<std::pair<std::string, std::size_t>> reasons;  // in order of first appearance, with counts
+  // Every attempt here failed for too few (retry_client): how many were granted, each time.
+  std::vector<std::pair<long long, std::size_t>> granted;  // in order of first appearance, with counts
+  std::optional<AttemptTally> first;
   std::size_t attempts = 0, lost = 0;
   bool only_its_own = true;  // every message lost was one it sent
   std::set<std::string> why_lost;
@@ -149,9 +144,10 @@ std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& 
     const TraceEvent& e = *steps[i].event;
     if (e.kind == Ev::AttemptFailed) {
       ++attempts;
-      const std::string r = reason_of(steps[i].text);
-      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == r; });
-      if (it == reasons.end()) reasons.emplace_back(r, 1);
+      const auto t = parse_tally(e.detail);
+      if (!first) first = t;
+      auto it = std::find_if(granted.begin(), granted.end(), [&](const auto& p) { return p.first == t->granted; });
+      if (it == granted.end()) granted.emplace_back(t->granted, 1);
       else ++it->second;
       continue;
     }
@@ -162,32 +158,19 @@ std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& 
     if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
   }
   std::string s = fmt::format("{} tries and fails {} times, {}: ", trace.name(who), attempts, clock.span(steps[idx.front()].at, steps[idx.back()].at));
-  // What the client does after each failure ("; it unlocks every node") is said once, at the end.
-  std::string after;
-  for (auto& [r, n] : reasons)
-    if (const auto semi = r.find(';'); semi != std::string::npos) {
-      after = r.substr(semi);
-      r.erase(semi);
-    }
-  static const std::regex too_few(R"(^too few (\w+): (\d+) of (\d+) (granted it|taken) \(([^)]*) needed\)$)");
-  std::smatch m;
-  std::map<std::string, std::size_t> merged;  // the same reason, once its durations are gone
-  for (const auto& [r, n] : reasons) merged[r] += n;
-  if (merged.size() == 1) {
-    s += reasons.front().first + ", each time";
-  } else if (std::all_of(reasons.begin(), reasons.end(), [&](const auto& p) { return std::regex_match(p.first, m, too_few); })) {
-    // Too few each time, by a count that varies: "2 of 5 granted it 175 times, 0 of 5 44 times".
-    std::regex_match(reasons.front().first, m, too_few);
-    s += fmt::format("too few {} each time ({} needed): ", m[1].str(), m[5].str());
-    for (std::size_t k = 0; k < reasons.size(); ++k) {
-      std::regex_match(reasons[k].first, m, too_few);
-      s += fmt::format("{}{} of {}{} {}", k == 0 ? "" : ", ", m[2].str(), m[3].str(), k == 0 ? " " + m[4].str() : "", counted(reasons[k].second, "time"));
-    }
+  const char* noun = first->nodes ? "nodes" : "locks";
+  const char* verb = first->nodes ? "granted it" : "taken";
+  if (granted.size() == 1) {
+    s += fmt::format("too few {}: {} of {} {} ({} needed), each time", noun, granted[0].first, first->total, verb, first->needed);
   } else {
-    for (std::size_t k = 0; k < reasons.size(); ++k)
-      s += (k == 0 ? "" : "; ") + reasons[k].first + " (" + counted(reasons[k].second, "time") + ")";
+    // By a count that varies: "2 of 5 granted it 175 times, 0 of 5 44 times".
+    s += fmt::format("too few {} each time ({} needed): ", noun, first->needed);
+    for (std::size_t k = 0; k < granted.size(); ++k)
+      s += fmt::format("{}{} of {}{} {}", k == 0 ? "" : ", ", granted[k].first, first->total, k == 0 ? std::string(" ") + verb : "",
+                       counted(granted[k].second, "time"));
   }
-  s += after;
+  // What the client does after each failure ("; it unlocks every node"), said once.
+  s += first->rest;
   if (lost > 0) {
     std::vector<std::string> why(why_lost.begin(), why_lost.end());
     s += fmt::format("; the network loses {} of its messages ({}), {} {}", lost, names(why), only_its_own ? "to" : "to or from", names(peers));
@@ -204,8 +187,15 @@ std::string shape(const std::string& text, const std::string& who) {
     const bool end = at + who.size() == s.size() || !std::isalnum(static_cast<unsigned char>(s[at + who.size()]));
     if ((at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) && end) s.replace(at, who.size(), "@");
   }
-  static const std::regex value(R"([0-9a-f]{4}…)");
-  return std::regex_replace(s, value, "…");
+  // "9925…" (narrate.cpp's shortened values) as "…".
+  const std::string ellipsis = "…";
+  for (auto at = s.find(ellipsis); at != std::string::npos; at = s.find(ellipsis, at + 1))
+    if (at >= 4 && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(at - 4), s.begin() + static_cast<std::ptrdiff_t>(at),
+                               [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
+      s.erase(at - 4, 4);
+      at -= 4;
+    }
+  return s;
 }
 
 // Which kinds of step may be folded with alike neighbours: asking, renewing,
