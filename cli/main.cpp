@@ -347,14 +347,9 @@ int cmd_list() {
   return kExitOk;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
-  app.require_subcommand(1);
-
-  RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
+// `run` and its options: what to run, and which reports of it to write.
+CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
+  CLI::App* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
   run_cmd->add_option("files", run.files, "scenario files")->required();
   run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
   run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
@@ -372,6 +367,17 @@ int main(int argc, char** argv) {
                       "with rsvg-convert (Debian: librsvg2-bin)");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
+  return run_cmd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
+  app.require_subcommand(1);
+
+  RunArgs run;
+  CLI::App* run_cmd = add_run_command(app, run);
 
   std::vector<std::string> check_args;
   std::string check_format = "text";
