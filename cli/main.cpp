@@ -1,5 +1,7 @@
 // locksim: the command line (product.md, "The command line").
 // Exit status: 0 as expected, 1 not as expected, 2 bad input or usage, 3 a bug in locksim.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -53,11 +55,33 @@ struct RunArgs {
   std::string svg_path, html_path;
   std::size_t arrows = DiagramOptions{}.max_arrows;
   bool check_determinism = false;
+  bool full = false;
+  std::string axis = "auto";
+  std::string slides_path;
 };
+
+// A slide's PNG: the SVG rendered by rsvg-convert (Debian's librsvg2-bin,
+// which scripts/install-deps installs), run directly, not through a shell.
+void write_png(const std::string& svg, const std::string& png) {
+  const std::string tmp = png + ".svg";
+  if (!(std::ofstream(tmp) << svg)) throw ScenarioError(tmp + ": cannot write there");
+  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", png.c_str(), tmp.c_str(), nullptr};
+  pid_t pid = 0;
+  int status = -1;
+  const bool ran = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0 &&
+                   waitpid(pid, &status, 0) == pid;
+  fs::remove(tmp);
+  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
+                              "or scripts/install-deps; or ask for PATH.svg)");
+}
 
 // How many events `run` keeps for its text story: the story of a long run is
 // told from its beginning; the verdict always judges every event.
 constexpr std::uint64_t kTextKeep = 250'000;
+// The JSON report's story is told from fewer (every catalogue scenario's
+// whole story fits), so that a long run's JSON stays small and fast.
+constexpr std::uint64_t kJsonKeep = 20'000;
 // A diagram or a determinism check reads every event, up to this many (about
 // 300 MiB); past it a diagram shows the beginning, and the determinism check
 // compares the events kept and the hash of them all.
@@ -70,9 +94,9 @@ int cmd_run(const RunArgs& a) {
     RunOptions opts;
     opts.seed = a.seed;
     // Keep only the events a report will read: a diagram or a determinism
-    // check needs them all, the text story its beginning, JSON none.
-    const bool whole = !a.svg_path.empty() || !a.html_path.empty() || a.check_determinism;
-    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+    // check needs them all, the text story its beginning, JSON's story less.
+    const bool whole = !a.svg_path.empty() || !a.html_path.empty() || !a.slides_path.empty() || a.check_determinism;
+    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? kJsonKeep : kTextKeep;
     std::ofstream trace_out;
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
@@ -86,18 +110,30 @@ int cmd_run(const RunArgs& a) {
     opts.listener = nullptr;
     opts.details = false;
     if (a.format == "json") std::cout << json_report(r) << "\n";
-    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    else std::cout << text_report(r, {.colour = use_colour(), .full = a.full}) << (a.files.size() > 1 ? "\n" : "");
     if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
-    for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
+    enum Picture { Svg, Html, Slides };
+    for (auto [path, kind] : {std::pair{a.svg_path, Svg}, std::pair{a.html_path, Html}, std::pair{a.slides_path, Slides}}) {
       if (path.empty()) continue;
       if (!r.world->trace().complete())
         std::cerr << "locksim: " << path << " shows the first " << r.world->trace().events().size() << " of "
                   << r.stats.events << " events (a diagram of more would not be read); shorten the run to see its end\n";
-      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
-      std::ofstream out(path);
+      const bool png = kind == Slides && fs::path(path).extension() == ".png";
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (kind == Html ? ".html" : png ? ".png" : ".svg");
       DiagramOptions d;
       d.max_arrows = a.arrows;
-      if (!(out << (html ? html_report(r, d) : svg_diagram(r, d)))) throw ScenarioError(path + ": cannot write there");
+      d.axis = a.axis == "linear" ? AxisChoice::Linear : a.axis == "compressed" ? AxisChoice::Compressed : AxisChoice::Auto;
+      if (kind == Slides) {
+        d.slides = true;
+        d.width = 1500;
+      }
+      const std::string picture = kind == Html ? html_report(r, d) : svg_diagram(r, d);
+      if (png) {
+        write_png(picture, path);
+        continue;
+      }
+      std::ofstream out(path);
+      if (!(out << picture)) throw ScenarioError(path + ": cannot write there");
     }
     if (a.check_determinism) {
       RunResult again = run_scenario(s, opts);
@@ -311,14 +347,9 @@ int cmd_list() {
   return kExitOk;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
-  app.require_subcommand(1);
-
-  RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
+// `run` and its options: what to run, and which reports of it to write.
+CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
+  CLI::App* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
   run_cmd->add_option("files", run.files, "scenario files")->required();
   run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
   run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
@@ -326,8 +357,27 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
   run_cmd->add_option("--arrows", run.arrows, "draw at most this many message arrows (default 400; 0: none)");
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
+  run_cmd->add_flag("--full", run.full, "tell every step and list every violation (nothing folded or cut)");
+  run_cmd->add_option("--axis", run.axis,
+                      "the diagram's time axis: linear (to scale) or compressed (quiet stretches cut out); default: linear where "
+                      "every critical section, pause and violation is 12 px wide or more at the page width")
+      ->check(CLI::IsMember({"auto", "linear", "compressed"}));
+  run_cmd->add_option("--slides", run.slides_path,
+                      "write the diagram for a slide to PATH: larger type, every label written, no tooltips; PATH.png renders it "
+                      "with rsvg-convert (Debian: librsvg2-bin)");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
+  return run_cmd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
+  app.require_subcommand(1);
+
+  RunArgs run;
+  CLI::App* run_cmd = add_run_command(app, run);
 
   std::vector<std::string> check_args;
   std::string check_format = "text";
