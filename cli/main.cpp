@@ -369,8 +369,33 @@ int cmd_list() {
   return kExitOk;
 }
 
+// run's flags that decide what the run is judged against: [expect], nothing, or a student's prediction.
+void add_judging_flags(CLI::App& run_cmd, RunArgs& run) {
+  run_cmd.add_flag("--ignore-expect", run.ignore_expect,
+                   "report the verdict alone, not against [expect] (exit 0: no violation, 1: some); for a changed copy");
+  run_cmd.add_flag("--quiz,--no-spoilers", run.quiz,
+                   "course mode: show the set-up without the story or expected verdict and ask for a prediction "
+                   "(asked at a terminal; otherwise it prints the command that reveals the run)");
+  run_cmd.add_option("--predict", run.predict,
+                     "course mode: KINDS (comma-separated, or none) predicted; run, tell, and score the prediction (exit 0: right)");
+}
+
+struct NewArgs {
+  std::string algorithm = "redis-single";
+  std::string out;  // "" or "-": stdout
+};
+
+CLI::App* add_new_command(CLI::App& app, NewArgs& a) {
+  auto* cmd = app.add_subcommand("new", "write a commented starting scenario for an algorithm");
+  cmd->add_option("algorithm", a.algorithm, "an algorithm of `locksim list` (default redis-single)");
+  cmd->add_option("-o,--output", a.out, "write it to FILE instead of stdout (an existing file is left alone)");
+  return cmd;
+}
+
 // `locksim new [ALGORITHM] [-o FILE]`: a starting scenario; an existing FILE is left alone.
-int cmd_new(const std::string& name, const std::string& out) {
+int cmd_new(const NewArgs& a) {
+  const std::string& name = a.algorithm;
+  const std::string& out = a.out;
   const AlgorithmInfo* algorithm = find_algorithm(name);
   if (!algorithm) {
     std::string names;
@@ -418,13 +443,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
-  run_cmd->add_flag("--ignore-expect", run.ignore_expect,
-                    "report the verdict alone, not against [expect] (exit 0: no violation, 1: some); for a changed copy");
-  run_cmd->add_flag("--quiz,--no-spoilers", run.quiz,
-                    "course mode: show the set-up without the story or expected verdict and ask for a prediction "
-                    "(asked at a terminal; otherwise it prints the command that reveals the run)");
-  run_cmd->add_option("--predict", run.predict,
-                      "course mode: KINDS (comma-separated, or none) predicted; run, tell, and score the prediction (exit 0: right)");
+  add_judging_flags(*run_cmd, run);
 
   std::vector<std::string> check_args;
   std::string check_format = "text";
@@ -434,10 +453,8 @@ int main(int argc, char** argv) {
 
   auto* list_cmd = app.add_subcommand("list", "algorithms, fault kinds and violation kinds");
 
-  std::string new_algorithm = "redis-single", new_out;
-  auto* new_cmd = app.add_subcommand("new", "write a commented starting scenario for an algorithm");
-  new_cmd->add_option("algorithm", new_algorithm, "an algorithm of `locksim list` (default redis-single)");
-  new_cmd->add_option("-o,--output", new_out, "write it to FILE instead of stdout (an existing file is left alone)");
+  NewArgs new_args;
+  auto* new_cmd = add_new_command(app, new_args);
 
   ExploreArgs explore_args;
   auto* explore_cmd = app.add_subcommand("explore", "run a scenario under random fault schedules, seed after seed");
@@ -493,7 +510,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
-    if (*new_cmd) return cmd_new(new_algorithm, new_out);
+    if (*new_cmd) return cmd_new(new_args);
     if (*explore_cmd) return cmd_explore(explore_args);
     if (*merge_cmd) {
       std::vector<std::string> texts;

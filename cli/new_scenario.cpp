@@ -115,7 +115,8 @@ work = "1s"
 std::string new_scenario(const AlgorithmInfo& a) {
   std::string out = fmt::format(
       "# A starting scenario for {}, written by `locksim new {}` (locksim {}).\n"
-      "# Run it with `locksim run FILE`. Every key: docs/scenarios.md and `locksim list`.\n"
+      "# Run it with `locksim run FILE`. Every key: `locksim list`, and docs/scenarios.md\n"
+      "# (share/doc/locksim/scenarios.md where locksim is installed).\n"
       "# Durations are strings with a unit (\"250ms\", \"10s\", \"2m\"); a range \"1ms..5ms\" draws one.\n\n",
       a.name, a.name, kVersion);
   out += fmt::format("title = \"{}: two clients, one lock\"\n", a.name);

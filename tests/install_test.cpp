@@ -12,8 +12,8 @@ namespace fs = std::filesystem;
 using locksim::testing::run_command;
 
 TEST_CASE("cmake --install puts locksim, its scenarios and its docs under the prefix, and the installed program runs") {
-  const fs::path prefix = fs::temp_directory_path() / "locksim-install-test";
-  fs::remove_all(prefix);
+  const locksim::testing::ScratchDir scratch("locksim-install-test");
+  const fs::path prefix = scratch.path();
   const auto install = run_command(std::string(LOCKSIM_CMAKE_COMMAND) + " --install " + LOCKSIM_BUILD_DIR +
                                    " --prefix " + prefix.string() + " 2>&1");
   INFO(install.output);
@@ -45,5 +45,4 @@ TEST_CASE("cmake --install puts locksim, its scenarios and its docs under the pr
   CHECK(check.status == 0);
   const auto version = run_command(bin.string() + " --version");
   CHECK(version.output.find("scenarios: " + scenarios.string()) != std::string::npos);
-  fs::remove_all(prefix);
 }

@@ -18,21 +18,23 @@ namespace {
 
 // A scratch directory laid out as the lab assumes: scenarios/ is the
 // catalogue and `locksim` is on PATH; the files a command writes stay here.
-struct LabDir {
-  fs::path root;
+class LabDir {
+ public:
+  explicit LabDir(const std::string& name) : scratch_(name), root(scratch_.path()) {
+    fs::create_directories(root / "bin");
+    fs::create_symlink(LOCKSIM_BINARY, root / "bin" / "locksim");
+    fs::create_directory_symlink(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios", root / "scenarios");
+  }
   std::string run(const std::string& command) const {
     return "cd " + root.string() + " && PATH=" + (root / "bin").string() + ":\"$PATH\" " + command;
   }
-};
 
-LabDir lab_dir(const std::string& name) {
-  LabDir d{fs::temp_directory_path() / name};
-  fs::remove_all(d.root);
-  fs::create_directories(d.root / "bin");
-  fs::create_symlink(LOCKSIM_BINARY, d.root / "bin" / "locksim");
-  fs::create_directory_symlink(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios", d.root / "scenarios");
-  return d;
-}
+ private:
+  locksim::testing::ScratchDir scratch_;
+
+ public:
+  const fs::path root;
+};
 
 std::string doc(const std::string& name) { return read_text(fs::path(LOCKSIM_SOURCE_DIR) / "docs" / name); }
 
@@ -85,7 +87,7 @@ std::pair<std::string, std::string> sed_files(const std::string& command) {
 }  // namespace
 
 TEST_CASE("every command of the course lab runs as printed, and each scenario it quizzes on gives its expected outcome") {
-  const LabDir dir = lab_dir("locksim-lab");
+  const LabDir dir("locksim-lab");
   std::vector<std::string> commands;
   for (const std::string& line : lines_of(doc("lab.md")))
     if (line.rfind("$ locksim ", 0) == 0) commands.push_back(line.substr(2));
@@ -94,6 +96,7 @@ TEST_CASE("every command of the course lab runs as printed, and each scenario it
     INFO(command);
     // Never a terminal on stdin: --quiz prints its question and the command that reveals the run.
     const auto o = run_command(dir.run(command + " < /dev/null 2>&1"));
+    INFO(o.output.substr(0, 300));
     CHECK(o.status == 0);
     const auto quiz = command.find(" --quiz");
     if (quiz == std::string::npos) continue;
@@ -102,11 +105,10 @@ TEST_CASE("every command of the course lab runs as printed, and each scenario it
     CHECK(plain.status == 0);
     CHECK(plain.output.find("— as expected") != std::string::npos);
   }
-  fs::remove_all(dir.root);
 }
 
 TEST_CASE("every answer in the lab's key is what a real run shows") {
-  const LabDir dir = lab_dir("locksim-lab-key");
+  const LabDir dir("locksim-lab-key");
   const std::vector<KeyCommand> commands = key_commands(doc("lab-key.md"));
   CHECK(commands.size() >= 40);
   for (const KeyCommand& k : commands) {
@@ -131,7 +133,6 @@ TEST_CASE("every answer in the lab's key is what a real run shows") {
       ++at;
     }
   }
-  fs::remove_all(dir.root);
 }
 
 TEST_CASE("the lab's key answers every step, and every change with a run of the changed copy") {

@@ -19,9 +19,8 @@ using locksim::testing::read_text;
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "locksim-new-test";
-  fs::create_directories(dir);
-  return dir / name;
+  static const locksim::testing::ScratchDir dir("locksim-new-test");
+  return dir.path() / name;
 }
 
 // The text with every line matching `commented` uncommented ("# " removed).

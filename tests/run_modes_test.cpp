@@ -24,9 +24,8 @@ std::string changed_copy(const std::string& relative, const std::string& from, c
   const auto at = text.find(from);
   REQUIRE(at != std::string::npos);
   text.replace(at, from.size(), to);
-  const fs::path dir = fs::temp_directory_path() / "locksim-run-modes";
-  fs::create_directories(dir);
-  const fs::path path = dir / ("changed-" + fs::path(relative).filename().string());
+  static const locksim::testing::ScratchDir dir("locksim-run-modes");
+  const fs::path path = dir.path() / ("changed-" + fs::path(relative).filename().string());
   std::ofstream(path) << text;
   return path.string();
 }
@@ -120,9 +119,8 @@ TEST_CASE("--quiz at a terminal asks for a prediction, asks again after a wrong 
 
 TEST_CASE("a run draws a progress line on a terminal's stderr and nothing when stderr is not a terminal") {
   // Many events in a long simulated time: a client taking the lock again and again.
-  const fs::path dir = fs::temp_directory_path() / "locksim-run-modes";
-  fs::create_directories(dir);
-  const fs::path file = dir / "busy.toml";
+  const locksim::testing::ScratchDir dir("locksim-run-progress");
+  const fs::path file = dir.path() / "busy.toml";
   std::ofstream(file) << "title = \"busy\"\nabout = \"a\"\nsource = \"s\"\nduration = \"10m\"\n"
                          "[lock]\nalgorithm = \"redis-single\"\nttl = \"10s\"\n[[node]]\nname = \"redis1\"\n"
                          "[[client]]\nname = \"c\"\ncount = 3\njob = \"hold\"\nhold = \"10ms\"\nrepeat = \"forever\"\n";
