@@ -1,14 +1,17 @@
+// The explorer's runner: the runs of an exploration (or of a shard of it) on
+// worker threads, their outcomes gathered by index; and --matrix, the same
+// runs for each variant. Drawing a run's schedule is explore_schedule.cpp;
+// the summary's text, JSON and merging are explore_output.cpp.
 #include "harness/explore.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "harness/explore_schedule.hpp"
 #include "lockalgos/registry.hpp"
 #include "judge/words.hpp"
 #include "sim/rng.hpp"
@@ -22,9 +25,7 @@ std::uint64_t run_seed(std::uint64_t base_seed, std::uint64_t index) {
 
 namespace {
 
-struct Bounds {
-  Duration pause, jump, outage, horizon;
-};
+using Bounds = ScheduleBounds;
 
 Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
   // What breaks a lock is measured against its lease: draw magnitudes up to twice it.
@@ -33,125 +34,9 @@ Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
           s.duration * 4 / 5};
 }
 
-std::vector<FaultKind> supported_kinds(const Scenario& s) {
-  std::vector<FaultKind> kinds = {FaultKind::Pause,     FaultKind::Crash, FaultKind::ClockJump, FaultKind::ClockDrift,
-                                  FaultKind::Partition, FaultKind::Delay, FaultKind::Drop};
-  if (s.sentinel.present) kinds.push_back(FaultKind::Failover);
-  return kinds;
-}
-
-template <typename T>
-const T& pick(Rng& rng, const std::vector<T>& v) {
-  return v[rng.below(v.size())];
-}
-
 }  // namespace
 
-Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& o) {
-  Scenario s = base;
-  s.seed = seed;
-  // What the base file expects was about its own faults, not these.
-  const auto window = s.expect.liveness_window;
-  s.expect = Expectation{};
-  s.expect.liveness_window = window;
-  if (!o.keep_faults) s.faults.clear();
-  Rng rng = Rng(seed).fork("explore/schedule");
-  const Bounds b = bounds_of(base, o);
-
-  std::vector<std::string> clients, nodes, masters, everyone;
-  for (const ClientConfig& c : base.clients) clients.push_back(c.name);
-  for (const NodeConfig& n : base.nodes) {
-    nodes.push_back(n.name);
-    if (n.replica_of.empty()) masters.push_back(n.name);
-  }
-  everyone = clients;
-  everyone.insert(everyone.end(), nodes.begin(), nodes.end());
-  everyone.push_back(base.storage.name);
-  std::vector<std::string> masters_with_replicas;
-  for (const NodeConfig& n : base.nodes)
-    if (!n.replica_of.empty()) masters_with_replicas.push_back(n.replica_of);
-
-  // Swarm: each supported kind is enabled with probability 1/2 (at least one).
-  std::vector<FaultKind> allowed = o.kinds.empty() ? supported_kinds(base) : o.kinds;
-  std::erase_if(allowed, [&](FaultKind k) { return k == FaultKind::Failover && masters_with_replicas.empty(); });
-  std::vector<FaultKind> enabled;
-  for (FaultKind k : allowed)
-    if (rng.chance(0.5)) enabled.push_back(k);
-  if (enabled.empty() && !allowed.empty()) enabled.push_back(pick(rng, allowed));
-  if (enabled.empty()) return s;
-
-  const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o.max_faults}));
-  for (int i = 0; i < count; ++i) {
-    FaultSpec f;
-    f.kind = pick(rng, enabled);
-    f.at = rng.between(Duration::zero(), b.horizon);
-    switch (f.kind) {
-      case FaultKind::Pause:
-        f.target = rng.chance(0.7) ? pick(rng, clients) : pick(rng, nodes);
-        f.duration = rng.between(Duration::ms(1), b.pause);
-        break;
-      case FaultKind::Crash: {
-        f.target = rng.chance(0.5) ? pick(rng, clients) : pick(rng, nodes);
-        s.faults.push_back(f);
-        if (rng.chance(0.7)) {  // and comes back, with or without its keys
-          FaultSpec r;
-          r.kind = FaultKind::Restart;
-          r.target = f.target;
-          r.at = *f.at + rng.between(Duration::ms(1), b.outage);
-          s.faults.push_back(r);
-        }
-        continue;
-      }
-      case FaultKind::ClockJump:
-        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
-        f.by = rng.between(-b.jump, b.jump);
-        if (f.by.is_zero()) f.by = Duration::ms(1);
-        break;
-      case FaultKind::ClockDrift:
-        f.target = rng.chance(0.7) ? pick(rng, nodes) : pick(rng, clients);
-        f.drift_ppb = rng.between(-o.max_drift_ppm, o.max_drift_ppm) * 1000;
-        break;
-      case FaultKind::Partition: {
-        // A random nonempty proper subset against everyone else.
-        std::vector<std::string> a, rest;
-        for (const std::string& p : everyone) (rng.chance(0.5) ? a : rest).push_back(p);
-        if (a.empty() || rest.empty()) {
-          a = {pick(rng, clients)};
-          rest.clear();
-          for (const std::string& p : everyone)
-            if (p != a[0]) rest.push_back(p);
-        }
-        f.groups = {a, rest};
-        f.one_way = rng.chance(0.2);
-        f.duration = rng.between(Duration::ms(1), b.outage);
-        break;
-      }
-      case FaultKind::Delay:
-      case FaultKind::Drop: {
-        // A link between a client and a server (a lock node or the storage), either way.
-        std::vector<std::string> servers = nodes;
-        servers.push_back(base.storage.name);
-        f.from = pick(rng, clients);
-        f.to = pick(rng, servers);
-        if (rng.chance(0.5)) std::swap(f.from, f.to);
-        f.duration = rng.between(Duration::ms(1), b.outage);
-        if (f.kind == FaultKind::Drop) f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{5}));
-        else f.count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{3}));
-        break;
-      }
-      case FaultKind::Failover:
-        f.target = pick(rng, masters_with_replicas);
-        break;
-      default:
-        continue;
-    }
-    s.faults.push_back(f);
-  }
-  // The fault engine schedules by time; keep the file readable in the same order.
-  std::stable_sort(s.faults.begin(), s.faults.end(),
-                   [](const FaultSpec& a, const FaultSpec& b) { return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero()); });
-  return s;
-}
+ScheduleBounds schedule_bounds(const Scenario& s, const ExploreOptions& o) { return bounds_of(s, o); }
 
 void ExploreSummary::add(const RunOutcome& r) {
   ++runs;
@@ -162,15 +47,6 @@ void ExploreSummary::add(const RunOutcome& r) {
     auto it = first.find(k);
     if (it == first.end() || r.index < it->second.index) first[k] = r;
   }
-}
-
-std::pair<double, double> wilson95(std::uint64_t k, std::uint64_t n) {
-  if (n == 0) return {0.0, 1.0};
-  const double z = 1.959963984540054, nn = static_cast<double>(n), p = static_cast<double>(k) / nn;
-  const double denom = 1 + z * z / nn;
-  const double centre = (p + z * z / (2 * nn)) / denom;
-  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / denom;
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
 ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Progress& progress) {
@@ -213,82 +89,6 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
   ExploreSummary summary;
   for (const RunOutcome& r : outcomes) summary.add(r);
   return summary;
-}
-
-namespace {
-std::string kinds_list(const ExploreOptions& o, const Scenario& base) {
-  std::string s;
-  for (FaultKind k : o.kinds.empty() ? supported_kinds(base) : o.kinds)
-    s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
-  return s;
-}
-// Everything that shapes a run's schedule, so the command replays exactly that run.
-std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
-  std::string cmd = fmt::format("locksim explore {} --replay {}", base.path, seed);
-  if (!o.kinds.empty()) {
-    std::string kinds;
-    for (FaultKind k : o.kinds) kinds += (kinds.empty() ? "" : ",") + std::string(fault_kind_name(k));
-    cmd += " --faults " + kinds;
-  }
-  if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
-  if (o.keep_faults) cmd += " --keep-faults";
-  if (o.max_events != ExploreOptions{}.max_events) cmd += fmt::format(" --max-events {}", o.max_events);
-  if (o.max_pause) cmd += " --max-pause " + format_duration(*o.max_pause);
-  if (o.max_jump) cmd += " --max-jump " + format_duration(*o.max_jump);
-  if (o.max_outage) cmd += " --max-outage " + format_duration(*o.max_outage);
-  if (o.max_drift_ppm != ExploreOptions{}.max_drift_ppm) cmd += fmt::format(" --max-drift-ppm {}", o.max_drift_ppm);
-  return cmd;
-}
-}  // namespace
-
-std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
-  std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
-  if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
-  out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
-                     base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
-                     kinds_list(o, base));
-  out += fmt::format("  {:<16} {:>8} {:>8}   {:<17} {}\n", "violation", "runs", "rate", "95% CI (Wilson)", "first seen");
-  for (ViolationKind k : kAllViolationKinds) {
-    const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
-    const auto [lo, hi] = wilson95(n, s.runs);
-    std::string first = "—";
-    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, replay(base, o, s.first.at(k).seed));
-    out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
-                       s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
-  }
-  out += fmt::format("\n  {} of {} violated something; {} the budget ({} or {} simulated)\n", s.violating,
-                     counted(s.runs, "run"), s.budget_exhausted == 1 ? "1 hit" : std::to_string(s.budget_exhausted) + " hit",
-                     counted(o.max_events, "event"), format_duration(base.duration));
-  return out;
-}
-
-std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
-  using json = nlohmann::ordered_json;
-  json kinds = json::object();
-  for (ViolationKind k : kAllViolationKinds) {
-    const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
-    const auto [lo, hi] = wilson95(n, s.runs);
-    json entry = {{"runs", n}, {"ci95", {lo, hi}}};
-    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", replay(base, o, s.first.at(k).seed)}};
-    kinds[std::string(violation_name(k))] = entry;
-  }
-  json fault_kinds = json::array();
-  for (FaultKind k : o.kinds) fault_kinds.push_back(fault_kind_name(k));
-  json j = {{"scenario", base.path},
-            {"base_seed", o.seed},
-            {"runs", s.runs},
-            {"shard", {o.shard_index + 1, o.shard_count}},
-            // What shapes the runs: shards of one exploration must agree on all of it.
-            {"options", {{"runs", o.runs}, {"faults", fault_kinds}, {"max_faults", o.max_faults},
-                         {"keep_faults", o.keep_faults}, {"max_events", o.max_events},
-                         {"max_pause_ns", o.max_pause ? json(o.max_pause->count_ns()) : json(nullptr)},
-                         {"max_jump_ns", o.max_jump ? json(o.max_jump->count_ns()) : json(nullptr)},
-                         {"max_outage_ns", o.max_outage ? json(o.max_outage->count_ns()) : json(nullptr)},
-                         {"max_drift_ppm", o.max_drift_ppm}}},
-            {"violating_runs", s.violating},
-            {"budget_exhausted", s.budget_exhausted},
-            {"violations", kinds}};
-  return j.dump();
 }
 
 namespace {
@@ -359,69 +159,6 @@ std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std
   }
   out += "\n  (the share of runs with each violation; `explore` on one variant gives intervals and first seeds)\n";
   return out;
-}
-
-Merged merge_results(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
-  using json = nlohmann::json;
-  Merged m;
-  std::set<std::uint64_t> seen;
-  std::uint64_t count = 0;
-  json reference;
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    json j;
-    try {
-      j = json::parse(texts[i]);
-    } catch (const std::exception& e) {
-      throw ScenarioError(names[i] + ": not an explore result (" + e.what() + ")");
-    }
-    if (!j.contains("options") || !j.contains("shard") || !j.contains("violations"))
-      throw ScenarioError(names[i] + ": not an explore result (write one with explore --format json or --result)");
-    const json identity = {j["scenario"], j["base_seed"], j["options"], j["shard"][1]};
-    if (i == 0) {
-      reference = identity;
-      m.scenario_path = j["scenario"];
-      m.options.seed = j["base_seed"];
-      m.options.runs = j["options"]["runs"];
-      m.options.max_faults = j["options"]["max_faults"];
-      m.options.keep_faults = j["options"]["keep_faults"];
-      m.options.max_events = j["options"]["max_events"];
-      const json& opts = j["options"];
-      auto bound = [&](const char* key) {
-        return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
-                                                          : std::nullopt;
-      };
-      m.options.max_pause = bound("max_pause_ns");
-      m.options.max_jump = bound("max_jump_ns");
-      m.options.max_outage = bound("max_outage_ns");
-      if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
-      for (const auto& k : j["options"]["faults"])
-        for (int f = 0; f <= static_cast<int>(FaultKind::Failover); ++f)
-          if (fault_kind_name(static_cast<FaultKind>(f)) == k.get<std::string>()) m.options.kinds.push_back(static_cast<FaultKind>(f));
-      count = j["shard"][1];
-    } else if (identity != reference) {
-      throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
-                          names[0] + ")");
-    }
-    const std::uint64_t shard = j["shard"][0];
-    if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
-    m.summary.runs += j["runs"].get<std::uint64_t>();
-    m.summary.violating += j["violating_runs"].get<std::uint64_t>();
-    m.summary.budget_exhausted += j["budget_exhausted"].get<std::uint64_t>();
-    for (ViolationKind k : kAllViolationKinds) {
-      const json& v = j["violations"][std::string(violation_name(k))];
-      const std::uint64_t n = v["runs"];
-      if (n == 0) continue;
-      m.summary.by_kind[k] += n;
-      RunOutcome first;
-      first.index = v["first"]["run"];
-      first.seed = v["first"]["seed"];
-      auto it = m.summary.first.find(k);
-      if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
-    }
-  }
-  for (std::uint64_t k = 1; k <= count; ++k)
-    if (!seen.count(k)) m.missing_shards.push_back(k);
-  return m;
 }
 
 }  // namespace locksim

@@ -1,10 +1,11 @@
 // Faults are data: the engine turns each [[fault]] of a scenario into actions
-// on the world, at an absolute time or when a named event appears in the trace.
+// on the world, at an absolute time or when a named event appears in the
+// trace. What each kind does is its own (harness/faults/).
 #pragma once
 
-#include <map>
 #include <vector>
 
+#include "harness/faults/kind.hpp"
 #include "harness/scenario.hpp"
 #include "sim/world.hpp"
 
@@ -26,15 +27,15 @@ class FaultEngine {
   };
   void on_event(const TraceEvent& e);
   void apply(const FaultSpec& f);
-  ProcId id(const std::string& name) const;
 
-  World& world_;
-  const Scenario& scenario_;
+  FaultContext ctx_;
   std::vector<Trigger> triggers_;
-  std::map<ProcId, Instant> crashed_at_;
 };
 
 // Ev from its trace name ("acquired"), for `on = "client1 acquired"`.
 std::optional<Ev> event_from_name(std::string_view name);
+// Whether `on = "<process> <event>"` may name `e`: not the network's and the
+// commands' events, too many to count by hand, nor a fault's own.
+bool fault_may_wait_for(Ev e);
 
 }  // namespace locksim

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/faults/table.hpp"
 #include "judge/checkers.hpp"
 #include "lockalgos/config.hpp"
 #include "sim/clock.hpp"
@@ -26,13 +27,21 @@ class ScenarioError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// [sentinel]: watches the masters and promotes a replica of one that is down.
+// [sentinel]: the Sentinel processes; they watch the masters and fail over
+// one that is down (sim/sentinel.hpp).
+inline constexpr int kMaxSentinels = 9;
 struct SentinelConfig {
   bool present = false;
-  std::string name = "sentinel";
-  Duration down_after = Duration::s(30);   // down-after-milliseconds
-  Duration ping_period = Duration::s(1);
+  std::string name = "sentinel";           // with sentinels > 1 the processes are <name>1 .. <name>N
+  int sentinels = 1;
+  std::optional<int> quorum;               // default: a majority of the sentinels
+  Duration down_after = Duration::s(30);   // down-after-milliseconds (sentinel.c:88)
+  Duration failover_timeout = Duration::s(180);  // failover-timeout (sentinel.c:96)
+  Duration ping_period = Duration::s(1);   // SENTINEL_PING_PERIOD (sentinel.c:82)
+  ClockSpec clock;                         // every sentinel's
   int line = 0;
+  std::string process_name(int i) const { return sentinels == 1 ? name : name + std::to_string(i + 1); }
+  int quorum_or_default() const { return quorum.value_or(sentinels / 2 + 1); }
 };
 
 struct StorageConfig {
@@ -60,12 +69,8 @@ struct ClientConfig {
   int line = 0;
 };
 
-enum class FaultKind : std::uint8_t {
-  Pause, Crash, Restart, ClockJump, ClockDrift, Partition, Heal, Delay, Drop,
-  Failover  // the sentinel promotes the target master's replica now (SENTINEL FAILOVER)
-};
-std::string_view fault_kind_name(FaultKind k);
-
+// A [[fault]]: when, and what, for any kind (harness/faults/table.hpp); each
+// kind reads the fields its keys name.
 struct FaultSpec {
   FaultKind kind = FaultKind::Pause;
   // When: exactly one of `at` and `on`.

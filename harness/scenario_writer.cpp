@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/faults/kind.hpp"
+
 namespace locksim {
 
 namespace {
@@ -38,10 +40,14 @@ std::string dur(Duration d) { return quote(format_duration(d)); }
 std::string range(const DurationRange& r) { return quote(format_range(r)); }
 std::string count(int n) { return n == kForever ? quote("forever") : std::to_string(n); }
 
+// Parts per million, from billionths: whole when it is.
+std::string ppm_text(std::int64_t ppb) {
+  return ppb % 1000 == 0 ? std::to_string(ppb / 1000) : fmt::format("{}", static_cast<double>(ppb) / 1000.0);
+}
+
 std::string clock(const ClockSpec& c) {
-  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset),
-                     c.drift_ppb % 1000 == 0 ? std::to_string(c.drift_ppb / 1000)
-                                             : fmt::format("{}", static_cast<double>(c.drift_ppb) / 1000.0));
+  const std::string wall = c.wall_drift_ppb == 0 ? "" : ", wall_drift_ppm = " + ppm_text(c.wall_drift_ppb);
+  return fmt::format("{{ offset = {}, drift_ppm = {}{} }}", dur(c.offset), ppm_text(c.drift_ppb), wall);
 }
 
 std::string names(const std::vector<std::string>& v) {
@@ -76,18 +82,24 @@ std::string to_toml(const Scenario& s) {
     line("name", quote(n.name));
     line("clock", clock(n.clock));
     if (n.persistence == Persistence::AofAlways) line("persistence", quote("aof-always"));
+    if (n.persistence == Persistence::AofEverysec) line("persistence", quote("aof-everysec"));
     if (!n.restart_delay.is_zero()) line("restart_delay", dur(n.restart_delay));
     if (!n.replica_of.empty()) {
       line("replica_of", quote(n.replica_of));
       line("replication_lag", range(n.replication_lag));
       if (!n.expiry_as_pxat) line("expiry_propagation", quote("px"));
+      if (n.replica_priority != 100) line("replica_priority", std::to_string(n.replica_priority));
     }
   }
   if (s.sentinel.present) {
     out += "\n[sentinel]\n";
     line("name", quote(s.sentinel.name));
+    if (s.sentinel.sentinels != 1) line("sentinels", std::to_string(s.sentinel.sentinels));
+    if (s.sentinel.quorum) line("quorum", std::to_string(*s.sentinel.quorum));
     line("down_after", dur(s.sentinel.down_after));
+    line("failover_timeout", dur(s.sentinel.failover_timeout));
     line("ping_period", dur(s.sentinel.ping_period));
+    line("clock", clock(s.sentinel.clock));
   }
   out += "\n[storage]\n";
   line("name", quote(s.storage.name));
@@ -120,45 +132,8 @@ std::string to_toml(const Scenario& s) {
       if (!f.after.is_zero()) line("after", dur(f.after));
     }
     line("kind", quote(std::string(fault_kind_name(f.kind))));
-    switch (f.kind) {
-      case FaultKind::Pause:
-        line("target", quote(f.target));
-        line("duration", dur(*f.duration));
-        break;
-      case FaultKind::Crash:
-      case FaultKind::Restart:
-      case FaultKind::Failover:
-        line("target", quote(f.target));
-        break;
-      case FaultKind::ClockJump:
-        line("target", quote(f.target));
-        line("by", quote((f.by > Duration::zero() ? "+" : "") + format_duration(f.by)));
-        break;
-      case FaultKind::ClockDrift:
-        line("target", quote(f.target));
-        line("drift_ppm", f.drift_ppb % 1000 == 0 ? std::to_string(f.drift_ppb / 1000)
-                                                  : fmt::format("{}", static_cast<double>(f.drift_ppb) / 1000.0));
-        break;
-      case FaultKind::Partition: {
-        std::string g = "[";
-        for (std::size_t i = 0; i < f.groups.size(); ++i) g += (i ? ", " : "") + names(f.groups[i]);
-        line("groups", g + "]");
-        if (f.one_way) line("one_way", "true");
-        if (f.duration) line("duration", dur(*f.duration));
-        break;
-      }
-      case FaultKind::Heal:
-        break;
-      case FaultKind::Delay:
-      case FaultKind::Drop:
-        if (!f.from.empty()) line("from", quote(f.from));
-        if (!f.to.empty()) line("to", quote(f.to));
-        if (f.duration) line("duration", dur(*f.duration));
-        if (f.kind == FaultKind::Delay && !f.by.is_zero()) line("by", dur(f.by));
-        if (f.count != kForever) line("count", std::to_string(f.count));
-        if (f.kind == FaultKind::Drop && f.probability != 1.0) line("probability", fmt::format("{}", f.probability));
-        break;
-    }
+    FaultWriter w(out);
+    fault_kind(f.kind).write(w, f);
   }
 
   if (s.expect.present) {
@@ -169,6 +144,16 @@ std::string to_toml(const Scenario& s) {
     if (s.expect.liveness_window) line("liveness_window", dur(*s.expect.liveness_window));
   }
   return out;
+}
+
+void FaultWriter::raw(std::string_view key, const std::string& toml) { out_ += std::string(key) + " = " + toml + "\n"; }
+void FaultWriter::string(std::string_view key, const std::string& value) { raw(key, quote(value)); }
+void FaultWriter::duration(std::string_view key, Duration d) { raw(key, dur(d)); }
+void FaultWriter::ppm(std::string_view key, std::int64_t ppb) { raw(key, ppm_text(ppb)); }
+void FaultWriter::groups(std::string_view key, const std::vector<std::vector<std::string>>& groups) {
+  std::string g = "[";
+  for (std::size_t i = 0; i < groups.size(); ++i) g += (i ? ", " : "") + names(groups[i]);
+  raw(key, g + "]");
 }
 
 }  // namespace locksim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "judge/words.hpp"
 
@@ -23,26 +24,23 @@ class Shrinker {
     return run_scenario(s, o).verdict.count(kind_) > 0;
   }
 
-  // ddmin over units of faults (a crash travels with the restart that follows it).
+  // ddmin over units of faults (a crash travels with the restart that undoes it).
   void drop_faults(Scenario& s) {
     std::vector<std::vector<FaultSpec>> units;
     for (std::size_t i = 0; i < s.faults.size(); ++i) {
-      if (s.faults[i].kind == FaultKind::Restart) continue;
+      if (fault_kind(s.faults[i].kind).undoes) continue;  // it travels with what it undoes
       units.push_back({s.faults[i]});
-      if (s.faults[i].kind == FaultKind::Crash)
-        for (std::size_t j = i + 1; j < s.faults.size(); ++j)
-          if (s.faults[j].kind == FaultKind::Restart && s.faults[j].target == s.faults[i].target) {
-            units.back().push_back(s.faults[j]);
-            break;
-          }
+      for (std::size_t j = i + 1; j < s.faults.size(); ++j)
+        if (undoes(s.faults[j], s.faults[i])) {
+          units.back().push_back(s.faults[j]);
+          break;
+        }
     }
     auto with = [&](const std::vector<std::vector<FaultSpec>>& us) {
       Scenario t = s;
       t.faults.clear();
       for (const auto& u : us) t.faults.insert(t.faults.end(), u.begin(), u.end());
-      std::stable_sort(t.faults.begin(), t.faults.end(), [](const FaultSpec& a, const FaultSpec& b) {
-        return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero());
-      });
+      sort_faults(t.faults);
       return t;
     };
     std::size_t n = 2;
@@ -89,22 +87,8 @@ class Shrinker {
       FaultSpec& f = s.faults[i];
       if (f.duration)
         smallest(s, Duration::zero(), *f.duration, [i](Scenario& t, Duration d) { t.faults[i].duration = max(d, Duration::ms(1)); });
-      if (f.kind == FaultKind::ClockJump) {
-        const bool back = f.by < Duration::zero();
-        const Duration size = back ? -f.by : f.by;
-        smallest(s, Duration::zero(), size, [i, back](Scenario& t, Duration d) {
-          d = max(d, Duration::ms(1));
-          t.faults[i].by = back ? -d : d;
-        });
-      }
-      if (f.kind == FaultKind::ClockDrift) {
-        const bool slow = f.drift_ppb < 0;
-        const Duration size = Duration::ns(slow ? -f.drift_ppb : f.drift_ppb);  // ppb as a magnitude to bisect
-        smallest(s, Duration::zero(), size, [i, slow](Scenario& t, Duration d) {
-          const std::int64_t ppb = std::max<std::int64_t>(d.count_ns() / 1000 * 1000, 1000);
-          t.faults[i].drift_ppb = slow ? -ppb : ppb;
-        });
-      }
+      if (const auto& m = fault_kind(f.kind).magnitude)
+        smallest(s, Duration::zero(), m->size(f), [i, resize = m->resize](Scenario& t, Duration d) { resize(t.faults[i], d); });
     }
   }
 
@@ -124,14 +108,14 @@ class Shrinker {
       s.faults[i].at = lo;
     }
   }
-  // A restart must stay after its crash.
+  // A fault that undoes another (a restart, a crash) must stay after it.
   static bool keeps_order(const Scenario& s, std::size_t i) {
     const FaultSpec& f = s.faults[i];
     for (std::size_t j = 0; j < s.faults.size(); ++j) {
       const FaultSpec& g = s.faults[j];
       if (j == i || g.target != f.target || !g.at) continue;
-      if (f.kind == FaultKind::Crash && g.kind == FaultKind::Restart && *g.at <= *f.at) return false;
-      if (f.kind == FaultKind::Restart && g.kind == FaultKind::Crash && *g.at >= *f.at) return false;
+      if (undoes(g, f) && *g.at <= *f.at) return false;
+      if (undoes(f, g) && *g.at >= *f.at) return false;
     }
     return true;
   }
@@ -153,9 +137,11 @@ class Shrinker {
           // unreadable.
           if (f.at && *f.at >= s.duration) continue;
           if (f.duration) f.duration = max(up(*f.duration), unit);
-          if (f.kind == FaultKind::ClockJump) f.by = f.by < Duration::zero() ? -up(-f.by) : up(f.by);
+          const auto& m = fault_kind(f.kind).magnitude;
+          const bool rounds = m && m->rounds;
+          if (rounds) m->resize(f, up(m->size(f)));
           const bool same = t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration &&
-                            t.faults[i].by == s.faults[i].by;
+                            (!rounds || m->size(t.faults[i]) == m->size(s.faults[i]));
           if (same) {
             done = true;
             break;
@@ -196,20 +182,7 @@ class Shrinker {
 };
 
 std::string describe_fault(const FaultSpec& f) {
-  std::string s = fmt::format("at {} ", format_duration(f.at.value_or(Duration::zero())));
-  switch (f.kind) {
-    case FaultKind::Pause: return s + f.target + " pauses for " + format_duration(*f.duration);
-    case FaultKind::Crash: return s + f.target + " crashes";
-    case FaultKind::Restart: return s + f.target + " restarts";
-    case FaultKind::ClockJump: return s + f.target + "'s wall clock jumps " + format_duration(f.by);
-    case FaultKind::ClockDrift: return s + f.target + "'s clocks drift " + std::to_string(f.drift_ppb / 1000) + " ppm";
-    case FaultKind::Partition: return s + "a partition cuts the network for " + format_duration(f.duration.value_or(Duration::zero()));
-    case FaultKind::Heal: return s + "the network heals";
-    case FaultKind::Delay: return s + "messages " + f.from + " -> " + f.to + " are held back for " + format_duration(f.duration.value_or(f.by));
-    case FaultKind::Drop: return s + "messages " + f.from + " -> " + f.to + " are dropped";
-    case FaultKind::Failover: return s + "the sentinel fails " + f.target + " over";
-  }
-  return s;
+  return fmt::format("at {} ", format_duration(f.at.value_or(Duration::zero()))) + fault_kind(f.kind).describe(f);
 }
 
 }  // namespace

@@ -131,6 +131,8 @@ std::optional<Payload> Process::take_call_result(std::uint64_t id) {
   return std::nullopt;
 }
 
+void Process::refuse(const Message& request) { world_.refuse_later(request); }
+
 void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
 
 void Process::reply(const Message& request, Payload body) {
@@ -437,6 +439,16 @@ void World::at(Instant when, std::function<void()> action) {
   schedule(e);
 }
 
+void World::refuse_later(const Message& m) {
+  Event refuse;
+  refuse.at = now_ + network_.config().delay.lo;
+  refuse.pid = m.from;
+  refuse.epoch = processes_[m.from]->epoch_;
+  refuse.kind = Event::Kind::Refuse;
+  refuse.arg = m.id;
+  schedule(refuse);
+}
+
 void World::note_world(Ev kind, std::string detail) {
   TraceEvent e;
   e.at = now_;
@@ -458,15 +470,7 @@ void World::dispatch(Event& e) {
                                                                         : "destination restarted"});
         // The sender's connection is refused (a TCP reset): its call fails one
         // network delay later, unless it gave up first.
-        if (m.reply_to == 0) {
-          Event refuse;
-          refuse.at = now_ + network_.config().delay.lo;
-          refuse.pid = m.from;
-          refuse.epoch = processes_[m.from]->epoch_;
-          refuse.kind = Event::Kind::Refuse;
-          refuse.arg = m.id;
-          schedule(refuse);
-        }
+        if (m.reply_to == 0) refuse_later(m);
       }
       return;
     }

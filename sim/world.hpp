@@ -125,6 +125,9 @@ class Process {
   // Fire and forget.
   void send(ProcId to, Payload body);
   void reply(const Message& request, Payload body);
+  // Close the connection `request` came on (a TCP reset): the sender's call
+  // fails one network delay later, as a call to a crashed process does.
+  void refuse(const Message& request);
 
   // Run a coroutine as one of this process's roots: it starts at the current
   // instant and is destroyed if the process crashes.
@@ -441,6 +444,8 @@ class World {
 
   // Kernel plumbing for Process and Network.
   void schedule(Event e);
+  // The sender of request `m` has its call refused one network delay from now.
+  void refuse_later(const Message& m);
   std::uint64_t store_message(Message&& m);
   void note_world(Ev kind, std::string detail);
 

@@ -46,6 +46,23 @@ TEST_CASE("the simulation core uses no wall clock, unseeded randomness, threads 
   }
 }
 
+// LIVE mode's real-time code lives in live/, and the simulation core never reaches for it.
+TEST_CASE("the simulation core includes nothing from live/") {
+  static const std::regex live_include(R"(^\s*#\s*include\s*["<]live/)");
+  std::vector<std::string> hits;
+  for (const char* dir : {"sim", "lockalgos"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / dir)) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n)
+        if (std::regex_search(line, live_include)) hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
+
 // g++ 12 corrupts aggregate temporaries inside co_await expressions (task.hpp).
 std::vector<std::string> braced_temporaries_in_co_await(const fs::path& dir) {
   static const std::regex pattern(R"(co_await[^;]*\{\s*\.[a-z_]+\s*=)");

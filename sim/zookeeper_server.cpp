@@ -1,4 +1,4 @@
-#include "sim/coordination.hpp"
+#include "sim/zookeeper_server.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,40 +10,12 @@ using coord::Reply;
 using coord::Request;
 
 namespace {
-// Answer a coord::Request with `handle`, and record the command.
-template <typename Server, typename Handle>
-bool serve(Server& server, Message& m, Handle handle) {
-  const auto* req = std::get_if<Request>(&m.body);
-  if (!req) return false;
-  Reply r = handle(*req, m.from);
-  std::string detail = describe(*req) + " -> " + describe(r);
-  const std::uint64_t content = fnv1a64(detail);
-  server.note(Ev::Command, {.peer = m.from, .key = req->path, .content = content, .detail = std::move(detail)});
-  server.reply(m, std::move(r));
-  return true;
-}
-
-Reply error(std::string what) {
-  Reply r;
-  r.ok = false;
-  r.error = std::move(what);
-  return r;
-}
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
-
-// A watcher is registered once per path, however often it asks (ZooKeeper's
-// WatchManager keeps a set).
-template <typename W>
-void watch(std::vector<W>& watchers, W w) {
-  if (std::find(watchers.begin(), watchers.end(), w) == watchers.end()) watchers.push_back(std::move(w));
-}
 }  // namespace
-
-// --- ZooKeeper -------------------------------------------------------------
 
 ZooKeeperServer::ZooKeeperServer(World& world, std::string name, const ClockSpec& clock, Duration tick_time,
                                  std::int64_t first_zxid)
-    : Process(world, std::move(name), ProcessRole::LockNode, clock), tick_(tick_time), zxid_(first_zxid - 1) {
+    : CoordinationServer(world, std::move(name), clock), tick_(tick_time), zxid_(first_zxid - 1) {
   spawn(expire_sessions());
 }
 
@@ -55,21 +27,6 @@ void ZooKeeperServer::on_crash() {
 void ZooKeeperServer::on_restart() {
   for (auto& [id, s] : sessions_) touch(s);
   spawn(expire_sessions());
-}
-
-void ZooKeeperServer::on_message(Message& m) {
-  const auto answer = [this](const Request& r, ProcId from) {
-    Reply out = handle(r, from);
-    out.seq = ++stream_[from];
-    return out;
-  };
-  if (!serve(*this, m, answer)) Process::on_message(m);
-}
-
-void ZooKeeperServer::notify(ProcId to, const std::string& path, const char* what) {
-  coord::Notify n{path, what};
-  n.seq = ++stream_[to];
-  send(to, std::move(n));
 }
 
 void ZooKeeperServer::touch(Session& s) {
@@ -184,114 +141,6 @@ Task<void> ZooKeeperServer::expire_sessions() {
       sessions_.erase(id);
       for (const std::string& path : ephemerals)
         delete_node(path, "because its session expired: the server had not heard from it for its timeout, rounded up to the tick", kNoProc);
-    }
-  }
-}
-
-// --- etcd ------------------------------------------------------------------
-
-EtcdServer::EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision)
-    : Process(world, std::move(name), ProcessRole::LockNode, clock), revision_(first_revision - 1) {
-  spawn(revoke_expired());
-}
-
-void EtcdServer::on_crash() {}
-// A new leader's Promote: every lease gets its whole TTL again.
-void EtcdServer::on_restart() {
-  for (auto& [id, lease] : leases_) lease.expires = mono_now() + lease.ttl;
-  spawn(revoke_expired());
-}
-
-void EtcdServer::on_message(Message& m) {
-  const auto answer = [this](const Request& r, ProcId from) {
-    Reply out = handle(r, from);
-    out.seq = ++stream_[from];
-    return out;
-  };
-  if (!serve(*this, m, answer)) Process::on_message(m);
-}
-
-void EtcdServer::notify(ProcId to, const std::string& key) {
-  coord::Notify n{key, "deleted"};
-  n.seq = ++stream_[to];
-  send(to, std::move(n));
-}
-
-Reply EtcdServer::handle(const Request& req, ProcId from) {
-  Reply r;
-  switch (req.op) {
-    case Op::LeaseGrant: {
-      const std::int64_t id = next_lease_++;
-      leases_[id] = Lease{from, req.ttl, mono_now() + req.ttl};
-      r.id = id;
-      r.ttl = req.ttl;
-      break;
-    }
-    case Op::KeepAlive: {
-      auto it = leases_.find(req.id);
-      // An expired lease awaiting its revoke cannot be renewed (lessor.Renew).
-      if (it == leases_.end() || it->second.expires <= mono_now()) return error("LEASE_NOT_FOUND");
-      it->second.expires = mono_now() + it->second.ttl;
-      r.id = req.id;
-      r.ttl = it->second.ttl;
-      break;
-    }
-    case Op::PutIfAbsent: {
-      if (!leases_.count(req.id)) return error("LEASE_NOT_FOUND");
-      auto it = keys_.find(req.path);
-      if (it == keys_.end()) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
-      r.id = it->second.create_revision;
-      // The Txn's second op: Get(prefix `data`, FirstCreate) — the owner.
-      for (auto k = keys_.lower_bound(req.data); k != keys_.end() && k->first.rfind(req.data, 0) == 0; ++k)
-        if (r.nodes.empty() || k->second.create_revision < r.nodes[0].revision)
-          r.nodes.assign(1, {k->first, k->second.create_revision});
-      break;
-    }
-    case Op::Range:
-      for (auto it = keys_.lower_bound(req.path); it != keys_.end() && it->first.rfind(req.path, 0) == 0; ++it)
-        r.nodes.push_back({it->first, it->second.create_revision});
-      break;
-    case Op::WatchDelete:
-      if (!keys_.count(req.path)) notify(from, req.path);
-      else watch(delete_watches_[req.path], from);
-      break;
-    case Op::DeleteKey:
-      r.id = keys_.count(req.path) ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
-      delete_key(req.path, "", from);
-      break;
-    default:
-      return error("UNIMPLEMENTED");
-  }
-  return r;
-}
-
-void EtcdServer::delete_key(const std::string& key, const char* why, ProcId requester) {
-  auto it = keys_.find(key);
-  if (it == keys_.end()) return;
-  if (*why) note(Ev::Expired, {.owner = it->second.owner, .key = key, .detail = why});
-  else note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.owner, .key = key});
-  keys_.erase(it);
-  ++revision_;
-  auto w = delete_watches_.find(key);
-  if (w == delete_watches_.end()) return;
-  const std::vector<ProcId> watchers = std::move(w->second);
-  delete_watches_.erase(w);
-  for (ProcId p : watchers) notify(p, key);
-}
-
-Task<void> EtcdServer::revoke_expired() {
-  for (;;) {
-    co_await sleep(Duration::ms(500));
-    const Instant now = mono_now();
-    std::vector<std::int64_t> expired;
-    for (const auto& [id, lease] : leases_)
-      if (lease.expires <= now) expired.push_back(id);
-    for (std::int64_t id : expired) {
-      std::vector<std::string> attached;
-      for (const auto& [key, k] : keys_)
-        if (k.lease == id) attached.push_back(key);
-      for (const std::string& key : attached) delete_key(key, "because its lease expired: no keepalive for its TTL", kNoProc);
-      leases_.erase(id);
     }
   }
 }

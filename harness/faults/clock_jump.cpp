@@ -1,0 +1,55 @@
+// clock-jump: a process's wall clock steps forward or back (an NTP step, an operator).
+#include "harness/faults/kind.hpp"
+
+namespace locksim {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"target", "by"};
+
+void parse(const FaultReader& in, FaultSpec& f) {
+  f.target = in.process("target", true);
+  f.by = in.duration("by", true, FaultReader::NonZero).value();
+}
+
+void apply(FaultContext& ctx, const FaultSpec& f) { ctx.world.clock_jump(ctx.id(f.target), f.by); }
+
+void write(FaultWriter& out, const FaultSpec& f) {
+  out.string("target", f.target);
+  out.string("by", (f.by > Duration::zero() ? "+" : "") + format_duration(f.by));
+}
+
+std::string describe(const FaultSpec& f) { return f.target + "'s wall clock jumps " + format_duration(f.by); }
+
+void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+  f.target = d.rng.chance(0.7) ? pick(d.rng, d.nodes) : pick(d.rng, d.clients);
+  f.by = d.rng.between(-d.max_jump, d.max_jump);
+  if (f.by.is_zero()) f.by = Duration::ms(1);
+  out.push_back(f);
+}
+
+// The jump's size, either way; never zero (the loader refuses a zero jump).
+Duration size(const FaultSpec& f) { return f.by < Duration::zero() ? -f.by : f.by; }
+void resize(FaultSpec& f, Duration size) {
+  size = max(size, Duration::ms(1));
+  f.by = f.by < Duration::zero() ? -size : size;
+}
+
+}  // namespace
+
+constinit const FaultKindInfo kClockJumpFault{
+    .kind = FaultKind::ClockJump,
+    .name = "clock-jump",
+    .help = "target's wall clock steps by `by` (\"+15s\", \"-3s\"); monotonic clocks never jump",
+    .keys = kKeys,
+    .example = R"(target = "redis1"
+by = "-3s")",
+    .parse = parse,
+    .apply = apply,
+    .write = write,
+    .describe = describe,
+    .draw = draw,
+    .magnitude = Magnitude{.size = size, .resize = resize, .rounds = true},
+};
+
+}  // namespace locksim

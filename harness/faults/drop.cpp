@@ -1,0 +1,60 @@
+// drop: messages on a link are lost (some of them, with a probability).
+#include <fmt/format.h>
+
+#include "harness/faults/link.hpp"
+
+namespace locksim {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"from", "to", "duration", "count", "probability"};
+
+void parse(const FaultReader& in, FaultSpec& f) {
+  link_fault::parse(in, f);
+  if (auto p = in.number("probability")) {
+    if (!(*p > 0.0 && *p <= 1.0)) in.fail("probability", "must be more than 0 and at most 1");
+    f.probability = *p;
+  }
+}
+
+void apply(FaultContext& ctx, const FaultSpec& f) {
+  LinkRule r = link_fault::rule(ctx, f);
+  const std::string link = link_fault::name(f);
+  r.kind = LinkRule::Kind::Drop;
+  r.probability = f.probability;
+  r.label = "dropped by a fault on " + link;
+  link_fault::add(ctx, f, std::move(r), "drop messages on " + link);
+}
+
+void write(FaultWriter& out, const FaultSpec& f) {
+  link_fault::write(out, f);
+  if (f.count != kForever) out.raw("count", std::to_string(f.count));
+  if (f.probability != 1.0) out.raw("probability", fmt::format("{}", f.probability));
+}
+
+std::string describe(const FaultSpec& f) { return "messages " + f.from + " -> " + f.to + " are dropped"; }
+
+void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+  link_fault::draw(d, f);
+  f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{5}));
+  out.push_back(f);
+}
+
+}  // namespace
+
+constinit const FaultKindInfo kDropFault{
+    .kind = FaultKind::Drop,
+    .name = "drop",
+    .help = "messages on the link from -> to are dropped (count, duration, probability)",
+    .keys = kKeys,
+    .example = R"(to = "storage"
+count = 2
+probability = 0.5)",
+    .parse = parse,
+    .apply = apply,
+    .write = write,
+    .describe = describe,
+    .draw = draw,
+};
+
+}  // namespace locksim

@@ -1,0 +1,34 @@
+// heal: every partition ends.
+#include "harness/faults/kind.hpp"
+
+namespace locksim {
+
+namespace {
+
+void parse(const FaultReader&, FaultSpec&) {}
+
+void apply(FaultContext& ctx, const FaultSpec&) {
+  ctx.world.network().heal();
+  ctx.world.note_world(Ev::Fault, "heal: every partition ends");
+}
+
+void write(FaultWriter&, const FaultSpec&) {}
+
+std::string describe(const FaultSpec&) { return "the network heals"; }
+
+}  // namespace
+
+// Not drawn: explore's partitions end after their duration.
+constinit const FaultKindInfo kHealFault{
+    .kind = FaultKind::Heal,
+    .name = "heal",
+    .help = "every partition ends",
+    .keys = {},
+    .example = "",
+    .parse = parse,
+    .apply = apply,
+    .write = write,
+    .describe = describe,
+};
+
+}  // namespace locksim

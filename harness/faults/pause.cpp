@@ -1,0 +1,46 @@
+// pause: a stop-the-world pause of one process (a GC pause, a VM stall).
+#include "harness/faults/kind.hpp"
+
+namespace locksim {
+
+namespace {
+
+constexpr std::string_view kKeys[] = {"target", "duration"};
+
+void parse(const FaultReader& in, FaultSpec& f) {
+  f.target = in.process("target", true);
+  f.duration = in.duration("duration", true, FaultReader::Positive);
+}
+
+void apply(FaultContext& ctx, const FaultSpec& f) { ctx.world.pause(ctx.id(f.target), *f.duration); }
+
+void write(FaultWriter& out, const FaultSpec& f) {
+  out.string("target", f.target);
+  out.duration("duration", *f.duration);
+}
+
+std::string describe(const FaultSpec& f) { return f.target + " pauses for " + format_duration(*f.duration); }
+
+void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+  f.target = d.rng.chance(0.7) ? pick(d.rng, d.clients) : pick(d.rng, d.nodes);
+  f.duration = d.rng.between(Duration::ms(1), d.max_pause);
+  out.push_back(f);
+}
+
+}  // namespace
+
+constinit const FaultKindInfo kPauseFault{
+    .kind = FaultKind::Pause,
+    .name = "pause",
+    .help = "stop-the-world pause of target for duration: nothing runs, timers and messages wait",
+    .keys = kKeys,
+    .example = R"(target = "client1"
+duration = "2s")",
+    .parse = parse,
+    .apply = apply,
+    .write = write,
+    .describe = describe,
+    .draw = draw,
+};
+
+}  // namespace locksim

@@ -1,0 +1,54 @@
+// Everything about the fault kinds that is not one kind's own: read from the
+// table (table.hpp), once each.
+#include <algorithm>
+#include <array>
+
+#include "harness/faults/kind.hpp"
+
+namespace locksim {
+
+namespace {
+
+#define LOCKSIM_FAULT_ENTRY(Name) &k##Name##Fault,
+constexpr std::array kTable = {LOCKSIM_FAULT_KINDS(LOCKSIM_FAULT_ENTRY)};
+#undef LOCKSIM_FAULT_ENTRY
+
+}  // namespace
+
+std::span<const FaultKindInfo* const> fault_kinds() { return kTable; }
+
+const FaultKindInfo& fault_kind(FaultKind k) { return *kTable.at(static_cast<std::size_t>(k)); }
+
+std::string_view fault_kind_name(FaultKind k) { return fault_kind(k).name; }
+
+std::optional<FaultKind> find_fault_kind(std::string_view name) {
+  for (const FaultKindInfo* k : kTable)
+    if (k->name == name) return k->kind;
+  return std::nullopt;
+}
+
+std::vector<FaultKind> drawn_kinds(const Scenario& base) {
+  std::vector<FaultKind> out;
+  for (const FaultKindInfo* k : kTable)
+    if (k->draw && (!k->offered || k->offered(base))) out.push_back(k->kind);
+  return out;
+}
+
+std::string fault_kind_names(std::string_view separator, bool drawn_only) {
+  std::string out;
+  for (const FaultKindInfo* k : kTable)
+    if (!drawn_only || k->draw) out += (out.empty() ? "" : std::string(separator)) + std::string(k->name);
+  return out;
+}
+
+bool undoes(const FaultSpec& later, const FaultSpec& earlier) {
+  return fault_kind(later.kind).undoes == earlier.kind && later.target == earlier.target;
+}
+
+void sort_faults(std::vector<FaultSpec>& faults) {
+  std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) {
+    return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero());
+  });
+}
+
+}  // namespace locksim

@@ -1,0 +1,271 @@
+#include <utility>  // before any Asio header: Boost 1.74's Asio uses std::exchange without it (g++ 12)
+
+#include "live/proxy.hpp"
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <deque>
+#include <list>
+#include <string>
+
+#include "live/resp.hpp"
+
+namespace locksim::live {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+struct Rules {
+  bool hold = false;
+  bool drop = false;
+  int drop_next = 0;
+  Duration delay = Duration::zero();
+};
+
+int index(Direction d) { return d == Direction::ToServer ? 0 : 1; }
+
+struct Link;
+
+}  // namespace
+
+struct Proxy::State {
+  State(asio::io_context& io, Endpoint to) : io(io), node(std::move(to)), acceptor(io) {}
+  asio::io_context& io;
+  Endpoint node;
+  tcp::acceptor acceptor;
+  std::uint16_t port = 0;
+  Rules rules[2];
+  std::uint64_t forwarded[2] = {0, 0};
+  std::uint64_t dropped[2] = {0, 0};
+  std::uint64_t accepted = 0;
+  // Open links. A link leaves the list when it closes, which breaks the
+  // link -> state -> link cycle; in-flight handlers keep it alive until they run.
+  std::list<std::shared_ptr<Link>> links;
+  bool closed = false;
+};
+
+namespace {
+
+struct Message {
+  std::string bytes;
+  RealClock::time_point due;
+};
+
+// One direction of a link: reads from one socket, cuts messages, queues them, writes them to the other.
+struct Pipe {
+  explicit Pipe(asio::io_context& io) : timer(io) {}
+  std::array<char, 16384> buf{};
+  std::string pending;             // bytes read that do not make a whole message yet
+  std::deque<Message> queue;       // cut, waiting for their time (or for a heal)
+  RealClock::time_point last_due;  // a message never leaves before the one ahead of it
+  asio::steady_timer timer;
+  bool writing = false;
+  bool ended = false;  // the source sent EOF: after the queue, the sink is shut down for writing
+  bool shut = false;
+};
+
+struct Link : std::enable_shared_from_this<Link> {
+  Link(std::shared_ptr<Proxy::State> s, tcp::socket c)
+      : state(std::move(s)), client(std::move(c)), server(state->io), pipes{Pipe(state->io), Pipe(state->io)} {}
+
+  std::shared_ptr<Proxy::State> state;
+  tcp::socket client;
+  tcp::socket server;
+  Pipe pipes[2];  // [ToServer]: client -> server, [ToClient]: server -> client
+  bool connected = false;
+  bool closed = false;
+
+  tcp::socket& source(Direction d) { return d == Direction::ToServer ? client : server; }
+  tcp::socket& sink(Direction d) { return d == Direction::ToServer ? server : client; }
+
+  void start() {
+    error_code ec;
+    client.set_option(tcp::no_delay(true), ec);
+    auto self = shared_from_this();
+    const tcp::endpoint to(asio::ip::make_address(state->node.host), state->node.port);
+    server.async_connect(to, [self](const error_code& ec) {
+      if (self->closed) return;
+      if (ec) return self->close(true);  // the node is down: the client sees a reset, as if refused
+      error_code ignored;
+      self->server.set_option(tcp::no_delay(true), ignored);
+      self->connected = true;
+      self->read(Direction::ToClient);
+      self->pump(Direction::ToServer);
+    });
+    read(Direction::ToServer);  // the client's first messages queue until the node is connected
+  }
+
+  void read(Direction d) {
+    Pipe& p = pipes[index(d)];
+    auto self = shared_from_this();
+    source(d).async_read_some(asio::buffer(p.buf), [self, d](const error_code& ec, std::size_t n) {
+      if (self->closed) return;
+      Pipe& p = self->pipes[index(d)];
+      if (ec == asio::error::eof) {
+        p.ended = true;
+        self->pump(d);
+        return;
+      }
+      if (ec) return self->close(true);  // a reset (or worse) from one side: reset the other
+      p.pending.append(p.buf.data(), n);
+      if (!self->cut(d)) return;
+      self->pump(d);
+      self->read(d);
+    });
+  }
+
+  // Cuts the whole messages out of `pending` and applies the rules to each. False: not RESP, closed.
+  bool cut(Direction d) {
+    Pipe& p = pipes[index(d)];
+    Rules& rules = state->rules[index(d)];
+    const auto now = RealClock::now();
+    for (;;) {
+      std::optional<std::size_t> len;
+      try {
+        len = resp::frame_length(p.pending);
+      } catch (const Error&) {
+        close();
+        return false;
+      }
+      if (!len) return true;
+      std::string bytes = p.pending.substr(0, *len);
+      p.pending.erase(0, *len);
+      if (rules.drop || rules.drop_next > 0) {
+        if (!rules.drop) --rules.drop_next;
+        ++state->dropped[index(d)];
+        continue;
+      }
+      p.last_due = std::max(now + real(rules.delay), p.last_due);
+      p.queue.push_back({std::move(bytes), p.last_due});
+    }
+  }
+
+  // Writes the next message of direction `d` if it may go now, or arranges to.
+  void pump(Direction d) {
+    Pipe& p = pipes[index(d)];
+    if (closed || p.writing || !connected || state->rules[index(d)].hold) return;
+    if (p.queue.empty()) {
+      if (p.ended && !p.shut) {
+        error_code ec;
+        sink(d).shutdown(tcp::socket::shutdown_send, ec);
+        p.shut = true;
+        if (pipes[0].shut && pipes[1].shut) close();
+      }
+      return;
+    }
+    auto self = shared_from_this();
+    if (p.queue.front().due > RealClock::now()) {
+      p.timer.expires_at(p.queue.front().due);  // cancels an earlier wait, whose handler then does nothing
+      p.timer.async_wait([self, d](const error_code& ec) {
+        if (!ec) self->pump(d);
+      });
+      return;
+    }
+    p.writing = true;
+    asio::async_write(sink(d), asio::buffer(p.queue.front().bytes), [self, d](const error_code& ec, std::size_t) {
+      Pipe& p = self->pipes[index(d)];
+      p.writing = false;
+      if (self->closed) return;
+      if (ec) return self->close();
+      p.queue.pop_front();
+      ++self->state->forwarded[index(d)];
+      self->pump(d);
+    });
+  }
+
+  // Closes both sockets; `reset`: with an RST rather than a FIN.
+  void close(bool reset = false) {
+    if (closed) return;
+    closed = true;
+    auto self = shared_from_this();  // the list may hold the last reference
+    error_code ec;
+    for (tcp::socket* s : {&client, &server}) {
+      if (reset && s->is_open()) s->set_option(asio::socket_base::linger(true, 0), ec);
+      s->close(ec);
+    }
+    // The queues stay: a write in flight still points into the first message.
+    for (Pipe& p : pipes) p.timer.cancel();
+    state->links.remove(self);
+  }
+};
+
+void accept(const std::shared_ptr<Proxy::State>& state) {
+  state->acceptor.async_accept([state](const error_code& ec, tcp::socket socket) {
+    if (state->closed || ec == asio::error::operation_aborted) return;
+    if (!ec) {
+      ++state->accepted;
+      auto link = std::make_shared<Link>(state, std::move(socket));
+      state->links.push_back(link);
+      link->start();
+    }
+    accept(state);
+  });
+}
+
+// Applies `f` to every open link; safe if `f` closes one.
+template <typename F>
+void for_each_link(Proxy::State& s, F f) {
+  const std::vector<std::shared_ptr<Link>> links(s.links.begin(), s.links.end());
+  for (const auto& link : links) f(*link);
+}
+
+}  // namespace
+
+Proxy::Proxy(asio::io_context& io, Endpoint node) : state_(std::make_shared<State>(io, std::move(node))) {
+  const tcp::endpoint here(asio::ip::make_address("127.0.0.1"), 0);
+  state_->acceptor.open(here.protocol());
+  state_->acceptor.bind(here);
+  state_->acceptor.listen();
+  state_->port = state_->acceptor.local_endpoint().port();
+  accept(state_);
+}
+
+Proxy::~Proxy() {
+  state_->closed = true;
+  error_code ec;
+  state_->acceptor.close(ec);
+  for_each_link(*state_, [](Link& l) { l.close(); });
+}
+
+std::uint16_t Proxy::port() const { return state_->port; }
+const Endpoint& Proxy::node() const { return state_->node; }
+
+void Proxy::hold(Direction d) { state_->rules[index(d)].hold = true; }
+
+void Proxy::heal(Direction d) {
+  Rules& r = state_->rules[index(d)];
+  r.hold = false;
+  r.drop = false;
+  r.drop_next = 0;
+  for_each_link(*state_, [d](Link& l) { l.pump(d); });
+}
+
+void Proxy::heal() {
+  heal(Direction::ToServer);
+  heal(Direction::ToClient);
+}
+
+void Proxy::drop(Direction d) { state_->rules[index(d)].drop = true; }
+void Proxy::drop_next(Direction d, int n) { state_->rules[index(d)].drop_next += n; }
+void Proxy::set_delay(Direction d, Duration extra) { state_->rules[index(d)].delay = extra; }
+
+void Proxy::sever() {
+  for_each_link(*state_, [](Link& l) { l.close(true); });
+}
+
+Proxy::Stats Proxy::stats(Direction d) const {
+  Stats s{state_->forwarded[index(d)], state_->dropped[index(d)], 0};
+  for (const auto& link : state_->links) s.queued += link->pipes[index(d)].queue.size();
+  return s;
+}
+
+std::size_t Proxy::connections() const { return state_->links.size(); }
+std::uint64_t Proxy::accepted() const { return state_->accepted; }
+
+}  // namespace locksim::live

@@ -1,0 +1,160 @@
+// The supervisor: starts real redis-server and redis-sentinel processes for
+// LIVE mode, injects process faults into them (pause, crash, restart), and
+// makes sure that none outlives locksim.
+//
+// Each node gets a directory of its own (its generated config, its log, its
+// AOF, its clock page) under one temporary root, or under --keep's DIR, and
+// a free port on 127.0.0.1; nothing it starts listens anywhere else (checked
+// after every start). Every wait is bounded.
+//
+// How nothing outlives locksim:
+//   * normal exit and exceptions: ~Supervisor kills every node's process group;
+//   * SIGKILL, SIGINT, SIGTERM or a crash of locksim: each child asked the
+//     kernel, between fork and exec, for SIGKILL when its parent dies
+//     (PR_SET_PDEATHSIG), and checked that the parent had not died already.
+//     The kernel sends it when the *thread* that forked exits: start nodes
+//     from a thread that lives as long as locksim (the main thread). A runner
+//     that wants its temporary directories removed on SIGINT too catches the
+//     signal (boost::asio::signal_set) and unwinds, so that ~Supervisor runs.
+//
+// Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
+// 12's redis-server and redis-sentinel packages). Not thread-safe: one thread
+// drives a Supervisor.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/clock_control.hpp"
+#include "live/common.hpp"
+#include "live/resp.hpp"
+
+namespace locksim::live {
+
+enum class Persistence : std::uint8_t {
+  None,         // nothing survives a crash
+  AofAlways,    // appendonly yes, appendfsync always: every acknowledged write survives
+  AofEverysec,  // appendonly yes, appendfsync everysec: up to a second of writes may be lost
+};
+
+struct ServerOptions {
+  Persistence persistence = Persistence::None;
+  std::string replica_of;        // a started server's name: start as its replica
+  bool wait_for_sync = true;     // a replica: start() returns once its link to the master is up
+  bool shim_clock = false;       // LD_PRELOAD the clock shim: clock(name) steps and drifts it
+  std::vector<std::string> extra_config;  // more redis.conf lines, as written ("hz 100")
+};
+
+struct SentinelOptions {
+  std::string group = "mymaster";
+  std::string master;            // the monitored server's name
+  int quorum = 1;
+  Duration down_after = Duration::s(5);
+  Duration failover_timeout = Duration::s(10);
+  int parallel_syncs = 1;
+  bool shim_clock = false;       // a sentinel's wall-clock jumps put it in TILT mode
+};
+
+struct SupervisorOptions {
+  // --keep DIR: the nodes' directories (configs, logs, AOFs) are made in DIR
+  // and left there; a node's directory from an earlier run is replaced. Empty:
+  // a temporary root, removed at the end.
+  std::filesystem::path keep;
+  // The binaries; empty: redis-server and redis-sentinel from PATH.
+  std::filesystem::path redis_server;
+  std::filesystem::path redis_sentinel;
+  Duration start_timeout = Duration::s(10);  // until a node answers PING (and a replica is in sync)
+  Duration command_timeout = Duration::s(5); // the supervisor's own commands to the nodes
+};
+
+enum class NodeKind : std::uint8_t { Server, Sentinel };
+
+struct NodeInfo {
+  std::string name;
+  NodeKind kind = NodeKind::Server;
+  std::uint16_t port = 0;
+  pid_t pid = 0;  // 0: not running
+  std::filesystem::path dir;
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorOptions options = {});
+  // Kills every node (SIGKILL to its process group) and reaps it; removes the
+  // temporary root unless --keep. Never throws.
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // Starts a node named `name` (letters, digits, '-', '_', '.') and returns its
+  // port once it answers PING. Throws Error with the tail of its log when it
+  // will not start.
+  std::uint16_t start_server(const std::string& name, const ServerOptions& options = {});
+  std::uint16_t start_sentinel(const std::string& name, const SentinelOptions& options);
+
+  // Process faults. pause: SIGSTOP to the node's process group, returning once
+  // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
+  // start a crashed node again in its directory, on its port, from its config
+  // (which Sentinel may have rewritten), reloading its AOF if it has one;
+  // returns once it answers PING (a replica's sync is not awaited).
+  void pause(const std::string& name);
+  void resume(const std::string& name);
+  void crash(const std::string& name);
+  void restart(const std::string& name);
+  // Kills every node; the supervisor can start nodes again afterwards.
+  void stop_all();
+
+  // Which node is which.
+  std::uint16_t port(const std::string& name) const;
+  pid_t pid(const std::string& name) const;  // 0: not running
+  bool running(const std::string& name) const { return pid(name) != 0; }
+  bool paused(const std::string& name) const;
+  std::optional<std::string> name_at(std::uint16_t port) const;
+  std::vector<NodeInfo> nodes() const;
+  const std::filesystem::path& root() const { return root_; }
+  // The node's clock page writer; throws unless the node was started with shim_clock.
+  ClockControl& clock(const std::string& name);
+  // Node names <-> real addresses, for the RESP codec (REPLICAOF, a sentinel's
+  // answer); valid while the supervisor lives.
+  resp::Names names() const;
+
+  // Sentinel. The master `sentinel` reports for `group` now (nullopt: it knows none).
+  std::optional<Endpoint> master_address(const std::string& sentinel, const std::string& group);
+  // SENTINEL FAILOVER, then waits (bounded by `timeout`) until the sentinel
+  // reports another master; returns the new master's name. Retries while the
+  // sentinel knows no replica good enough to promote yet.
+  std::string failover(const std::string& sentinel, const std::string& group, Duration timeout = Duration::s(30));
+
+ private:
+  struct Node;
+  Node& node(const std::string& name);
+  const Node& node(const std::string& name) const;
+  Node& add(const std::string& name, NodeKind kind, bool shim_clock);
+  void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
+  void write_config(Node& n);
+  void wait_ready(Node& n, const Deadline& deadline, bool first);
+  void kill_and_reap(Node& n);
+  std::string log_tail(const Node& n) const;
+
+  SupervisorOptions options_;
+  std::filesystem::path root_;
+  bool remove_root_ = false;
+  std::filesystem::path server_binary_;
+  std::filesystem::path sentinel_binary_;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+};
+
+// The addresses process `pid` listens on (TCP, IPv4 and IPv6), from /proc.
+std::vector<Endpoint> listening_addresses(pid_t pid);
+
+// Whether `pid` is a live (not zombie) process right now.
+bool process_alive(pid_t pid);
+
+}  // namespace locksim::live

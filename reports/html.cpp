@@ -1,0 +1,68 @@
+// The self-contained HTML page of a run (reports/diagram.hpp, html_report).
+#include <fmt/format.h>
+
+#include "judge/words.hpp"
+#include "reports/diagram.hpp"
+#include "reports/markup.hpp"
+#include "reports/report.hpp"
+
+namespace locksim {
+
+using markup::esc;
+
+std::string html_report(const RunResult& r, const DiagramOptions& o) {
+  const Scenario& sc = *r.scenario;
+  // The story as the text tells it, folded; a folded line opens on its steps.
+  const Story story = tell_story(r);
+  const StoryClock& clock = story.clock;
+  const std::vector<Step>& told = story.steps;
+  std::string steps;
+  for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock)) {
+    if (l.steps.size() == 1) {
+      steps += fmt::format("<li><span class=\"t\">{}</span> {}</li>\n", clock(l.at), esc(l.text));
+      continue;
+    }
+    std::string inner;
+    for (std::size_t i : l.steps) inner += fmt::format("<li><span class=\"t\">{}</span> {}</li>", clock(told[i].at), esc(told[i].text));
+    steps += fmt::format("<li class=\"folded\"><details><summary><span class=\"t\">{}</span> {}</summary><ol>{}</ol></details></li>\n",
+                         clock(l.at), esc(l.text), inner);
+  }
+  std::string verdict;
+  for (ViolationKind k : r.verdict) verdict += (verdict.empty() ? "" : ", ") + std::string(violation_name(k));
+  if (verdict.empty()) verdict = "no violation";
+  std::string details;
+  for (const Violation& v : r.violations)
+    details += fmt::format("<li><b>{}</b> {}</li>\n", violation_name(v.kind), esc(v.detail));
+  return fmt::format(R"~(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 24px; color: #222; }}
+.about {{ white-space: pre-wrap; background: #f7f7f7; padding: 12px; border-left: 4px solid #4a90d9; }}
+.verdict {{ font-size: 1.2em; font-weight: bold; color: {vcolour}; }}
+.diagram {{ overflow-x: auto; border: 1px solid #ddd; margin: 16px 0; }}
+.diagram svg *:hover {{ opacity: 0.7; }}
+ol li {{ margin: 2px 0; }} .t {{ font-family: monospace; color: #555; }}
+code {{ background: #f0f0f0; padding: 2px 4px; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<p>{path} · source: {source}</p>
+<p class="about">{about}</p>
+<p class="verdict" id="verdict">Verdict: {verdict}{expected}</p>
+<ul class="violations">{details}</ul>
+<div class="diagram">{svg}</div>
+<p>Hover over anything in the diagram for its times, local clock readings and message content.</p>
+<h2>What happened</h2>
+<ol class="narrative">{steps}</ol>
+<p>seed {seed} · trace {hash} · replay: <code>{replay}</code></p>
+</body></html>
+)~",
+                     fmt::arg("title", esc(sc.title)), fmt::arg("path", esc(sc.path)), fmt::arg("source", esc(sc.source)),
+                     fmt::arg("about", esc(sc.about)), fmt::arg("verdict", verdict),
+                     fmt::arg("expected", sc.expect.present ? (r.as_expected() ? " — as expected" : " — NOT as expected") : ""),
+                     fmt::arg("vcolour", r.verdict.empty() ? "#2a2" : "#c00"), fmt::arg("details", details),
+                     fmt::arg("svg", svg_diagram(r, o)), fmt::arg("steps", steps), fmt::arg("seed", r.seed),
+                     fmt::arg("hash", r.trace_hash), fmt::arg("replay", esc(replay_command(r))));
+}
+
+}  // namespace locksim

@@ -1,0 +1,51 @@
+// Coordination services, each modelled as one linearizable server process
+// (the ensemble's consensus is out of scope; sessions and leases are not):
+// ZooKeeperServer (sim/zookeeper_server.hpp) and EtcdServer
+// (sim/etcd_server.hpp) over this base.
+//
+// The base answers each coord::Request with the server's handle(), records
+// the command (Ev::Command), and numbers every message it sends a client,
+// answers and notifications alike, in one stream per client
+// (coord::Reply::seq, coord::Notify::seq): a client that sees a gap lost a
+// message, which over TCP would have broken the connection.
+//
+// A restart is a new leader: it renews every session (ZooKeeper) and every
+// lease (etcd's Promote) for a whole timeout from now.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/world.hpp"
+
+namespace locksim {
+
+class CoordinationServer : public Process {
+ public:
+  CoordinationServer(World& world, std::string name, const ClockSpec& clock);
+
+ protected:
+  // A coord::Request: answered with handle(), its reply numbered after
+  // whatever handle() sent; anything else goes to Process.
+  void on_message(Message& m) override;
+  // The server's answer to one request from `from`.
+  virtual coord::Reply handle(const coord::Request& req, ProcId from) = 0;
+  // A watch notification to `to`, numbered in its stream.
+  void notify(ProcId to, const std::string& path, const char* what);
+
+  static coord::Reply error(std::string what);
+  // A watcher is registered once per path, however often it asks (ZooKeeper's
+  // WatchManager keeps a set).
+  template <typename W>
+  static void watch(std::vector<W>& watchers, W w) {
+    if (std::find(watchers.begin(), watchers.end(), w) == watchers.end()) watchers.push_back(std::move(w));
+  }
+
+ private:
+  std::map<ProcId, std::uint64_t> stream_;  // messages sent to each client: coord::Notify::seq
+};
+
+}  // namespace locksim

@@ -1,0 +1,48 @@
+// EtcdServer (algorithms.md §6): leases with a TTL kept by the leader on its
+// monotonic clock and revoked by a periodic check, keys with a global
+// revision and a lease, Txn put-if-absent (+ the first-created key under the
+// prefix), and delete watches. A restart is a new leader (etcd's Promote):
+// every lease gets its whole TTL again.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/coordination_server.hpp"
+
+namespace locksim {
+
+class EtcdServer : public CoordinationServer {
+ public:
+  EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision);
+
+ protected:
+  void on_crash() override;
+  void on_restart() override;
+
+ private:
+  struct Lease {
+    ProcId client;
+    Duration ttl;
+    Instant expires;  // on our monotonic clock
+  };
+  struct Key {
+    std::int64_t create_revision;
+    std::int64_t lease;
+    ProcId owner;  // trace annotation
+  };
+
+  coord::Reply handle(const coord::Request& req, ProcId from) override;
+  Task<void> revoke_expired();  // every 500 ms, like the lessor's revokeExpiredLeases loop
+  void delete_key(const std::string& key, const char* why, ProcId requester);
+
+  std::int64_t revision_;
+  std::int64_t next_lease_ = 0x694d;  // lease ids look like etcd's
+  std::map<std::int64_t, Lease> leases_;
+  std::map<std::string, Key> keys_;
+  std::map<std::string, std::vector<ProcId>> delete_watches_;
+};
+
+}  // namespace locksim

@@ -1,0 +1,67 @@
+// Time and clocks: durations and their text, a process's local clocks with
+// offset, drift and jumps, the monotonic clock, sleeps measured on them.
+#include <doctest/doctest.h>
+
+#include "tests/kernel_support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+
+TEST_CASE("a clock reads offset plus drift times elapsed true time") {
+  LocalClock c(Duration::s(5), 10'000'000);  // +5 s, 1% fast (10,000 ppm)
+  CHECK(c.read(Instant::zero()) == Instant::zero() + Duration::s(5));
+  CHECK(c.read(at_ms(1000)) == Instant::zero() + Duration::ms(6010));
+  // When will it read 6.010 s? At true 1 s.
+  CHECK(c.when_reads(Instant::zero() + Duration::ms(6010), Instant::zero()) == at_ms(1000));
+}
+
+TEST_CASE("a clock jump moves the reading at once, and later readings keep the jump") {
+  LocalClock c(Duration::zero(), 0);
+  c.jump(at_ms(1000), Duration::s(15));
+  CHECK(c.read(at_ms(1000)) == Instant::zero() + Duration::ms(16'000));
+  CHECK(c.read(at_ms(2000)) == Instant::zero() + Duration::ms(17'000));
+  c.jump(at_ms(2000), -Duration::s(20));
+  CHECK(c.read(at_ms(2000)) == Instant::zero() - Duration::ms(3'000));
+}
+
+TEST_CASE("a drift change keeps the reading continuous and changes only the rate") {
+  LocalClock c(Duration::zero(), 0);
+  c.set_drift_ppb(at_ms(1000), 50'000'000);  // 5% fast from 1 s on
+  CHECK(c.read(at_ms(1000)) == at_ms(1000));
+  CHECK(c.read(at_ms(3000)) == at_ms(3100));
+}
+
+TEST_CASE("a process's monotonic clock never jumps when its wall clock does") {
+  World w(1);
+  auto& p = w.add<Probe>("p");
+  w.at(at_ms(100), [&] { w.clock_jump(p.id(), Duration::s(60)); });
+  w.run_until(at_ms(200));
+  CHECK(p.wall_now() == at_ms(60'200));
+  CHECK(p.mono_now() == at_ms(200));
+}
+
+TEST_CASE("a sleep measured on a fast clock ends early in true time") {
+  World w(1);
+  auto& p = w.add<Probe>("p", ClockSpec{Duration::zero(), 100'000'000});  // 10% fast
+  Instant woke;
+  p.spawn([](Probe& self, Instant& woke) -> Task<void> {
+    co_await self.sleep(Duration::ms(1100));
+    woke = self.world().now();
+  }(p, woke));
+  w.run_until(at_ms(5000));
+  CHECK(woke == at_ms(1000));
+}
+
+TEST_CASE("durations parse from strings with units, exactly") {
+  CHECK(parse_duration("250ms") == Duration::ms(250));
+  CHECK(parse_duration("1.5s") == Duration::ms(1500));
+  CHECK(parse_duration("2m") == Duration::s(120));
+  CHECK(parse_duration("+20s") == Duration::s(20));
+  CHECK(parse_duration("-3s") == -Duration::s(3));
+  CHECK(parse_duration("10us") == Duration::us(10));
+  CHECK_FALSE(parse_duration("10").has_value());
+  CHECK_FALSE(parse_duration("10 s").has_value());
+  CHECK_FALSE(parse_duration("s").has_value());
+  CHECK(format_instant(at_ms(31'002)) == "31.002s");
+  CHECK(format_duration(Duration::ms(1500)) == "1.5s");
+}

@@ -1,0 +1,139 @@
+// The clock shim (live/clockshim) and its writer, ClockControl: a shimmed
+// process's wall clock steps and drifts as locksim says, its monotonic clock
+// does not, and a real redis-server expires keys by the shimmed clock.
+#include <doctest/doctest.h>
+#include <time.h>
+
+#include <sstream>
+
+#include "live/blocking_client.hpp"
+#include "live/clock_control.hpp"
+#include "live/servers.hpp"
+#include "tests/live_support.hpp"
+
+using namespace locksim;
+using namespace locksim::live;
+using locksim::live::testing::Child;
+using locksim::live::testing::TempDir;
+
+namespace {
+
+// One line of locksim_clockprobe's output.
+struct Readings {
+  std::int64_t time_s = 0;
+  std::int64_t realtime_ns = 0;
+  std::int64_t coarse_ns = 0;
+  std::int64_t gettimeofday_us = 0;
+  std::int64_t monotonic_ns = 0;
+};
+
+// locksim_clockprobe under the shim, reading `page` (or no page: empty).
+class Probe {
+ public:
+  explicit Probe(const std::string& page)
+      : child_(LOCKSIM_CLOCKPROBE, {}, env(page)) {}
+  Readings read() {
+    child_.write_line("");
+    const std::string line = child_.read_line(Duration::s(10));
+    REQUIRE_MESSAGE(!line.empty(), "the probe printed nothing");
+    Readings r;
+    std::istringstream(line) >> r.time_s >> r.realtime_ns >> r.coarse_ns >> r.gettimeofday_us >> r.monotonic_ns;
+    return r;
+  }
+
+ private:
+  static std::vector<std::string> env(const std::string& page) {
+    std::vector<std::string> e{"LD_PRELOAD=" + clockshim_path().string()};
+    if (!page.empty()) e.push_back("LOCKSIM_CLOCK_FILE=" + page);
+    return e;
+  }
+  Child child_;
+};
+
+std::int64_t real_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+}  // namespace
+
+TEST_CASE("a step of the shim moves time() gettimeofday and CLOCK_REALTIME but not CLOCK_MONOTONIC") {
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  const Readings before = probe.read();
+  CHECK(std::abs(before.realtime_ns - real_now_ns()) < kSecond);  // no offset yet
+
+  clock.step(Duration::s(1000));
+  const Readings after = probe.read();
+  const std::int64_t real_elapsed = after.monotonic_ns - before.monotonic_ns;
+  CHECK(real_elapsed < kSecond);
+  CHECK(after.realtime_ns - before.realtime_ns - real_elapsed == doctest::Approx(1000 * kSecond).epsilon(0.0001));
+  CHECK(after.coarse_ns - before.coarse_ns == doctest::Approx(1000 * kSecond).epsilon(0.0001));
+  CHECK(after.gettimeofday_us - before.gettimeofday_us == doctest::Approx(1000 * 1'000'000LL).epsilon(0.0001));
+  CHECK(after.time_s - before.time_s >= 1000);
+  CHECK(after.time_s - before.time_s <= 1002);
+  CHECK(clock.offset_now() == Duration::s(1000));
+
+  clock.step(-Duration::s(3000));  // backwards, past where it started
+  const Readings back = probe.read();
+  CHECK(back.realtime_ns - real_now_ns() == doctest::Approx(-2000 * kSecond).epsilon(0.0001));
+  CHECK(back.time_s < before.time_s);
+  CHECK(back.monotonic_ns > after.monotonic_ns);
+}
+
+TEST_CASE("a drifting shimmed clock gains drift_ppb per second of real time and changes rate without a jump") {
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  clock.set_drift_ppb(500'000'000);  // half a second per second: large enough to measure over 400 ms
+  const Readings a = probe.read();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const Readings b = probe.read();
+  const double rate = static_cast<double>(b.realtime_ns - a.realtime_ns) / static_cast<double>(b.monotonic_ns - a.monotonic_ns);
+  CHECK(rate == doctest::Approx(1.5).epsilon(0.05));
+
+  // Stopping the drift keeps what it gained: the clock is still ahead, and by as much.
+  const Duration gained = clock.offset_now();
+  CHECK(gained >= Duration::ms(150));
+  clock.set_drift_ppb(0);
+  const std::int64_t real = real_now_ns();
+  const Readings c = probe.read();
+  CHECK(c.realtime_ns - real == doctest::Approx(static_cast<double>(gained.count_ns())).epsilon(0.2));
+  CHECK(clock.drift_ppb() == 0);
+}
+
+TEST_CASE("the shim changes nothing without a clock file") {
+  Probe probe("");
+  const Readings r = probe.read();
+  CHECK(std::abs(r.realtime_ns - real_now_ns()) < kSecond);
+  CHECK(std::abs(r.time_s - real_now_ns() / kSecond) <= 1);
+}
+
+TEST_CASE("a shimmed redis-server expires keys by its stepped wall clock") {
+  Supervisor sup;
+  const std::uint16_t port = sup.start_server("redis1", {.shim_clock = true});
+  const std::uint16_t other = sup.start_server("redis2", {.shim_clock = true});
+  for (std::uint16_t p : {port, other}) CHECK(call(p, {"SET", "k", "v", "PX", "30000"}).str == "OK");
+  sup.clock("redis1").step(Duration::s(20));
+  const resp::Value left = call(port, {"PTTL", "k"});
+  CHECK(left.integer >= 9'500);
+  CHECK(left.integer <= 10'100);
+  CHECK(call(other, {"PTTL", "k"}).integer > 29'000);  // each node has a clock of its own
+  sup.clock("redis1").step(Duration::s(40));
+  CHECK(call(port, {"GET", "k"}).type == resp::Value::Type::Nil);
+  CHECK(call(other, {"GET", "k"}).str == "v");
+}
+
+TEST_CASE("a shimmed sentinel whose wall clock jumps enters TILT mode") {
+  Supervisor sup;
+  sup.start_server("redis1");
+  const std::uint16_t sentinel = sup.start_sentinel("s", {.master = "redis1", .shim_clock = true});
+  const auto tilted = [&] { return call(sentinel, {"INFO", "sentinel"}).str.find("sentinel_tilt:1") != std::string::npos; };
+  CHECK(!tilted());
+  sup.clock("s").step(Duration::s(10));  // its timer sees 10 s pass between two runs: Sentinel distrusts itself
+  CHECK(testing::eventually(tilted, Duration::s(5)));
+}
