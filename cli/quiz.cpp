@@ -89,7 +89,7 @@ std::string node_words(const NodeConfig& n) {
 }
 
 std::string client_words(const ClientConfig& c) {
-  std::string job = c.job == "hold" ? "acquire, hold " + format_range(c.hold) + ", release"
+  std::string job = c.job == JobKind::Hold ? "acquire, hold " + format_range(c.hold) + ", release"
                                     : std::string("acquire, read the counter, work ") + format_range(c.work) +
                                           (c.check_before_write ? ", re-check the lease on its own clock" : "") +
                                           ", write the counter + 1, release";

@@ -3,6 +3,7 @@
 #include "harness/client.hpp"
 #include "harness/faults.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/coordination.hpp"
 #include "sim/redis.hpp"
 #include "sim/sentinel.hpp"
 #include "sim/storage.hpp"
@@ -77,7 +78,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
 
   for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, masters, storage_id, sentinel_id));
+    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
+  const ServerSetup server = s.lock.options->server();
   std::vector<RedisNode*> redis_nodes;
   // A master and its replicas run one Redis version: a replica's
   // expiry_propagation = "px" (6.x) holds for whichever of them is master.
@@ -86,18 +88,25 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
     return n;
   };
   for (const NodeConfig& n : s.nodes) {
-    if (algorithm->make_node) {
-      algorithm->make_node(world, n, s.lock);
-      continue;
+    switch (algorithm->service) {
+      case Service::ZooKeeper:
+        world.add<ZooKeeperServer>(n.name, n.clock, server.tick_time, server.first_token);
+        break;
+      case Service::Etcd:
+        world.add<EtcdServer>(n.name, n.clock, server.first_token);
+        break;
+      case Service::Redis: {
+        RedisConfig rc;
+        rc.aof_always = n.persistence == Persistence::AofAlways;
+        rc.aof_everysec = n.persistence == Persistence::AofEverysec;
+        rc.replica_priority = n.replica_priority;
+        rc.replication_lag = n.replication_lag;
+        for (const NodeConfig& other : s.nodes)
+          if (group_of(&other) == group_of(&n) && !other.expiry_as_pxat) rc.expiry_as_pxat = false;
+        redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
+        break;
+      }
     }
-    RedisConfig rc;
-    rc.aof_always = n.persistence == Persistence::AofAlways;
-    rc.aof_everysec = n.persistence == Persistence::AofEverysec;
-    rc.replica_priority = n.replica_priority;
-    rc.replication_lag = n.replication_lag;
-    for (const NodeConfig& other : s.nodes)
-      if (group_of(&other) == group_of(&n) && !other.expiry_as_pxat) rc.expiry_as_pxat = false;
-    redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
   }
   for (std::size_t i = 0; i < redis_nodes.size(); ++i) {
     const NodeConfig& n = s.nodes[i];
@@ -107,11 +116,11 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
     redis_nodes[i]->replicate_from(master.id());
   }
   // The fencing counter's history (first_token), as an operator's earlier use left it.
-  if (s.lock.fencing == Fencing::Token && s.lock.first_token != 1)
+  if (s.lock.fencing == Fencing::Token && server.first_token != 1)
     for (RedisNode* node : redis_nodes)
       if (!node->is_replica())
         node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
-                       .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
+                       .value = std::to_string(server.first_token - 1)}, kNoProc);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token       ? StorageFencing::Token
                      : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue

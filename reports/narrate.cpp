@@ -156,8 +156,8 @@ class Narrator {
              stamp(e.mono) + ")";
     // A coordination service's lock has no TTL of its own, but it is tied to
     // the session (ZooKeeper's ephemeral node) or the lease (etcd's key).
-    if (lock_.algorithm == "zookeeper") return "; the lock lasts as long as its session (timeout " + format_duration(lock_.session_timeout) + ")";
-    if (lock_.algorithm == "etcd") return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.lease_ttl) + ", kept alive by " + who(e) + ")";
+    if (lock_.algorithm == "zookeeper") return "; the lock lasts as long as its session (timeout " + format_duration(lock_.options->lease()) + ")";
+    if (lock_.algorithm == "etcd") return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.options->lease()) + ", kept alive by " + who(e) + ")";
     return "; the lock has no expiry";
   }
 

@@ -75,6 +75,27 @@ Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout)
   return CallAwaiter{*this, id};
 }
 
+std::uint64_t Process::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink,
+                                  std::uint32_t tag) {
+  const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
+  PendingCall& pending = calls_.emplace_back();
+  pending.id = id;
+  pending.sink = &sink;
+  pending.tag = tag;
+  if (timeout > Duration::zero()) pending.timer_id = start_timer(mono_now() + timeout, {}, id);
+  return id;
+}
+
+void Process::cancel_call(std::uint64_t id) {
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    if (calls_[i].id != id) continue;
+    if (calls_[i].timer_id != 0) cancel_timer(calls_[i].timer_id);
+    if (i + 1 != calls_.size()) calls_[i] = std::move(calls_.back());
+    calls_.pop_back();
+    return;
+  }
+}
+
 Process::PendingCall* Process::find_call(std::uint64_t id) {
   for (PendingCall& c : calls_)
     if (c.id == id) return &c;
@@ -83,6 +104,16 @@ Process::PendingCall* Process::find_call(std::uint64_t id) {
 
 void Process::finish_call(std::uint64_t id, Payload* result) {
   PendingCall* c = find_call(id);
+  if (c && c->sink) {
+    // Forget the call before the sink hears of it: the sink may start others.
+    ReplySink& sink = *c->sink;
+    const std::uint32_t tag = c->tag;
+    cancel_call(id);
+    std::optional<Payload> reply;
+    if (result) reply.emplace(std::move(*result));
+    sink.on_reply(tag, std::move(reply));  // may resume a coroutine, which may destroy the sink
+    return;
+  }
   if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
   if (c->timer_id != 0) cancel_timer(std::exchange(c->timer_id, 0));
   if (result) c->result.emplace(std::move(*result));

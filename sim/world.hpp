@@ -111,6 +111,17 @@ class Process {
   class CallAwaiter;
   CallAwaiter call(ProcId to, Payload request, Duration timeout);
 
+  // The primitives a client's environment is built on (lockalgos/client.hpp):
+  // a call whose outcome goes to `sink` (with `tag`) rather than resuming a
+  // coroutine, sent now; its id, which cancel_call takes (after which the
+  // sink hears nothing). A reply reaches the sink inside its delivery event.
+  std::uint64_t start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  void cancel_call(std::uint64_t id);
+  // Resume `h` when the monotonic clock reads `mono_deadline`; the id
+  // cancel_wake takes (after which `h` is not resumed by it).
+  std::uint64_t wake_at(Instant mono_deadline, std::coroutine_handle<> h) { return start_timer(mono_deadline, h, 0); }
+  void cancel_wake(std::uint64_t id) { cancel_timer(id); }
+
   // Fire and forget.
   void send(ProcId to, Payload body);
   void reply(const Message& request, Payload body);
@@ -152,6 +163,9 @@ class Process {
   // Destroy every coroutine of this process (a crash, or the end of the run).
   void destroy_coroutines();
   std::vector<Event>& held_events() { return held_; }
+  // What is outstanding: calls awaiting their outcome, timers set (tests).
+  std::size_t calls_in_flight() const { return calls_.size(); }
+  std::size_t timers_set() const { return timers_.size(); }
   // The first error thrown out of one of this process's coroutines, if any.
   std::exception_ptr failed_root() const;
 
@@ -182,6 +196,8 @@ class Process {
   struct PendingCall {
     std::uint64_t id;                 // the request's message id
     std::coroutine_handle<> waiter;   // null once it has been woken
+    ReplySink* sink = nullptr;        // set: the outcome goes here instead (start_call)
+    std::uint32_t tag = 0;            // the sink's
     std::uint64_t timer_id = 0;       // its timeout, 0: none
     std::optional<Payload> result;    // nullopt: timed out or refused
   };

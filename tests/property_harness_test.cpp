@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "harness/explore.hpp"
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
@@ -93,10 +95,18 @@ Scenario random_scenario() {
     c.clock.drift_ppb = *rc::gen::inRange<std::int64_t>(-500'000'000, 500'000'000);
     c.think = any_range(500'000'000);
   }
-  if (takes(s, "retry_delay") && *rc::gen::arbitrary<bool>()) s.lock.retry_delay = any_range(300'000'000);
-  if (takes(s, "request_timeout") && *rc::gen::arbitrary<bool>()) s.lock.request_timeout = any_ns(1, 5'000'000'000);
-  if (takes(s, "drift_factor") && *rc::gen::arbitrary<bool>())
-    s.lock.drift_factor = std::ldexp(static_cast<double>(*rc::gen::inRange<std::int64_t>(0, 1LL << 50)), -53);
+  // The algorithm's options through the scenario's own text, as a user writes them.
+  auto quoted = [](const std::string& t) { return "\"" + t + "\""; };
+  if (takes(s, "retry_delay") && *rc::gen::arbitrary<bool>())
+    set_lock_option(s, "retry_delay", quoted(format_range(any_range(300'000'000))));
+  if (takes(s, "request_timeout") && *rc::gen::arbitrary<bool>())
+    set_lock_option(s, "request_timeout", quoted(format_duration(any_ns(1, 5'000'000'000))));
+  if (takes(s, "drift_factor") && *rc::gen::arbitrary<bool>()) {
+    const double f = std::ldexp(static_cast<double>(*rc::gen::inRange<std::int64_t>(0, 1LL << 50)), -53);
+    std::string text = fmt::format("{}", f);
+    if (text.find_first_of(".e") == std::string::npos) text += ".0";
+    set_lock_option(s, "drift_factor", text);
+  }
   return s;
 }
 
