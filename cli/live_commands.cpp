@@ -105,7 +105,10 @@ void add_check_live_flags(CLI::App& check, CheckLiveArgs& a) {
   check.add_flag("--live", a.live,
                  "run each scenario simulated and live (real redis-server) and print one table of the verdicts");
   check.add_option("--reps", a.reps, "with --live: live repetitions of each scenario (default 3)")->check(CLI::Range(1, 100));
-  check.add_option("--time-scale", a.time_scale, "with --live: K, as for `live` (default 10)")->check(CLI::Range(1, 1000));
+  check.add_option("--time-scale", a.time_scale,
+                   "with --live: K, as for `live` (default 10); a scenario whose thinnest margin (a fault's time or "
+                   "length, a replication lag, a simulated violation's length) would be under 5 ms of real time runs "
+                   "at the largest scale that keeps it 5 ms")->check(CLI::Range(1, 1000));
   check.add_option("--keep", a.keep, "with --live: keep the servers' directories in DIR");
 }
 
@@ -125,9 +128,11 @@ int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& a
       continue;
     }
     bool same = true;
+    const std::int64_t k = live::live_scale_for(s, sim.violations, a.time_scale);
+    if (k != a.time_scale) std::cout << "(at scale " << k << ") ";
     for (int i = 0; i < a.reps; ++i) {
       live::LiveOptions o;
-      o.time_scale = a.time_scale;
+      o.time_scale = k;
       o.keep_events = 0;
       if (!a.keep.empty()) o.keep = fs::path(a.keep) / (fs::path(file).stem().string() + "-" + std::to_string(i + 1));
       std::string verdict;

@@ -89,9 +89,27 @@ std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
   if (s.sentinel.present && k > 1)
     out.push_back("Sentinel's own periods do not scale: it pings every second and refreshes INFO every 1-10 s of real time");
   for (const NodeConfig& n : s.nodes)
-    if (!n.replica_of.empty())
-      out.push_back(n.name + "'s replication runs straight from node to node, without its replication_lag");
+    if (!n.replica_of.empty()) thin(n.replication_lag.lo, n.name + "'s replication lag");
   return out;
+}
+
+std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k) {
+  Duration thinnest = Duration::s(3600);
+  auto margin = [&](Duration d) {
+    if (d < Duration::zero()) d = -d;
+    if (!d.is_zero() && d < thinnest) thinnest = d;
+  };
+  for (const FaultSpec& f : s.faults) {
+    if (f.at) margin(*f.at);
+    if (f.duration) margin(*f.duration);
+    margin(f.after);
+    margin(f.by);
+  }
+  for (const NodeConfig& n : s.nodes)
+    if (!n.replica_of.empty()) margin(n.replication_lag.lo);
+  for (const Violation& v : simulated) margin(v.until - v.at);
+  const std::int64_t fits = thinnest.count_ns() / kMinRealMargin.count_ns();
+  return std::max<std::int64_t>(1, std::min(k, fits));
 }
 
 namespace {
@@ -135,6 +153,7 @@ class LiveRun final : public LiveHub {
  private:
   struct Subscriber;
   void start_servers();
+  void start_replication();
   void add_processes();
   void start_clients();
   void arm_faults();
@@ -179,7 +198,11 @@ class LiveRun final : public LiveHub {
   struct Owner {
     ProcId client = kNoProc;
     RealClock::time_point synthesized{};  // an expiry told at an overwrite: its notification is not told again
+    RealClock::time_point due = RealClock::time_point::max();  // when its TTL ends, in real time
   };
+  std::set<ProcId> shimmed_;  // nodes whose wall clock the scenario moves
+  // Replication links through proxies (master, replica): the replication_lag, and a crash loses what is in flight.
+  std::vector<std::tuple<ProcId, ProcId, std::unique_ptr<Proxy>>> replication_;
   std::map<std::pair<ProcId, std::string>, Owner> owners_;
   std::map<ProcId, RealClock::time_point> crashed_at_;
   std::shared_ptr<Judge> judge_;
@@ -206,6 +229,7 @@ struct LiveRun::Subscriber {
 
 LiveRun::LiveRun(const Scenario& s, const LiveOptions& o, RunResult& result) : s_(s), o_(o), result_(result) {
   world_ = std::make_unique<World>(result.seed);
+  clock_ = ScenarioClock(RealClock::now(), o.time_scale);  // its start is set again when the run begins
   SupervisorOptions so;
   so.keep = o.keep;
   sup_ = std::make_unique<Supervisor>(so);
@@ -280,8 +304,8 @@ void LiveRun::start_servers() {
     so.persistence = n.persistence == locksim::Persistence::AofAlways     ? live::Persistence::AofAlways
                      : n.persistence == locksim::Persistence::AofEverysec ? live::Persistence::AofEverysec
                                                                           : live::Persistence::None;
-    so.replica_of = n.replica_of;
     so.shim_clock = needs_shim(s_, n);
+    if (so.shim_clock) shimmed_.insert(id(n.name));
     so.extra_config.push_back("notify-keyspace-events Ex");  // the run tells expiries from these
     sup_->start_server(n.name, so);
     if (so.shim_clock) {
@@ -291,6 +315,7 @@ void LiveRun::start_servers() {
       if (n.clock.drift_ppb + n.clock.wall_drift_ppb != 0) c.set_drift_ppb(n.clock.drift_ppb + n.clock.wall_drift_ppb);
     }
   }
+  start_replication();
   for (std::size_t i = 0; i < sentinels_.size(); ++i) {
     std::string master;
     for (const NodeConfig& n : s_.nodes)
@@ -317,6 +342,32 @@ void LiveRun::start_servers() {
   for (ProcId c : clients_)
     for (ProcId n : nodes_)
       proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(world_->trace().name(n))});
+}
+
+// A replica follows its master through a proxy of the run's own, which delays
+// the master's stream by the replication_lag (the least of its range): on
+// loopback a real replica is a few microseconds behind, and a crash right
+// after a write would not lose it as the scenario says. A crash severs the
+// proxy first, so what it holds is lost with the master.
+void LiveRun::start_replication() {
+  for (const NodeConfig& n : s_.nodes) {
+    if (n.replica_of.empty()) continue;
+    auto proxy = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(n.replica_of)});
+    proxy->set_raw(true);
+    proxy->set_delay(Direction::ToClient, clock_.real(n.replication_lag.lo));
+    const std::uint16_t replica = sup_->port(n.name);
+    call(replica, {"REPLICAOF", "127.0.0.1", std::to_string(proxy->port())});
+    replication_.emplace_back(id(n.replica_of), id(n.name), std::move(proxy));
+    const Deadline deadline(Duration::s(15));
+    for (;;) {  // the proxy runs on the run's context: turn it while the replica syncs
+      io_.restart();
+      io_.run_for(std::chrono::milliseconds(20));
+      const resp::Value info = call(replica, {"INFO", "replication"});
+      if (info.str.find("master_link_status:up") != std::string::npos) break;
+      if (deadline.passed()) throw Error(n.name + " did not sync with " + n.replica_of + " through its proxy in time");
+    }
+  }
+  io_.restart();
 }
 
 void LiveRun::start_clients() {
@@ -379,6 +430,7 @@ void LiveRun::run() {
   for (const Violation& v : result_.violations) result_.verdict.insert(v.kind);
   result_.stats = *tally;
   result_.stats.events = trace.size();
+  result_.stats.messages = next_message_ - 1;
   result_.stats.sim_time = end_at;
   result_.trace_hash = trace.hash_hex();
 }
@@ -480,13 +532,19 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
                        (req.op == Op::AcquireWithToken && reply.kind == Kind::Int) ||
                        (req.op == Op::RedissonTryLock && reply.kind == Kind::Nil) ||
                        (req.op == Op::RedissonTryLockFenced && reply.kind == Kind::Ok);
-  const bool deleted = (req.op == Op::Del && reply.kind == Kind::Int && reply.integer >= 1) ||
-                       ((req.op == Op::CompareAndDelete || req.op == Op::RedissonUnlock) && reply.kind == Kind::Int &&
-                        reply.integer == 1);
+  // A script that checks the value deletes only the caller's own key. A plain
+  // DEL deletes whoever's: its owner is the last grant seen, which holds when
+  // the DEL is not concurrent with a grant (replies on different connections
+  // arrive in no order the server promises).
+  const bool own_deleted = (req.op == Op::CompareAndDelete || req.op == Op::RedissonUnlock) &&
+                           reply.kind == Kind::Int && reply.integer == 1;
+  const bool deleted = own_deleted || (req.op == Op::Del && reply.kind == Kind::Int && reply.integer >= 1);
+  const bool early_expiry = shimmed_.count(node) > 0;  // its clock may end a key before its TTL
   auto key = std::make_pair(node, req.key);
   return note_exchange(node, client, request_id, Payload(req), Payload(reply), [&] {
     auto it = owners_.find(key);
-    if (granted && it != owners_.end() && it->second.client != client && it->second.client != kNoProc) {
+    if (granted && it != owners_.end() && it->second.client != client && it->second.client != kNoProc &&
+        (early_expiry || RealClock::now() + std::chrono::milliseconds(2) >= it->second.due)) {
       // Another's key was there until a moment ago: it expired, and its notification is on its way.
       note_at(node, Ev::Expired, {.owner = it->second.client, .key = req.key,
                                   .detail = "as " + world_->trace().name(client) + "'s command found"});
@@ -495,11 +553,13 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
     note_at(node, Ev::Command, {.peer = client, .key = req.key, .content = fnv1a64(describe(req)),
                                 .detail = world_->trace().detailed() ? describe(req) + " -> " + describe(reply) : ""});
     if (granted) {
-      owners_[key].client = client;
+      Owner& o = owners_[key];
+      o.client = client;
+      o.due = req.px.is_zero() ? RealClock::time_point::max() : RealClock::now() + real(clock_.real(req.px));
     } else if (deleted) {
-      note_at(node, Ev::KeyDeleted, {.peer = client, .owner = it == owners_.end() ? kNoProc : it->second.client,
-                                     .key = req.key});
-      if (it != owners_.end()) it->second.client = kNoProc;
+      const ProcId owner = own_deleted ? client : it == owners_.end() ? kNoProc : it->second.client;
+      note_at(node, Ev::KeyDeleted, {.peer = client, .owner = owner, .key = req.key});
+      if (it != owners_.end() && it->second.client == owner) it->second.client = kNoProc;
     }
   });
 }
@@ -631,6 +691,8 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
     case FaultKind::Crash:
       if (!sup_->running(name)) return;
       note_at(node, Ev::Crashed, {});
+      for (auto& [master, replica, proxy] : replication_)
+        if (master == node) proxy->sever();
       sup_->crash(name);
       crashed_at_[node] = RealClock::now();
       return;

@@ -40,6 +40,13 @@ std::optional<std::string> live_unsupported(const Scenario& s);
 // Where the scenario's margins are thin at scale K: one line each.
 std::vector<std::string> live_warnings(const Scenario& s, std::int64_t time_scale);
 
+// The time scale, at most `k`, at which the scenario's thinnest margin still
+// lasts kMinRealMargin of real time: its faults' times, durations and delays,
+// its replication lag, and how long each violation of its simulated run
+// lasted (a race the simulator won by 10 ms is lost to jitter at 1 ms).
+inline constexpr Duration kMinRealMargin = Duration::ms(5);
+std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k);
+
 // Runs the scenario live. Throws ScenarioError when it cannot run live,
 // live::Error when a server will not start. Every process it starts is gone
 // when it returns or throws.
