@@ -77,7 +77,13 @@ int cmd_live(const LiveArgs& a) {
       o.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
     }
     const auto began = std::chrono::steady_clock::now();
-    RunResult r = live::run_live(s, o);
+    RunResult r;
+    try {
+      r = live::run_live(s, o);
+    } catch (const live::Interrupted& e) {
+      std::cerr << "locksim live: " << e.what() << "\n";
+      return 130;
+    }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     if (a.format == "json") {
       std::cout << json_report(r) << "\n";

@@ -108,6 +108,9 @@ std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& sim
   for (const NodeConfig& n : s.nodes)
     if (!n.replica_of.empty()) margin(n.replication_lag.lo);
   for (const Violation& v : simulated) margin(v.until - v.at);
+  // A job made to end just inside its lease (get-then-del's 9.99 s of 10 s).
+  if (s.lock.ttl)
+    for (const ClientConfig& c : s.clients) margin(*s.lock.ttl - c.work.lo);
   const std::int64_t fits = thinnest.count_ns() / kMinRealMargin.count_ns();
   return std::max<std::int64_t>(1, std::min(k, fits));
 }
@@ -423,7 +426,16 @@ void LiveRun::run() {
   auto end = std::make_unique<asio::steady_timer>(io_, clock_.real_at(Instant::zero() + s_.duration));
   end->async_wait([this](const error_code&) { io_.stop(); });
   timers_.push_back(std::move(end));
+  // Ctrl-C and SIGTERM unwind, so that every server is stopped and the temporary directories removed.
+  bool interrupted = false;
+  asio::signal_set signals(io_, SIGINT, SIGTERM);
+  signals.async_wait([this, &interrupted](const error_code& ec, int) {
+    if (ec) return;
+    interrupted = true;
+    io_.stop();
+  });
   io_.run();
+  if (interrupted) throw Interrupted("interrupted: every server it started is stopped");
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);

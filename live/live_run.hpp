@@ -22,6 +22,7 @@
 
 #include "harness/run.hpp"
 #include "harness/scenario.hpp"
+#include "live/common.hpp"
 
 namespace locksim::live {
 
@@ -42,13 +43,19 @@ std::vector<std::string> live_warnings(const Scenario& s, std::int64_t time_scal
 
 // The time scale, at most `k`, at which the scenario's thinnest margin still
 // lasts kMinRealMargin of real time: its faults' times, durations and delays,
-// its replication lag, and how long each violation of its simulated run
-// lasted (a race the simulator won by 10 ms is lost to jitter at 1 ms).
+// its replication lag, how far a client's work is from the TTL, and how long
+// each violation of its simulated run lasted (a race the simulator won by 10 ms is lost to jitter at 1 ms).
 inline constexpr Duration kMinRealMargin = Duration::ms(5);
 std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k);
 
+// SIGINT or SIGTERM ended a live run early; its servers are stopped.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 // Runs the scenario live. Throws ScenarioError when it cannot run live,
-// live::Error when a server will not start. Every process it starts is gone
+// live::Error when a server will not start, Interrupted on SIGINT/SIGTERM. Every process it starts is gone
 // when it returns or throws.
 RunResult run_live(const Scenario& s, const LiveOptions& options);
 
