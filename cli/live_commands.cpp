@@ -1,5 +1,7 @@
 #include "cli/live_commands.hpp"
 
+#include "cli/output_file.hpp"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -67,14 +69,13 @@ int cmd_live(const LiveArgs& a) {
     live::LiveOptions o;
     o.time_scale = a.time_scale;
     o.keep = a.keep.empty() ? fs::path() : fs::path(a.keep) / fs::path(file).stem();
-    std::ofstream trace_out;
+    std::optional<OutputFile> trace_out;  // whole or absent, as run's
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + ".jsonl";
-      trace_out.open(path);
-      if (!trace_out) throw ScenarioError(path + ": cannot write the trace there");
+      trace_out.emplace(path);
       o.details = true;
-      o.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
+      o.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out->stream()); };
     }
     const auto began = std::chrono::steady_clock::now();
     RunResult r;
@@ -85,6 +86,7 @@ int cmd_live(const LiveArgs& a) {
       return 130;
     }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (trace_out) trace_out->commit();
     if (a.format == "json") {
       std::cout << json_report(r) << "\n";
     } else {
@@ -99,8 +101,7 @@ int cmd_live(const LiveArgs& a) {
     for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
       if (path.empty()) continue;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
-      std::ofstream out(path);
-      if (!(out << (html ? html_report(r, {}) : svg_diagram(r, {})))) throw ScenarioError(path + ": cannot write there");
+      write_whole(path, html ? html_report(r, {}) : svg_diagram(r, {}));
     }
     if (!r.as_expected()) status = std::max(status, kExitUnexpected);
   }
