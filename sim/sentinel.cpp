@@ -37,6 +37,8 @@ void Sentinel::force_failover(const std::string& group) {
 
 Task<void> Sentinel::fail_over(std::size_t index, std::string why) {
   Group& g = groups_[index];
+  // A second failover spawned at the same instant finds the replica promoted already.
+  if (g.replicas.empty()) co_return;
   const ProcId old_master = g.master;
   g.master = g.replicas.front();
   g.replicas.erase(g.replicas.begin());
