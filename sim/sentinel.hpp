@@ -26,6 +26,13 @@ class Sentinel : public Process {
   void monitor(Group group);
   // SENTINEL FAILOVER <group>: promote the group's replica now, as if its master were down.
   void force_failover(const std::string& group);
+  void digest(Digest& d) const override {
+    for (const Group& g : groups_) {
+      d.add(static_cast<std::uint64_t>(g.master));
+      for (ProcId p : g.replicas) d.add(static_cast<std::uint64_t>(p));
+      for (ProcId p : g.old_masters) d.add(static_cast<std::uint64_t>(p + (ProcId{1} << 16)));
+    }
+  }
 
  protected:
   void on_message(Message& m) override;
