@@ -28,8 +28,32 @@ std::string kinds_list(const std::vector<FaultKind>& kinds) {
   for (FaultKind k : kinds) s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
   return s;
 }
-// Everything that shapes a run's schedule, so the command replays exactly that run.
-std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
+// "client1 read 40, a time 35, ...": the most frequent first, at most `top`.
+std::string top_labels(const std::map<std::string, std::uint64_t>& m, std::size_t top = 4) {
+  std::vector<std::pair<std::string, std::uint64_t>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (std::size_t i = 0; i < v.size() && i < top; ++i) out += fmt::format("{}{} ({})", i ? ", " : "", v[i].first, v[i].second);
+  if (v.size() > top) out += ", ...";
+  return out;
+}
+
+std::string found_by_text(const ExploreSummary& s) {
+  std::string out;
+  for (ViolationKind k : kAllViolationKinds) {
+    if (!s.by_kind.count(k) || (!s.anchors.count(k) && !s.lengths.count(k))) continue;
+    if (out.empty()) out = "\n  what found them (runs with a fault on each anchor, and of each length):\n";
+    if (s.anchors.count(k)) out += fmt::format("  {:<16} on: {}\n", violation_name(k), top_labels(s.anchors.at(k)));
+    if (s.lengths.count(k))
+      out += fmt::format("  {:<16} lengths: {}\n", s.anchors.count(k) ? "" : violation_name(k), top_labels(s.lengths.at(k)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// Everything that shapes a run, so the command replays exactly that run.
+std::string explore_replay_command(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
   std::string cmd = fmt::format("locksim explore {} --replay {}", base.path, seed);
   if (!o.kinds.empty()) cmd += " --faults " + kinds_list(o.kinds);
   if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
@@ -39,9 +63,10 @@ std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t 
   if (o.max_jump) cmd += " --max-jump " + format_duration(*o.max_jump);
   if (o.max_outage) cmd += " --max-outage " + format_duration(*o.max_outage);
   if (o.max_drift_ppm != ExploreOptions{}.max_drift_ppm) cmd += fmt::format(" --max-drift-ppm {}", o.max_drift_ppm);
+  if (o.liveness) cmd += " --liveness";
+  if (o.liveness_window) cmd += " --liveness-window " + format_duration(*o.liveness_window);
   return cmd;
 }
-}  // namespace
 
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
   std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
@@ -54,9 +79,20 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     const auto [lo, hi] = wilson95(n, s.runs);
     std::string first = "—";
-    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, replay(base, o, s.first.at(k).seed));
+    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, explore_replay_command(base, o, s.first.at(k).seed));
     out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
                        s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
+  }
+  out += found_by_text(s);
+  if (o.liveness) {
+    out += fmt::format("\n  liveness: after the faults, every one healed, a fresh client must get the lock\n"
+                       "  (no wait longer than {} with nobody holding it): ",
+                       s.runs ? format_duration(liveness_window_of(base, o)) : "the window");
+    if (s.stuck_after_heal == 0) out += fmt::format("no run stuck\n");
+    else
+      out += fmt::format("{} stuck, first run {} (seed {}): {}\n", counted(s.stuck_after_heal, "run"),
+                         s.first_stuck_after_heal->index, s.first_stuck_after_heal->seed,
+                         explore_replay_command(base, o, s.first_stuck_after_heal->seed));
   }
   out += fmt::format("\n  {} of {} violated something; {} the budget ({} or {} simulated)\n", s.violating,
                      counted(s.runs, "run"), s.budget_exhausted == 1 ? "1 hit" : std::to_string(s.budget_exhausted) + " hit",
@@ -71,7 +107,10 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     const auto [lo, hi] = wilson95(n, s.runs);
     json entry = {{"runs", n}, {"ci95", {lo, hi}}};
-    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", replay(base, o, s.first.at(k).seed)}};
+    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", explore_replay_command(base, o, s.first.at(k).seed)}};
+    // What found it: runs by what a fault waited for, and by where its length came from.
+    if (n) entry["found_by"] = {{"anchors", s.anchors.count(k) ? json(s.anchors.at(k)) : json::object()},
+                                {"lengths", s.lengths.count(k) ? json(s.lengths.at(k)) : json::object()}};
     kinds[std::string(violation_name(k))] = entry;
   }
   json fault_kinds = json::array();
@@ -86,10 +125,19 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
                          {"max_pause_ns", o.max_pause ? json(o.max_pause->count_ns()) : json(nullptr)},
                          {"max_jump_ns", o.max_jump ? json(o.max_jump->count_ns()) : json(nullptr)},
                          {"max_outage_ns", o.max_outage ? json(o.max_outage->count_ns()) : json(nullptr)},
-                         {"max_drift_ppm", o.max_drift_ppm}}},
+                         {"max_drift_ppm", o.max_drift_ppm},
+                         {"liveness", o.liveness},
+                         {"liveness_window_ns", o.liveness_window ? json(o.liveness_window->count_ns()) : json(nullptr)}}},
             {"violating_runs", s.violating},
             {"budget_exhausted", s.budget_exhausted},
             {"violations", kinds}};
+  if (o.liveness) {
+    json live = {{"stuck_runs", s.stuck_after_heal}};
+    if (s.first_stuck_after_heal)
+      live["first"] = {{"run", s.first_stuck_after_heal->index}, {"seed", s.first_stuck_after_heal->seed},
+                       {"replay", explore_replay_command(base, o, s.first_stuck_after_heal->seed)}};
+    j["liveness"] = live;
+  }
   return j.dump();
 }
 
@@ -126,6 +174,8 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       m.options.max_jump = bound("max_jump_ns");
       m.options.max_outage = bound("max_outage_ns");
       if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
+      if (opts.contains("liveness")) m.options.liveness = opts["liveness"];
+      m.options.liveness_window = bound("liveness_window_ns");
       for (const auto& k : j["options"]["faults"])
         if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
       count = j["shard"][1];
@@ -138,6 +188,17 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
     m.summary.runs += j["runs"].get<std::uint64_t>();
     m.summary.violating += j["violating_runs"].get<std::uint64_t>();
     m.summary.budget_exhausted += j["budget_exhausted"].get<std::uint64_t>();
+    if (j.contains("liveness")) {
+      m.summary.stuck_after_heal += j["liveness"]["stuck_runs"].get<std::uint64_t>();
+      if (j["liveness"].contains("first")) {
+        RunOutcome first;
+        first.index = j["liveness"]["first"]["run"];
+        first.seed = j["liveness"]["first"]["seed"];
+        first.stuck_after_heal = true;
+        if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
+          m.summary.first_stuck_after_heal = first;
+      }
+    }
     for (ViolationKind k : kAllViolationKinds) {
       const json& v = j["violations"][std::string(violation_name(k))];
       const std::uint64_t n = v["runs"];
@@ -146,6 +207,10 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       RunOutcome first;
       first.index = v["first"]["run"];
       first.seed = v["first"]["seed"];
+      if (v.contains("found_by")) {
+        for (const auto& [label, count] : v["found_by"]["anchors"].items()) m.summary.anchors[k][label] += count.get<std::uint64_t>();
+        for (const auto& [label, count] : v["found_by"]["lengths"].items()) m.summary.lengths[k][label] += count.get<std::uint64_t>();
+      }
       auto it = m.summary.first.find(k);
       if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
     }

@@ -45,6 +45,15 @@ bool undoes(const FaultSpec& later, const FaultSpec& earlier) {
   return fault_kind(later.kind).undoes == earlier.kind && later.target == earlier.target;
 }
 
+std::string describe_fault(const FaultSpec& f) {
+  std::string when;
+  if (f.at) when = "at " + format_duration(*f.at);
+  else
+    when = "on " + f.on_process + " " + f.on_event + (f.on_occurrence != 1 ? "#" + std::to_string(f.on_occurrence) : "") +
+           (f.after.is_zero() ? "" : ", " + format_duration(f.after) + " after") + ":";
+  return when + " " + fault_kind(f.kind).describe(f);
+}
+
 void sort_faults(std::vector<FaultSpec>& faults) {
   std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) {
     return a.at.value_or(Duration::zero()) < b.at.value_or(Duration::zero());
