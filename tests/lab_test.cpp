@@ -30,7 +30,10 @@ TEST_CASE("every command of the course lab runs as printed and gives its scenari
     const int raw = std::system((cmd + " > /dev/null 2>&1").c_str());
     INFO(args);
     CHECK(WIFEXITED(raw));
-    CHECK(WEXITSTATUS(raw) == 0);
+    // explore exits 1 when its runs found what the scenario's [expect] does
+    // not allow: a finding, which the lab asks the reader to predict.
+    const bool explore = args.rfind("explore ", 0) == 0;
+    CHECK((WEXITSTATUS(raw) == 0 || (explore && WEXITSTATUS(raw) == 1)));
   }
   fs::remove_all(dir);
 }
