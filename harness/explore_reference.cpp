@@ -1,5 +1,7 @@
 #include "harness/explore_reference.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -10,7 +12,7 @@ namespace locksim {
 
 std::string Anchor::name() const { return process + " " + std::string(event_name(event)); }
 
-std::string Anchor::on() const { return name() + (occurrence != 1 ? "#" + std::to_string(occurrence) : ""); }
+std::string Anchor::on() const { return occurrence != 1 ? fmt::format("{}#{}", name(), occurrence) : name(); }
 
 Scenario unfaulted(const Scenario& base, const ExploreOptions& o) {
   Scenario s = base;
