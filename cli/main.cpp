@@ -1,5 +1,8 @@
 // locksim: the command line (product.md, "The command line").
 // Exit status: 0 as expected, 1 not as expected, 2 bad input or usage, 3 a bug in locksim.
+// (`run --ignore-expect`: 0 no violation, 1 some; `run --predict`: 0 the prediction was right, 1 not.)
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +16,10 @@
 #include <iostream>
 
 #include "cli/explore_commands.hpp"
+#include "cli/new_scenario.hpp"
+#include "cli/progress.hpp"
+#include "cli/quiz.hpp"
+#include "cli/version.hpp"
 #include "harness/faults.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
@@ -51,11 +58,65 @@ struct RunArgs {
   std::string svg_path, html_path;
   std::size_t arrows = DiagramOptions{}.max_arrows;
   bool check_determinism = false;
+  bool full = false;
+  std::string axis = "auto";
+  std::string slides_path;
+  bool ignore_expect = false;           // judge the verdict alone: a changed copy has no stale [expect]
+  bool quiz = false;                    // course mode: the set-up and a question, no spoilers
+  std::optional<std::string> predict;   // course mode: the student's answer, scored against the run
 };
+
+// `--quiz`: tell the set-up and ask. The prediction comes from --predict, or
+// from the student at a terminal; otherwise the command that reveals the run
+// is printed and nothing runs (nullopt).
+std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const RunArgs& a) {
+  std::string error;
+  if (a.predict) {
+    auto p = parse_prediction(*a.predict, error);
+    if (!p) throw ScenarioError("--predict: " + error);
+    return p;
+  }
+  std::cout << setup_text(s) << prediction_question();
+  if (isatty(STDIN_FILENO)) {
+    for (std::string line;;) {
+      std::cout << "\nYour prediction (kinds separated by commas, or none): " << std::flush;
+      if (!std::getline(std::cin, line)) break;
+      if (auto p = parse_prediction(line, error)) {
+        std::cout << "\n";
+        return p;
+      }
+      std::cout << error << "\n";
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\nWrite your prediction down, then run it and compare:\n  locksim run " << s.path
+            << (a.seed ? " --seed " + std::to_string(*a.seed) : "") << " --predict KINDS"
+            << "   (e.g. --predict overlap,stale-write, or --predict none)\n";
+  return std::nullopt;
+}
+
+// A slide's PNG: the SVG rendered by rsvg-convert (Debian's librsvg2-bin,
+// which scripts/install-deps installs), run directly, not through a shell.
+void write_png(const std::string& svg, const std::string& png) {
+  const std::string tmp = png + ".svg";
+  if (!(std::ofstream(tmp) << svg)) throw ScenarioError(tmp + ": cannot write there");
+  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", png.c_str(), tmp.c_str(), nullptr};
+  pid_t pid = 0;
+  int status = -1;
+  const bool ran = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0 &&
+                   waitpid(pid, &status, 0) == pid;
+  fs::remove(tmp);
+  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
+                              "or scripts/install-deps; or ask for PATH.svg)");
+}
 
 // How many events `run` keeps for its text story: the story of a long run is
 // told from its beginning; the verdict always judges every event.
 constexpr std::uint64_t kTextKeep = 250'000;
+// The JSON report's story is told from fewer (every catalogue scenario's
+// whole story fits), so that a long run's JSON stays small and fast.
+constexpr std::uint64_t kJsonKeep = 20'000;
 // A diagram or a determinism check reads every event, up to this many (about
 // 300 MiB); past it a diagram shows the beginning, and the determinism check
 // compares the events kept and the hash of them all.
@@ -63,14 +124,24 @@ constexpr std::uint64_t kWholeKeep = 2'000'000;
 
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
+  if ((a.quiz || a.predict) && a.format == "json")
+    throw ScenarioError("--quiz and --predict tell a person the run; use them without --format json");
   for (const std::string& file : a.files) {
-    const Scenario s = load_scenario(file);
+    Scenario s = load_scenario(file);
+    std::optional<std::set<ViolationKind>> predicted;
+    if (a.quiz || a.predict) {
+      if (a.files.size() > 1 && file != a.files.front()) std::cout << "\n";
+      predicted = quiz_prediction(s, a);
+      if (!predicted) continue;
+      s.about.clear();
+    }
+    if (a.ignore_expect || predicted) drop_expectation(s);
     RunOptions opts;
     opts.seed = a.seed;
     // Keep only the events a report will read: a diagram or a determinism
-    // check needs them all, the text story its beginning, JSON none.
-    const bool whole = !a.svg_path.empty() || !a.html_path.empty() || a.check_determinism;
-    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+    // check needs them all, the text story its beginning, JSON's story less.
+    const bool whole = !a.svg_path.empty() || !a.html_path.empty() || !a.slides_path.empty() || a.check_determinism;
+    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? kJsonKeep : kTextKeep;
     std::ofstream trace_out;
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
@@ -80,22 +151,43 @@ int cmd_run(const RunArgs& a) {
       opts.details = true;
       opts.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
     }
+    std::optional<RunProgress> progress;
+    if (progress_wanted()) {
+      progress.emplace(std::cerr, s.duration, a.files.size() > 1 ? fs::path(file).filename().string() : "", progress_delay());
+      opts.listener = [&progress, write = std::move(opts.listener)](const Trace& t, const TraceEvent& e) {
+        if (write) write(t, e);
+        progress->on_event(e.at);
+      };
+    }
     RunResult r = run_scenario(s, opts);
+    if (progress) progress->finish();
     opts.listener = nullptr;
     opts.details = false;
     if (a.format == "json") std::cout << json_report(r) << "\n";
-    else std::cout << text_report(r, {.colour = use_colour()}) << (a.files.size() > 1 ? "\n" : "");
+    else std::cout << text_report(r, {.colour = use_colour(), .full = a.full}) << (a.files.size() > 1 ? "\n" : "");
     if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
-    for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
+    enum Picture { Svg, Html, Slides };
+    for (auto [path, kind] : {std::pair{a.svg_path, Svg}, std::pair{a.html_path, Html}, std::pair{a.slides_path, Slides}}) {
       if (path.empty()) continue;
       if (!r.world->trace().complete())
         std::cerr << "locksim: " << path << " shows the first " << r.world->trace().events().size() << " of "
                   << r.stats.events << " events (a diagram of more would not be read); shorten the run to see its end\n";
-      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
-      std::ofstream out(path);
+      const bool png = kind == Slides && fs::path(path).extension() == ".png";
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (kind == Html ? ".html" : png ? ".png" : ".svg");
       DiagramOptions d;
       d.max_arrows = a.arrows;
-      if (!(out << (html ? html_report(r, d) : svg_diagram(r, d)))) throw ScenarioError(path + ": cannot write there");
+      d.axis = a.axis == "linear" ? AxisChoice::Linear : a.axis == "compressed" ? AxisChoice::Compressed : AxisChoice::Auto;
+      if (kind == Slides) {
+        d.slides = true;
+        d.width = 1500;
+      }
+      const std::string picture = kind == Html ? html_report(r, d) : svg_diagram(r, d);
+      if (png) {
+        write_png(picture, path);
+        continue;
+      }
+      std::ofstream out(path);
+      if (!(out << picture)) throw ScenarioError(path + ": cannot write there");
     }
     if (a.check_determinism) {
       RunResult again = run_scenario(s, opts);
@@ -108,7 +200,9 @@ int cmd_run(const RunArgs& a) {
                   << r.trace_hash << ")\n";
       }
     }
-    if (!r.as_expected()) status = std::max(status, kExitUnexpected);
+    if (predicted) std::cout << "\n" << score_text(*predicted, r.verdict) << "(The scenario's own account of it is the `about` in " << file << ".)\n";
+    const bool ok = predicted ? *predicted == r.verdict : r.as_expected();
+    if (!ok) status = std::max(status, kExitUnexpected);
   }
   return status;
 }
@@ -179,14 +273,65 @@ int cmd_list() {
   return kExitOk;
 }
 
-}  // namespace
+// run's flags that decide what the run is judged against: [expect], nothing, or a student's prediction.
+void add_judging_flags(CLI::App& run_cmd, RunArgs& run) {
+  run_cmd.add_flag("--ignore-expect", run.ignore_expect,
+                   "report the verdict alone, not against [expect] (exit 0: no violation, 1: some); for a changed copy");
+  run_cmd.add_flag("--quiz,--no-spoilers", run.quiz,
+                   "course mode: show the set-up without the story or expected verdict and ask for a prediction "
+                   "(asked at a terminal; otherwise it prints the command that reveals the run)");
+  run_cmd.add_option("--predict", run.predict,
+                     "course mode: KINDS (comma-separated, or none) predicted; run, tell, and score the prediction (exit 0: right)");
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
-  app.require_subcommand(1);
+struct NewArgs {
+  std::string algorithm = "redis-single";
+  std::string out;  // "" or "-": stdout
+};
 
-  RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
+CLI::App* add_new_command(CLI::App& app, NewArgs& a) {
+  auto* cmd = app.add_subcommand("new", "write a commented starting scenario for an algorithm");
+  cmd->add_option("algorithm", a.algorithm, "an algorithm of `locksim list` (default redis-single)");
+  cmd->add_option("-o,--output", a.out, "write it to FILE instead of stdout (an existing file is left alone)");
+  return cmd;
+}
+
+// `locksim new [ALGORITHM] [-o FILE]`: a starting scenario; an existing FILE is left alone.
+int cmd_new(const NewArgs& a) {
+  const std::string& name = a.algorithm;
+  const std::string& out = a.out;
+  const AlgorithmInfo* algorithm = find_algorithm(name);
+  if (!algorithm) {
+    std::string names;
+    for (const AlgorithmInfo& a : algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
+    throw ScenarioError("new: \"" + name + "\" is not an algorithm (" + names + ")");
+  }
+  const std::string text = new_scenario(*algorithm);
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  if (fs::exists(out)) throw ScenarioError(out + ": exists already; not overwritten (remove it, or name another file)");
+  std::ofstream file(out);
+  if (!(file << text) || !file.flush()) throw ScenarioError(out + ": cannot write there");
+  std::cout << "wrote " << out << " (" << name << "); run it: locksim run " << out << "\n";
+  return kExitOk;
+}
+
+// "locksim 0.1.0 (commit 84eb3c1a9f0e)", and where an installed catalogue is.
+std::string version_text() {
+  std::string text = "locksim " + std::string(kVersion);
+  if (!kCommit.empty()) text += " (commit " + std::string(kCommit) + ")";
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path scenarios = exe.parent_path().parent_path() / "share" / "locksim" / "scenarios";
+  if (!ec && fs::is_directory(scenarios, ec)) text += "\nscenarios: " + scenarios.string();
+  return text;
+}
+
+// `run` and its options: what to run, and which reports of it to write.
+CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
+  CLI::App* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
   run_cmd->add_option("files", run.files, "scenario files")->required();
   run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
   run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
@@ -194,8 +339,29 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
   run_cmd->add_option("--arrows", run.arrows, "draw at most this many message arrows (default 400; 0: none)");
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
+  run_cmd->add_flag("--full", run.full, "tell every step and list every violation (nothing folded or cut)");
+  run_cmd->add_option("--axis", run.axis,
+                      "the diagram's time axis: linear (to scale) or compressed (quiet stretches cut out); default: linear where "
+                      "every critical section, pause and violation is 12 px wide or more at the page width")
+      ->check(CLI::IsMember({"auto", "linear", "compressed"}));
+  run_cmd->add_option("--slides", run.slides_path,
+                      "write the diagram for a slide to PATH: larger type, every label written, no tooltips; PATH.png renders it "
+                      "with rsvg-convert (Debian: librsvg2-bin)");
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
+  add_judging_flags(*run_cmd, run);
+  return run_cmd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text(), "print the version (and the git commit it was built from)");
+
+  RunArgs run;
+  CLI::App* run_cmd = add_run_command(app, run);
 
   std::vector<std::string> check_args;
   std::string check_format = "text";
@@ -204,6 +370,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--format", check_format, "text | json")->check(CLI::IsMember({"text", "json"}));
 
   auto* list_cmd = app.add_subcommand("list", "algorithms, fault kinds and violation kinds");
+
+  NewArgs new_args;
+  auto* new_cmd = add_new_command(app, new_args);
 
   const auto run_explore_commands = cli::add_explore_commands(app);
 
@@ -218,6 +387,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
+    if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -1,21 +1,53 @@
-// A client process: runs its job (read-modify-write of the protected counter)
-// under a lock, and tells the trace each step of the lock's life as it sees it.
+// A simulated client: a process that runs the client's job (harness/job.hpp)
+// under a lock, both written against ClientEnv. SimClientEnv is the
+// simulator's ClientEnv: every primitive is the process's own kernel call, so
+// a client sees its own clocks and nothing of the world.
 #pragma once
 
 #include <memory>
 
+#include "harness/job.hpp"
 #include "harness/scenario.hpp"
+#include "lockalgos/client.hpp"
 #include "lockalgos/lock.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
 
+// ClientEnv over one simulated process.
+class SimClientEnv final : public ClientEnv {
+ public:
+  explicit SimClientEnv(Process& self) : self_(self) {}
+
+  Instant wall_now() const override { return self_.wall_now(); }
+  Instant mono_now() const override { return self_.mono_now(); }
+  void send(ProcId to, Payload body) override { self_.send(to, std::move(body)); }
+  void spawn(Task<void> task) override { self_.spawn(std::move(task)); }
+  Rng& rng() override { return self_.rng(); }
+  void note(Ev kind, TraceEvent&& fields) override { self_.note(kind, std::move(fields)); }
+  bool detailed() const override { return self_.detailed(); }
+  const std::string& name_of(ProcId node) const override { return self_.world().trace().name(node); }
+  std::optional<ProcId> find(std::string_view name) const override { return self_.world().find(name); }
+
+  CallId start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) override {
+    return self_.start_call(to, std::move(request), timeout, sink, tag);
+  }
+  void cancel_call(CallId id) override { self_.cancel_call(id); }
+  WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override { return self_.wake_at(mono_deadline, h); }
+  void cancel_wake(WakeId id) override { self_.cancel_wake(id); }
+  void resume_soon(std::coroutine_handle<> h) override { self_.resume_soon(h); }
+
+ private:
+  Process& self_;
+};
+
 class Client : public Process {
  public:
   // REQUIRES: `config` and `lock_config` outlive the client.
-  Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
-         const LockConfig& lock_config, std::vector<ProcId> nodes, ProcId storage, ProcId sentinel);
+  Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm, const LockConfig& lock_config,
+         LockTargets targets, ProcId storage);
+  ~Client() override;
 
   // Start the job at the configured time.
   void schedule_start();
@@ -25,21 +57,15 @@ class Client : public Process {
   void on_message(Message& m) override;
 
  private:
-  Task<void> run_job();
-  Task<void> read_modify_write();
-  Task<void> hold();
-  // Acquire and record it (acquiring, acquired or acquire-failed).
-  Task<std::optional<Grant>> take_lock();
-  // Release and record it (releasing, released or release-failed).
-  Task<void> give_back(const Grant& grant);
-  static Payload read_request();
-  static Payload write_request(std::int64_t value, std::int64_t token, std::string owner);
-  static Payload claim_request(std::string owner);
+  void start_job();
 
+  SimClientEnv env_{*this};
   const ClientConfig& config_;
+  const AlgorithmInfo& algorithm_;
   const LockConfig& lock_config_;
+  LockTargets targets_;
   ProcId storage_;
-  std::unique_ptr<Lock> lock_;
+  std::unique_ptr<Lock> lock_;  // a new one for each process image
 };
 
 }  // namespace locksim

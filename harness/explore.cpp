@@ -30,12 +30,7 @@ using Bounds = ScheduleBounds;
 
 Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
   // What breaks a lock is measured against its lease: draw magnitudes up to twice it.
-  Duration lease = s.lock.ttl.value_or(Duration::zero());
-  if (lease.is_zero()) {
-    if (s.lock.algorithm == "zookeeper") lease = s.lock.session_timeout;
-    else if (s.lock.algorithm == "etcd") lease = s.lock.lease_ttl;
-    else lease = s.lock.watchdog_timeout;
-  }
+  const Duration lease = s.lock.options->lease();
   return {o.max_pause.value_or(lease * 2), o.max_jump.value_or(lease * 2), o.max_outage.value_or(lease * 2),
           s.duration * 4 / 5};
 }
@@ -141,24 +136,54 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
   return summary;
 }
 
+namespace {
+
+// The base scenario with another algorithm (and flavour): the [lock] keys the
+// other one does not take are left out, the rest kept as written.
+Scenario with_algorithm(const Scenario& base, const AlgorithmInfo& a, const std::string& flavour) {
+  std::vector<LockOptionChange> changes;
+  for (const LockConfig::Written& w : base.lock.written) {
+    const bool common = w.key == "algorithm" || w.key == "fencing" || (w.key == "ttl" && a.takes_ttl);
+    const bool listed = std::any_of(a.options.begin(), a.options.end(), [&](const OptionInfo& o) { return o.key == w.key; });
+    if (!common && !listed) changes.push_back({w.key, std::nullopt});
+  }
+  changes.push_back({"algorithm", "\"" + std::string(a.name) + "\""});
+  if (!flavour.empty()) changes.push_back({"flavour", "\"" + flavour + "\""});
+  Scenario s = base;
+  try {
+    set_lock_options(s, changes);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError("--matrix " + std::string(a.name) + (flavour.empty() ? "" : ":" + flavour) + ": " + e.what());
+  }
+  return s;
+}
+
+}  // namespace
+
 std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions& o,
                                       const std::vector<std::string>& variants) {
+  // The same fault schedules for all: magnitudes drawn against the base's
+  // lease, not each variant's own.
+  ExploreOptions same = o;
+  const Bounds b = bounds_of(base, o);
+  same.max_pause = b.pause;
+  same.max_jump = b.jump;
+  same.max_outage = b.outage;
   std::vector<MatrixRow> rows;
   for (const std::string& v : variants) {
-    Scenario s = base;
     const auto colon = v.find(':');
-    s.lock.algorithm = v.substr(0, colon);
-    s.lock.flavour = colon == std::string::npos ? "" : v.substr(colon + 1);
-    const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
-    if (!a) throw ScenarioError("--matrix: \"" + s.lock.algorithm + "\" is not an algorithm (see locksim list)");
-    if (!s.lock.flavour.empty() &&
-        std::none_of(a->flavours.begin(), a->flavours.end(), [&](const OptionInfo& f) { return f.key == s.lock.flavour; }))
-      throw ScenarioError("--matrix: \"" + s.lock.flavour + "\" is not a flavour of " + s.lock.algorithm);
-    if (a->needs_ttl && !s.lock.ttl)
-      throw ScenarioError("--matrix: " + s.lock.algorithm + " needs a ttl, and " + base.path + " sets none");
-    if (s.lock.fencing == Fencing::Token && !a->monotonic_token)
-      throw ScenarioError("--matrix: " + s.lock.algorithm + " offers no monotonic fencing token, which " + base.path + " asks for");
-    rows.push_back({v, explore(s, o)});
+    const std::string algorithm = v.substr(0, colon);
+    const std::string flavour = colon == std::string::npos ? "" : v.substr(colon + 1);
+    const AlgorithmInfo* a = find_algorithm(algorithm);
+    if (!a) throw ScenarioError("--matrix: \"" + algorithm + "\" is not an algorithm (see locksim list)");
+    if (!flavour.empty() &&
+        std::none_of(a->flavours.begin(), a->flavours.end(), [&](const OptionInfo& f) { return f.key == flavour; }))
+      throw ScenarioError("--matrix: \"" + flavour + "\" is not a flavour of " + algorithm);
+    if (a->needs_ttl && !base.lock.ttl)
+      throw ScenarioError("--matrix: " + algorithm + " needs a ttl, and " + base.path + " sets none");
+    if (base.lock.fencing == Fencing::Token && !a->monotonic_token)
+      throw ScenarioError("--matrix: " + algorithm + " offers no monotonic fencing token, which " + base.path + " asks for");
+    rows.push_back({v, explore(with_algorithm(base, *a, flavour), same)});
   }
   return rows;
 }

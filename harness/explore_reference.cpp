@@ -49,7 +49,7 @@ std::vector<NamedDuration> constants_of(const Scenario& s, Duration lease, const
     add("sentinel ping", s.sentinel.ping_period);
   }
   for (const ClientConfig& c : s.clients) {
-    add(c.name + (c.job == "hold" ? " hold" : " work"), c.job == "hold" ? c.hold.hi : c.work.hi);
+    add(c.name + (c.job == JobKind::Hold ? " hold" : " work"), c.job == JobKind::Hold ? c.hold.hi : c.work.hi);
     add(c.name + " start", c.start.hi);
     add(c.name + " think", c.think.hi);
     add(c.name + " storage timeout", c.storage_timeout);

@@ -4,6 +4,7 @@
 #include "harness/faults.hpp"
 #include "harness/state_fingerprint.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/coordination.hpp"
 #include "sim/redis.hpp"
 #include "sim/sentinel.hpp"
 #include "sim/storage.hpp"
@@ -26,7 +27,7 @@ void liveness_phase(RunResult& result, FaultEngine& faults, LivenessWatch& watch
   faults.heal_all();
   auto probe = std::make_shared<ClientConfig>();
   probe->name = probe_name(world.trace());
-  probe->job = "hold";
+  probe->job = JobKind::Hold;
   probe->hold = DurationRange::fixed(Duration::ms(1));
   probe->start = DurationRange::fixed(world.now() - Instant::zero());
   result.probe = probe;
@@ -108,42 +109,74 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
 
   for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, masters, storage_id, sentinel_id));
+    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
+  const ServerSetup server = s.lock.options->server();
   std::vector<RedisNode*> redis_nodes;
+  // A master and its replicas run one Redis version: a replica's
+  // expiry_propagation = "px" (6.x) holds for whichever of them is master.
+  auto group_of = [&](const NodeConfig* n) {
+    while (!n->replica_of.empty()) n = &s.nodes[node_id(n->replica_of) - first_node];
+    return n;
+  };
   for (const NodeConfig& n : s.nodes) {
-    if (algorithm->make_node) {
-      algorithm->make_node(world, n, s.lock);
-      continue;
+    switch (algorithm->service) {
+      case Service::ZooKeeper:
+        world.add<ZooKeeperServer>(n.name, n.clock, server.tick_time, server.first_token);
+        break;
+      case Service::Etcd:
+        world.add<EtcdServer>(n.name, n.clock, server.first_token);
+        break;
+      case Service::Redis: {
+        RedisConfig rc;
+        rc.aof_always = n.persistence == Persistence::AofAlways;
+        rc.aof_everysec = n.persistence == Persistence::AofEverysec;
+        rc.replica_priority = n.replica_priority;
+        rc.replication_lag = n.replication_lag;
+        for (const NodeConfig& other : s.nodes)
+          if (group_of(&other) == group_of(&n) && !other.expiry_as_pxat) rc.expiry_as_pxat = false;
+        redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
+        break;
+      }
     }
-    RedisConfig rc;
-    rc.aof_always = n.persistence == Persistence::AofAlways;
-    redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
   }
   for (std::size_t i = 0; i < redis_nodes.size(); ++i) {
     const NodeConfig& n = s.nodes[i];
     if (n.replica_of.empty()) continue;
     RedisNode& master = static_cast<RedisNode&>(world.process(node_id(n.replica_of)));
-    master.add_replica(redis_nodes[i]->id(), n.replication_lag, n.expiry_as_pxat);
+    master.add_replica(redis_nodes[i]->id(), n.replication_lag, master.config().expiry_as_pxat);
     redis_nodes[i]->replicate_from(master.id());
   }
   // The fencing counter's history (first_token), as an operator's earlier use left it.
-  if (s.lock.fencing == Fencing::Token && s.lock.first_token != 1)
+  if (s.lock.fencing == Fencing::Token && server.first_token != 1)
     for (RedisNode* node : redis_nodes)
       if (!node->is_replica())
         node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
-                       .value = std::to_string(s.lock.first_token - 1)}, kNoProc);
+                       .value = std::to_string(server.first_token - 1)}, kNoProc);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token       ? StorageFencing::Token
                      : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
                                                             : StorageFencing::None);
   if (s.sentinel.present) {
-    auto& sentinel = world.add<Sentinel>(s.sentinel.name, s.sentinel.down_after, s.sentinel.ping_period);
+    // The sentinels follow the storage, the first at sentinel_id, and watch
+    // every master that has a replica.
+    SentinelSettings settings;
+    settings.down_after = s.sentinel.down_after;
+    settings.ping_period = s.sentinel.ping_period;
+    settings.failover_timeout = s.sentinel.failover_timeout;
+    settings.quorum = s.sentinel.quorum_or_default();
+    std::vector<Sentinel*> sentinels;
+    std::vector<ProcId> sentinel_ids;
+    for (int i = 0; i < s.sentinel.sentinels; ++i) {
+      sentinels.push_back(&world.add<Sentinel>(s.sentinel.process_name(i), s.sentinel.clock, settings));
+      sentinel_ids.push_back(sentinels.back()->id());
+    }
     for (ProcId m : masters) {
       Sentinel::Group g{world.trace().name(m), m, {}};
       for (RedisNode* node : redis_nodes)
         for (std::size_t i = 0; i < s.nodes.size(); ++i)
           if (s.nodes[i].name == node->name() && s.nodes[i].replica_of == g.name) g.replicas.push_back(node->id());
-      if (!g.replicas.empty()) sentinel.monitor(std::move(g));
+      if (g.replicas.empty()) continue;
+      for (Sentinel* sentinel : sentinels) sentinel->monitor(g, sentinel_ids);
     }
   }
 
@@ -166,7 +199,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   if (watch && !result.budget_exhausted)
     liveness_phase(result, faults, *watch, *options.liveness, options.max_events - world.events_run(),
                    [&](const ClientConfig& c) -> Client& {
-                     return world.add<Client>(c, *algorithm, s.lock, masters, storage_id, sentinel_id);
+                     return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id);
                    });
 
   result.stats = *tally;

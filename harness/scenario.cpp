@@ -15,6 +15,8 @@
 
 namespace locksim {
 
+std::string_view job_name(JobKind k) { return k == JobKind::Hold ? "hold" : "read-modify-write"; }
+
 namespace {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -54,9 +56,28 @@ const char* type_name(const toml::node& n) {
 
 class Loader {
  public:
-  explicit Loader(std::string path) : path_(std::move(path)) {}
+  // `line_map`: the reported line of each line of the text (set_lock_option's
+  // edited [lock] table); empty: the text is the file.
+  explicit Loader(std::string path, std::vector<int> line_map = {})
+      : path_(std::move(path)), line_map_(std::move(line_map)) {}
 
   Scenario load(std::string_view text) {
+    // toml++ 3.3.0 asserts on a table header key that starts with a control
+    // character ("[[\x1D..."; impl/parser.inl parse_key, TOML_ASSERT_ASSUME):
+    // an abort without NDEBUG, undefined behaviour with it. TOML allows none
+    // but tab, LF and CR outside escapes, so none reaches the parser.
+    int line = 1;
+    for (const char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte == '\n') ++line;
+      if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
+        const char* digits = "0123456789ABCDEF";
+        const std::string hex = {'0', 'x', digits[byte >> 4], digits[byte & 0xF]};
+        throw ScenarioError(path_ + ":" + std::to_string(line) + ": byte " + hex +
+                            " (a control character) is not allowed in a scenario file");
+      }
+    }
+    text_ = text;
     toml::table root;
     try {
       root = toml::parse(text, path_);
@@ -84,8 +105,11 @@ class Loader {
         storage_named_ = true;
       }
     if (const toml::table* se = root["sentinel"].as_table()) {
-      sentinel_name_ = "sentinel";
-      if (const auto* n = se->get("name"); n && n->is_string()) sentinel_name_ = n->as_string()->get();
+      SentinelConfig names;
+      if (const auto* n = se->get("name"); n && n->is_string()) names.name = n->as_string()->get();
+      if (const auto* n = se->get("sentinels"); n && n->is_integer())
+        names.sentinels = static_cast<int>(std::clamp<std::int64_t>(n->as_integer()->get(), 1, kMaxSentinels));
+      for (int i = 0; i < names.sentinels; ++i) sentinel_names_.push_back(names.process_name(i));
     }
     lock(root, s);
     network(root, s);
@@ -99,9 +123,10 @@ class Loader {
   }
 
  private:
-  enum Sign { Any, NonNegative, Positive, NonZero };
+  using enum Sign;
 
   [[noreturn]] void fail(int line, const std::string& where, const std::string& key, const std::string& what) const {
+    if (line > 0 && static_cast<std::size_t>(line) < line_map_.size()) line = line_map_[line];
     std::string msg = path_ + ":" + std::to_string(line) + ": " + where;
     if (!key.empty()) msg += " '" + key + "'";
     throw ScenarioError(msg + ": " + what);
@@ -259,12 +284,20 @@ class Loader {
       fail(key_line(t, "clock"), where, "clock", "expected a table like { offset = \"0s\", drift_ppm = 0 }");
     const toml::table& c = *n->as_table();
     const std::string w = where + " clock";
-    check_keys(c, w, {"offset", "drift_ppm"});
+    check_keys(c, w, {"offset", "drift_ppm", "wall_drift_ppm"});
     ClockSpec spec;
     if (auto off = duration(c, "offset", w, line_of(c), false, Any)) spec.offset = *off;
     if (auto ppm = number(c, "drift_ppm", w)) {
       if (!(*ppm > -1e6 && *ppm < 1e9)) fail(key_line(c, "drift_ppm"), w, "drift_ppm", "a clock must run forward (more than -1000000 ppm)");
       spec.drift_ppb = std::llround(*ppm * 1000.0);
+    }
+    // The wall clock's own drift, on top of drift_ppm (sim/clock.hpp ClockSpec).
+    if (auto ppm = number(c, "wall_drift_ppm", w)) {
+      const double wall = *ppm + static_cast<double>(spec.drift_ppb) / 1000.0;
+      if (!(wall > -1e6 && *ppm < 1e9))
+        fail(key_line(c, "wall_drift_ppm"), w, "wall_drift_ppm",
+             "the wall clock must run forward (drift_ppm + wall_drift_ppm more than -1000000 ppm)");
+      spec.wall_drift_ppb = std::llround(*ppm * 1000.0);
     }
     return spec;
   }
@@ -292,11 +325,19 @@ class Loader {
     return out;
   }
 
+  // [lock]: the table as written (for the writer), the common part, then the
+  // algorithm's own options, which it parses itself through a LockReader.
   void lock(const toml::table& root, Scenario& s) {
     const toml::table& t = *table(root, "lock", true);
+    s.lock.written = written(t);
+    s.lock.line = line_of(t);
+    lock_table(t, s.lock);
+  }
+
+ public:
+  // REQUIRES: `c` is fresh but for its line.
+  void lock_table(const toml::table& t, LockConfig& c) const {
     const std::string w = "[lock]";
-    LockConfig& c = s.lock;
-    c.line = line_of(t);
     c.algorithm = str(t, "algorithm", w, c.line, true).value();
     const AlgorithmInfo* algo = find_algorithm(c.algorithm);
     if (!algo) {
@@ -337,39 +378,72 @@ class Loader {
       if (k->empty()) fail(key_line(t, "key"), w, "key", "the key must not be empty");
       c.key = *k;
     }
-    if (auto r = choice(t, "release", w, {"compare-and-delete", "del", "get-then-del"})) c.release = *r;
-    if (auto r = range(t, "retry_delay", w)) c.retry_delay = *r;
-    if (auto n = count(t, "retry_count", w, 0)) c.retry_count = *n;
-    if (auto d = duration(t, "request_timeout", w, c.line, false, Positive)) c.request_timeout = *d;
-    if (auto n = integer(t, "first_token", w, 0, INT64_MAX / 2)) c.first_token = *n;
-    if (auto d = number(t, "drift_factor", w)) {
-      if (!(*d >= 0.0 && *d < 1.0)) fail(key_line(t, "drift_factor"), w, "drift_factor", "a fraction of the ttl, from 0 up to 1");
-      c.drift_factor = *d;
+    LockReader reader(*this, t, c.line);
+    c.options = algo->parse(reader, c);
+  }
+
+  // Only Redis nodes replicate (the lock's algorithm decides what the nodes are).
+  void check_replicas(const Scenario& s) const {
+    for (const NodeConfig& n : s.nodes)
+      if (!n.replica_of.empty() && find_algorithm(s.lock.algorithm)->service != Service::Redis)
+        fail(n.line, "[[node]]", "replica_of", "only Redis nodes replicate; " + s.lock.algorithm + " models its ensemble as one service");
+  }
+
+ private:
+  // The algorithm's view of [lock]: typed getters whose rejections are the loader's.
+  class LockReader final : public OptionReader {
+   public:
+    LockReader(const Loader& loader, const toml::table& t, int line) : l_(loader), t_(t), line_(line) {}
+    bool has(std::string_view key) const override { return t_.get(key) != nullptr; }
+    std::optional<Duration> duration(std::string_view key, Sign sign) override {
+      return l_.duration(t_, key, kWhere, line_, false, sign);
     }
-    c.auto_extend = duration(t, "auto_extend", w, c.line, false, Positive);
-    if (c.auto_extend && c.flavour != "redsync" && c.flavour != "node-redlock-v5")
-      fail(key_line(t, "auto_extend"), w, "auto_extend",
-           "only the redsync and node-redlock-v5 flavours extend a lock (" +
-               (c.flavour.empty() ? std::string("redlock-rb") : c.flavour) + " has no extension)");
-    if (auto v = choice(t, "fanout", w, {"sequential", "parallel"})) c.fanout = *v;
-    if (auto v = choice(t, "collect", w, {"quorum", "all"})) {
-      if (c.fanout == "sequential" || (c.fanout.empty() && c.flavour != "redsync" && c.flavour != "node-redlock-v5"))
-        fail(key_line(t, "collect"), w, "collect", "applies to a parallel fan-out (fanout = \"parallel\")");
-      c.collect = *v;
+    std::optional<DurationRange> range(std::string_view key) override { return l_.range(t_, key, kWhere); }
+    std::optional<int> count(std::string_view key, int lo) override { return l_.count(t_, key, kWhere, lo); }
+    std::optional<double> number(std::string_view key) override { return l_.number(t_, key, kWhere); }
+    std::optional<std::int64_t> integer(std::string_view key, std::int64_t lo, std::int64_t hi) override {
+      return l_.integer(t_, key, kWhere, lo, hi);
     }
-    if (auto v = choice(t, "unlock", w, {"wait", "no-wait"})) c.unlock = *v;
-    for (const char* key : {"fanout", "collect", "unlock"})
-      if (t.get(key) && c.flavour == "redisson")
-        fail(key_line(t, key), w, key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
-    if (auto d = duration(t, "watchdog_timeout", w, c.line, false, Positive)) c.watchdog_timeout = *d;
-    c.lease_time = duration(t, "lease_time", w, c.line, false, Positive);
-    c.wait_time = duration(t, "wait_time", w, c.line, false, NonNegative);
-    if (auto d = duration(t, "session_timeout", w, c.line, false, Positive)) c.session_timeout = *d;
-    if (auto d = duration(t, "tick_time", w, c.line, false, Positive)) c.tick_time = *d;
-    if (auto v = choice(t, "on_suspended", w, {"continue", "stop"})) c.on_suspended = *v;
-    if (auto v = choice(t, "watch", w, {"predecessor", "parent"})) c.watch = *v;
-    if (auto d = duration(t, "lease_ttl", w, c.line, false, Positive)) c.lease_ttl = *d;
-    if (auto v = choice(t, "version", w, {"3.4", "3.5"})) c.version = *v;
+    std::optional<bool> boolean(std::string_view key) override { return l_.boolean(t_, key, kWhere); }
+    std::optional<std::size_t> choice_index(std::string_view key, const std::vector<std::string_view>& names) override {
+      const std::vector<std::string> options(names.begin(), names.end());
+      const auto v = l_.choice(t_, key, kWhere, options);
+      if (!v) return std::nullopt;
+      return static_cast<std::size_t>(std::find(options.begin(), options.end(), *v) - options.begin());
+    }
+    [[noreturn]] void fail(std::string_view key, const std::string& what) override {
+      l_.fail(l_.key_line(t_, key), kWhere, std::string(key), what);
+    }
+
+   private:
+    inline static const std::string kWhere = "[lock]";
+    const Loader& l_;
+    const toml::table& t_;
+    int line_;
+  };
+
+  // A table's keys with their values' text as the file has it, in file order.
+  std::vector<LockConfig::Written> written(const toml::table& t) const {
+    std::vector<LockConfig::Written> out;
+    for (auto&& [k, v] : t)
+      out.push_back({std::string(k.str()), source_text(v.source()), static_cast<int>(k.source().begin.line)});
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+    return out;
+  }
+
+  // The text of a region of the file (toml++ counts columns in code points).
+  std::string source_text(const toml::source_region& r) const {
+    auto offset = [this](const toml::source_position& p) {
+      std::size_t at = 0;
+      for (std::uint32_t line = 1; line < p.line && at < text_.size(); ++line) at = text_.find('\n', at) + 1;
+      for (std::uint32_t col = 1; col < p.column && at < text_.size(); ++col) {
+        ++at;  // past one code point: its lead byte, then its continuation bytes
+        while (at < text_.size() && (static_cast<unsigned char>(text_[at]) & 0xC0) == 0x80) ++at;
+      }
+      return std::min(at, text_.size());
+    };
+    const std::size_t begin = offset(r.begin), end = offset(r.end);
+    return std::string(text_.substr(begin, end > begin ? end - begin : 0));
   }
 
   void network(const toml::table& root, Scenario& s) {
@@ -396,8 +470,8 @@ class Loader {
     if (w != "[storage]" && out == storage_name_)
       fail(key_line(t, "name"), w, "name",
            "\"" + out + "\" is the storage's name" + (storage_named_ ? "" : " (by default; [storage] name = ... changes it)"));
-    if (w != "[sentinel]" && out == sentinel_name_)
-      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is the sentinel's name ([sentinel] name = ... changes it)");
+    if (w != "[sentinel]" && std::find(sentinel_names_.begin(), sentinel_names_.end(), out) != sentinel_names_.end())
+      fail(key_line(t, "name"), w, "name", "\"" + out + "\" is a sentinel's name ([sentinel] name = ... changes it)");
     names_.push_back(out);
   }
 
@@ -407,13 +481,15 @@ class Loader {
     for (const toml::table* t : tables) {
       const std::string w = "[[node]]";
       check_keys(*t, w, {"name", "clock", "persistence", "restart_delay", "replica_of", "replication_lag",
-                         "expiry_propagation"});
+                         "expiry_propagation", "replica_priority"});
       NodeConfig n;
       n.line = line_of(*t);
       name(*t, w, n.name);
       if (auto c = clock(*t, w)) n.clock = *c;
-      if (auto p = choice(*t, "persistence", w, {"none", "aof-always"}))
-        n.persistence = *p == "aof-always" ? Persistence::AofAlways : Persistence::None;
+      if (auto p = choice(*t, "persistence", w, {"none", "aof-always", "aof-everysec"}))
+        n.persistence = *p == "aof-always"     ? Persistence::AofAlways
+                        : *p == "aof-everysec" ? Persistence::AofEverysec
+                                               : Persistence::None;
       if (auto d = duration(*t, "restart_delay", w, n.line)) n.restart_delay = *d;
       if (auto r = str(*t, "replica_of", w, n.line)) {
         const bool known = std::any_of(s.nodes.begin(), s.nodes.end(), [&](const NodeConfig& m) { return m.name == *r; });
@@ -421,27 +497,46 @@ class Loader {
         n.replica_of = *r;
       }
       if (auto r = range(*t, "replication_lag", w)) n.replication_lag = *r;
+      // "pxat": Redis >= 7.0 replicates every expiry as PXAT (#8474); "px":
+      // 6.0 and 6.2 replicate the relative PX the client sent.
       if (auto e = choice(*t, "expiry_propagation", w, {"pxat", "px"})) n.expiry_as_pxat = *e == "pxat";
+      if (auto p = integer(*t, "replica_priority", w, 0, 1'000'000)) n.replica_priority = static_cast<int>(*p);
       s.nodes.push_back(n);
     }
-    for (const NodeConfig& n : s.nodes)
-      if (!n.replica_of.empty() && find_algorithm(s.lock.algorithm)->service != Service::Redis)
-        fail(n.line, "[[node]]", "replica_of", "only Redis nodes replicate; " + s.lock.algorithm + " models its ensemble as one service");
+    check_replicas(s);
   }
 
+  // [sentinel]: the Sentinel processes watching every master that has a
+  // replica (sim/sentinel.hpp). One by default; `sentinels = 3` is the
+  // smallest deployment the Redis docs recommend.
   void sentinel(const toml::table& root, Scenario& s) {
     const toml::table* t = table(root, "sentinel", false);
     if (!t) return;
     const std::string w = "[sentinel]";
-    check_keys(*t, w, {"name", "down_after", "ping_period"});
-    s.sentinel.present = true;
-    s.sentinel.line = line_of(*t);
-    if (t->get("name")) name(*t, w, s.sentinel.name);
-    else name_default(s.sentinel.name, w);
-    if (auto d = duration(*t, "down_after", w, s.sentinel.line, false, Positive)) s.sentinel.down_after = *d;
-    if (auto d = duration(*t, "ping_period", w, s.sentinel.line, false, Positive)) s.sentinel.ping_period = *d;
+    check_keys(*t, w, {"name", "sentinels", "quorum", "down_after", "failover_timeout", "ping_period", "clock"});
+    SentinelConfig& c = s.sentinel;
+    c.present = true;
+    c.line = line_of(*t);
+    if (auto n = integer(*t, "sentinels", w, 1, kMaxSentinels)) c.sentinels = static_cast<int>(*n);
+    if (t->get("name")) name(*t, w, c.name, c.sentinels > 1);
+    if (c.sentinels == 1 && !t->get("name")) {
+      name_default(c.name, w);
+    } else if (c.sentinels > 1) {
+      for (int i = 0; i < c.sentinels; ++i) {
+        const std::string n = c.process_name(i);
+        if (std::find(names_.begin(), names_.end(), n) != names_.end() || n == storage_name_)
+          fail(t->get("name") ? key_line(*t, "name") : key_line(*t, "sentinels"), w, "sentinels",
+               "\"" + n + "\" is already the name of another process");
+        names_.push_back(n);
+      }
+    }
+    if (auto q = integer(*t, "quorum", w, 1, c.sentinels)) c.quorum = static_cast<int>(*q);
+    if (auto d = duration(*t, "down_after", w, c.line, false, Positive)) c.down_after = *d;
+    if (auto d = duration(*t, "failover_timeout", w, c.line, false, Positive)) c.failover_timeout = *d;
+    if (auto d = duration(*t, "ping_period", w, c.line, false, Positive)) c.ping_period = *d;
+    if (auto cl = clock(*t, w)) c.clock = *cl;
     if (std::none_of(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return !n.replica_of.empty(); }))
-      fail(s.sentinel.line, w, "", "a sentinel needs a master with at least one replica (replica_of = ...)");
+      fail(c.line, w, "", "a sentinel needs a master with at least one replica (replica_of = ...)");
   }
 
   void name_default(const std::string& n, const std::string& w) {
@@ -492,12 +587,14 @@ class Loader {
           fail(key_line(*t, "start"), w, "start",
                format_range(c.start) + " is not within the run (duration = " + format_duration(s.duration) + ")");
       }
-      if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"})) c.job = *j;
+      if (auto j = choice(*t, "job", w, {"read-modify-write", "hold"}))
+        c.job = *j == "hold" ? JobKind::Hold : JobKind::ReadModifyWrite;
       for (const char* key : {"work", "check_before_write", "storage_timeout"})
-        if (c.job == "hold" && t->get(key))
+        if (c.job == JobKind::Hold && t->get(key))
           fail(key_line(*t, key), w, key, "applies to job = \"read-modify-write\", not to job = \"hold\"");
-      if (c.job != "hold" && t->get("hold"))
-        fail(key_line(*t, "hold"), w, "hold", "applies to job = \"hold\" (this client's job is " + c.job + ")");
+      if (c.job != JobKind::Hold && t->get("hold"))
+        fail(key_line(*t, "hold"), w, "hold",
+             "applies to job = \"hold\" (this client's job is " + std::string(job_name(c.job)) + ")");
       if (auto r = range(*t, "hold", w)) c.hold = *r;
       if (auto r = range(*t, "work", w)) c.work = *r;
       if (auto n = count(*t, "repeat", w, 1)) c.repeat = *n;
@@ -534,7 +631,7 @@ class Loader {
     bool has(std::string_view key) const override { return t_.get(key) != nullptr; }
     std::string process(std::string_view key, bool required) const override { return l_.process(t_, key, where_, required); }
     std::optional<Duration> duration(std::string_view key, bool required, FaultReader::Sign sign) const override {
-      return l_.duration(t_, key, where_, line_of(t_), required, static_cast<Loader::Sign>(sign));
+      return l_.duration(t_, key, where_, line_of(t_), required, sign);
     }
     std::optional<double> number(std::string_view key) const override { return l_.number(t_, key, where_); }
     std::optional<std::int64_t> integer(std::string_view key, std::int64_t lo, std::int64_t hi) const override {
@@ -555,8 +652,6 @@ class Loader {
     const std::string& where_;
     const Scenario& s_;
   };
-  static_assert(static_cast<int>(FaultReader::Any) == Any && static_cast<int>(FaultReader::NonNegative) == NonNegative &&
-                static_cast<int>(FaultReader::Positive) == Positive && static_cast<int>(FaultReader::NonZero) == NonZero);
 
   void faults(const toml::table& root, Scenario& s) {
     for (const toml::table* t : array_of_tables(root, "fault")) {
@@ -670,15 +765,78 @@ class Loader {
   }
 
   std::string path_;
+  std::vector<int> line_map_;
+  std::string_view text_;  // the file, while it is loaded
   std::vector<std::string> names_;  // every process, in declaration order
   std::string storage_name_ = "storage";
   bool storage_named_ = false;
-  std::string sentinel_name_;  // empty: no [sentinel]
+  std::vector<std::string> sentinel_names_;  // the sentinel processes' names; empty: no [sentinel]
 };
 
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string& path) { return Loader(path).load(text); }
+
+void set_lock_option(Scenario& s, std::string_view key, std::optional<std::string> value_text) {
+  set_lock_options(s, {{std::string(key), std::move(value_text)}});
+}
+
+void set_lock_options(Scenario& s, const std::vector<LockOptionChange>& changes) {
+  std::vector<LockConfig::Written> written = s.lock.written;
+  int line = s.lock.line;  // where a failure is told, if no key's line is better
+  for (const auto& [key, value_text] : changes) {
+    auto it = std::find_if(written.begin(), written.end(), [&](const auto& w) { return w.key == key; });
+    const int at = it != written.end() ? it->line : s.lock.line;
+    if (changes.size() == 1) line = at;
+    if (!value_text) {
+      if (it != written.end()) written.erase(it);
+      continue;
+    }
+    try {
+      const std::string probe = "v = " + *value_text;
+      (void)toml::parse(std::string_view(probe));
+    } catch (const toml::parse_error&) {
+      throw ScenarioError(s.path + ":" + std::to_string(at) + ": [lock] '" + key + "': " + *value_text +
+                          " is not a TOML value (a string keeps its quotes: \"10s\")");
+    }
+    if (it != written.end()) it->text = *value_text;
+    else written.push_back({key, *value_text, s.lock.line});
+  }
+  // The edited table as a document, each key on the line the file has it
+  // (a new key on [lock]'s), so that errors name the file's lines.
+  std::string doc;
+  std::vector<int> reported{0};  // by the document's line, from 1
+  auto emit = [&](const std::string& text, int at) {
+    doc += text + "\n";
+    reported.push_back(at);
+    for (char c : text)
+      if (c == '\n') reported.push_back(at);
+  };
+  while (reported.size() < static_cast<std::size_t>(s.lock.line)) emit("", static_cast<int>(reported.size()));
+  emit("[lock]", s.lock.line);
+  for (const LockConfig::Written& w : written) {
+    while (reported.size() < static_cast<std::size_t>(w.line)) emit("", static_cast<int>(reported.size()));
+    emit(w.key + " = " + w.text, w.line);
+  }
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(doc), std::string_view(s.path));
+  } catch (const toml::parse_error& e) {
+    throw ScenarioError(s.path + ":" + std::to_string(line) + ": [lock]: the table does not read as TOML: " +
+                        std::string(e.description()));
+  }
+  LockConfig lock;
+  lock.line = s.lock.line;
+  lock.written = std::move(written);
+  Loader(s.path, std::move(reported)).lock_table(*root["lock"].as_table(), lock);
+  std::swap(s.lock, lock);
+  try {
+    Loader(s.path).check_replicas(s);
+  } catch (const ScenarioError&) {
+    std::swap(s.lock, lock);
+    throw;
+  }
+}
 
 Scenario load_scenario(const std::string& path) {
   std::error_code ec;

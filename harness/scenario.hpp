@@ -27,13 +27,21 @@ class ScenarioError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// [sentinel]: watches the masters and promotes a replica of one that is down.
+// [sentinel]: the Sentinel processes; they watch the masters and fail over
+// one that is down (sim/sentinel.hpp).
+inline constexpr int kMaxSentinels = 9;
 struct SentinelConfig {
   bool present = false;
-  std::string name = "sentinel";
-  Duration down_after = Duration::s(30);   // down-after-milliseconds
-  Duration ping_period = Duration::s(1);
+  std::string name = "sentinel";           // with sentinels > 1 the processes are <name>1 .. <name>N
+  int sentinels = 1;
+  std::optional<int> quorum;               // default: a majority of the sentinels
+  Duration down_after = Duration::s(30);   // down-after-milliseconds (sentinel.c:88)
+  Duration failover_timeout = Duration::s(180);  // failover-timeout (sentinel.c:96)
+  Duration ping_period = Duration::s(1);   // SENTINEL_PING_PERIOD (sentinel.c:82)
+  ClockSpec clock;                         // every sentinel's
   int line = 0;
+  std::string process_name(int i) const { return sentinels == 1 ? name : name + std::to_string(i + 1); }
+  int quorum_or_default() const { return quorum.value_or(sentinels / 2 + 1); }
 };
 
 struct StorageConfig {
@@ -42,10 +50,15 @@ struct StorageConfig {
   ClockSpec clock;
 };
 
+// What a client does under the lock: read-modify-write the storage's
+// counter, or just hold the lock a while (no storage).
+enum class JobKind : std::uint8_t { ReadModifyWrite, Hold };
+std::string_view job_name(JobKind k);
+
 struct ClientConfig {
   std::string name;
   DurationRange start = DurationRange::fixed(Duration::zero());  // a range: drawn from the client's stream
-  std::string job = "read-modify-write";   // | "hold": acquire, hold, release; no storage
+  JobKind job = JobKind::ReadModifyWrite;
   DurationRange work = DurationRange::fixed(Duration::s(1));
   DurationRange hold = DurationRange::fixed(Duration::s(1));  // job "hold"
   int repeat = 1;                          // kForever: until the run ends
@@ -103,5 +116,19 @@ struct Scenario {
 Scenario load_scenario(const std::string& path);
 // The same from text (tests); `path` is used in messages only.
 Scenario parse_scenario(std::string_view toml_text, const std::string& path);
+
+// Set one [lock] key to `value_text`, written as TOML ("\"10s\"", "0.01",
+// "true"; nullopt: remove the key), and parse the table again: the typed
+// options follow, and the writer writes the new text. A rejection is the
+// loader's, located at the key's line in the file ([lock]'s for a new key);
+// the scenario is then left as it was. Tests, explore's --matrix and sweeps
+// change options this way.
+void set_lock_option(Scenario& s, std::string_view key, std::optional<std::string> value_text);
+// Several at once, parsed once (changing the algorithm with the keys it needs).
+struct LockOptionChange {
+  std::string key;
+  std::optional<std::string> value_text;
+};
+void set_lock_options(Scenario& s, const std::vector<LockOptionChange>& changes);
 
 }  // namespace locksim

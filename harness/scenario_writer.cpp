@@ -46,7 +46,8 @@ std::string ppm_text(std::int64_t ppb) {
 }
 
 std::string clock(const ClockSpec& c) {
-  return fmt::format("{{ offset = {}, drift_ppm = {} }}", dur(c.offset), ppm_text(c.drift_ppb));
+  const std::string wall = c.wall_drift_ppb == 0 ? "" : ", wall_drift_ppm = " + ppm_text(c.wall_drift_ppb);
+  return fmt::format("{{ offset = {}, drift_ppm = {}{} }}", dur(c.offset), ppm_text(c.drift_ppb), wall);
 }
 
 std::string names(const std::vector<std::string>& v) {
@@ -58,7 +59,6 @@ std::string names(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string to_toml(const Scenario& s) {
-  const LockConfig defaults;
   std::string out;
   auto line = [&](const std::string& key, const std::string& value) { out += key + " = " + value + "\n"; };
 
@@ -68,32 +68,9 @@ std::string to_toml(const Scenario& s) {
   line("seed", std::to_string(s.seed));
   line("duration", dur(s.duration));
 
-  const LockConfig& l = s.lock;
+  // [lock] as the file wrote it (set_lock_option edits the text).
   out += "\n[lock]\n";
-  line("algorithm", quote(l.algorithm));
-  if (!l.flavour.empty()) line("flavour", quote(l.flavour));
-  if (l.ttl) line("ttl", dur(*l.ttl));
-  if (l.fencing != Fencing::None) line("fencing", quote(std::string(fencing_name(l.fencing))));
-  if (l.key != defaults.key) line("key", quote(l.key));
-  if (l.release != defaults.release) line("release", quote(l.release));
-  if (l.retry_delay) line("retry_delay", range(*l.retry_delay));
-  if (l.retry_count) line("retry_count", count(*l.retry_count));
-  if (l.request_timeout) line("request_timeout", dur(*l.request_timeout));
-  if (l.first_token != defaults.first_token) line("first_token", std::to_string(l.first_token));
-  if (l.drift_factor) line("drift_factor", fmt::format("{}", *l.drift_factor));
-  if (l.auto_extend) line("auto_extend", dur(*l.auto_extend));
-  if (!l.fanout.empty()) line("fanout", quote(l.fanout));
-  if (!l.collect.empty()) line("collect", quote(l.collect));
-  if (l.unlock != defaults.unlock) line("unlock", quote(l.unlock));
-  if (l.watchdog_timeout != defaults.watchdog_timeout) line("watchdog_timeout", dur(l.watchdog_timeout));
-  if (l.lease_time) line("lease_time", dur(*l.lease_time));
-  if (l.wait_time) line("wait_time", dur(*l.wait_time));
-  if (l.session_timeout != defaults.session_timeout) line("session_timeout", dur(l.session_timeout));
-  if (l.tick_time != defaults.tick_time) line("tick_time", dur(l.tick_time));
-  if (l.on_suspended != defaults.on_suspended) line("on_suspended", quote(l.on_suspended));
-  if (l.watch != defaults.watch) line("watch", quote(l.watch));
-  if (l.lease_ttl != defaults.lease_ttl) line("lease_ttl", dur(l.lease_ttl));
-  if (l.version != defaults.version) line("version", quote(l.version));
+  for (const LockConfig::Written& w : s.lock.written) line(w.key, w.text);
 
   out += "\n[network]\n";
   line("delay", range(s.network.delay));
@@ -105,18 +82,24 @@ std::string to_toml(const Scenario& s) {
     line("name", quote(n.name));
     line("clock", clock(n.clock));
     if (n.persistence == Persistence::AofAlways) line("persistence", quote("aof-always"));
+    if (n.persistence == Persistence::AofEverysec) line("persistence", quote("aof-everysec"));
     if (!n.restart_delay.is_zero()) line("restart_delay", dur(n.restart_delay));
     if (!n.replica_of.empty()) {
       line("replica_of", quote(n.replica_of));
       line("replication_lag", range(n.replication_lag));
       if (!n.expiry_as_pxat) line("expiry_propagation", quote("px"));
+      if (n.replica_priority != 100) line("replica_priority", std::to_string(n.replica_priority));
     }
   }
   if (s.sentinel.present) {
     out += "\n[sentinel]\n";
     line("name", quote(s.sentinel.name));
+    if (s.sentinel.sentinels != 1) line("sentinels", std::to_string(s.sentinel.sentinels));
+    if (s.sentinel.quorum) line("quorum", std::to_string(*s.sentinel.quorum));
     line("down_after", dur(s.sentinel.down_after));
+    line("failover_timeout", dur(s.sentinel.failover_timeout));
     line("ping_period", dur(s.sentinel.ping_period));
+    line("clock", clock(s.sentinel.clock));
   }
   out += "\n[storage]\n";
   line("name", quote(s.storage.name));
@@ -127,8 +110,8 @@ std::string to_toml(const Scenario& s) {
     out += "\n[[client]]\n";
     line("name", quote(c.name));
     line("start", range(c.start));
-    line("job", quote(c.job));
-    if (c.job == "hold") {
+    line("job", quote(std::string(job_name(c.job))));
+    if (c.job == JobKind::Hold) {
       line("hold", range(c.hold));
     } else {
       line("work", range(c.work));

@@ -212,6 +212,22 @@ constexpr OpCodec kOps[] = {
        const std::optional<std::string> name = names.name_at ? names.name_at(at) : std::nullopt;
        return Reply::of(name ? *name : at.text());
      }},
+    // What the simulated sentinels and replicas say to one another; real ones speak for themselves.
+    {Op::Info, "INFO", {},
+     [](const Request&, const Names&) { return Argv{"INFO", "replication"}; },
+     [](Op op, const Value& v, const Names&) {
+       if (v.type != Value::Type::Bulk) unexpected(op, v);
+       return Reply::of(v.str);
+     }},
+    {Op::Psync, "PSYNC", {},
+     [](const Request& r, const Names&) -> Argv { throw Error("PSYNC " + r.key + ": a replica's own protocol, not a client command"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::SentinelIsMasterDown, "SENTINEL is-master-down-by-addr", {},
+     [](const Request& r, const Names&) -> Argv { throw Error("SENTINEL is-master-down-by-addr " + r.key + ": between sentinels only"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::Publish, "PUBLISH", {},
+     [](const Request& r, const Names&) { return Argv{"PUBLISH", r.key, r.value}; },
+     [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
 };
 
 constexpr bool table_in_enum_order() {
@@ -220,8 +236,8 @@ constexpr bool table_in_enum_order() {
   return true;
 }
 static_assert(table_in_enum_order(), "kOps must list every redis::Op once, in the enum's order");
-static_assert(std::size(kOps) == static_cast<std::size_t>(Op::GetMasterAddr) + 1,
-              "a redis::Op has no entry in kOps (GetMasterAddr is assumed to be the last op)");
+static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Publish) + 1,
+              "a redis::Op has no entry in kOps (Publish is assumed to be the last op)");
 
 const OpCodec& codec(Op op) { return kOps[static_cast<std::size_t>(op)]; }
 

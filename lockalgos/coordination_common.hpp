@@ -1,16 +1,10 @@
-// A client's line to a coordination service: one request, its reply, or
-// nullopt when the service did not answer in time.
+// What the coordination-service recipes share: requests, and the order of
+// the messages a server sends (ServerStream).
 #pragma once
 
 #include "lockalgos/lock.hpp"
 
 namespace locksim {
-
-inline Task<std::optional<coord::Reply>> coord_call(Process& self, ProcId service, coord::Request req, Duration timeout) {
-  auto reply = co_await self.call(service, std::move(req), timeout);
-  if (!reply) co_return std::nullopt;
-  co_return std::get<coord::Reply>(std::move(*reply));
-}
 
 // The messages a coordination server sends a client are numbered (Notify::seq).
 // A gap means one was lost, which over TCP would have broken the connection:
@@ -26,7 +20,6 @@ class ServerStream {
     if (seq > last_) last_ = seq;
     return missing;
   }
-  void reset() { last_ = 0; }
 
  private:
   std::uint64_t last_ = 0;
@@ -39,10 +32,5 @@ inline coord::Request coord_request(coord::Op op, std::string path = {}, std::in
   r.id = id;
   return r;
 }
-
-std::unique_ptr<Lock> make_zookeeper(LockEnv env);
-std::unique_ptr<Lock> make_etcd(LockEnv env);
-Process& make_zookeeper_node(World& world, const NodeConfig& node, const LockConfig& lock);
-Process& make_etcd_node(World& world, const NodeConfig& node, const LockConfig& lock);
 
 }  // namespace locksim

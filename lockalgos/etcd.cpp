@@ -25,8 +25,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "lockalgos/etcd.hpp"
+
 #include "lockalgos/coordination_common.hpp"
-#include "sim/coordination.hpp"
+#include "lockalgos/wakeup.hpp"
 
 namespace locksim {
 namespace {
@@ -35,13 +37,11 @@ constexpr const char* kPrefix = "/lock/";
 
 class EtcdMutex final : public Lock {
  public:
-  explicit EtcdMutex(LockEnv env) : env_(std::move(env)), etcd_(env_.nodes.front()), incarnation_(env_.self.epoch()) {
-    deleted_.emplace(env_.self);
-  }
+  EtcdMutex(ClientEnv& env, const LockTargets& targets, const EtcdOptions& options)
+      : env_(env), options_(options), etcd_(targets.nodes.front()), deleted_(env) {}
 
   Task<std::optional<Grant>> acquire() override {
-    forget_if_restarted();
-    const Duration timeout = env_.config.request_timeout.value_or(Duration::s(5));
+    const Duration timeout = options_.request_timeout;
     if (lease_ == 0 || session_done_) co_await new_session(timeout);
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(lease_));
@@ -52,19 +52,19 @@ class EtcdMutex final : public Lock {
     if (!put) {
       // Lock() fails, but the Put may have happened: a caller that gets an
       // error gives up its place, or our key would block everyone behind it.
-      env_.self.spawn(delete_until_answered(key, lease_));
+      env_.spawn(delete_until_answered(key, lease_));
       co_return std::nullopt;
     }
     if (!put->ok) co_return std::nullopt;  // the lease is gone: ErrSessionExpired
     const std::int64_t my_rev = put->id;
-    const Grant grant{key, my_rev, std::nullopt, env_.self.world().trace().name(etcd_)};
+    const Grant grant{key, my_rev, std::nullopt, env_.name_of(etcd_)};
     // No key under the prefix but ours, or ours was created first: we hold it.
     if (put->nodes.empty() || put->nodes.front().revision == my_rev) co_return grant;
 
     for (;;) {  // waitDeletes(prefix, myRev - 1)
       const auto keys = co_await call(coord_request(coord::Op::Range, kPrefix), timeout);
       if (!keys) {
-        co_await env_.self.sleep(kRetry);
+        co_await env_.sleep(kRetry);
         continue;
       }
       const coord::Node* newest_lower = nullptr;
@@ -74,9 +74,9 @@ class EtcdMutex final : public Lock {
       awaiting_ = newest_lower->path;
       const auto watching = co_await call(coord_request(coord::Op::WatchDelete, awaiting_), timeout);
       if (!watching) continue;  // the watch may not be set: look again
-      co_await deleted_->wait();
+      co_await deleted_.wait();
     }
-    if (env_.config.version == "3.5") {
+    if (options_.version == EtcdVersion::V3_5) {
       // v3.5: make sure our own key (and so our session) survived the wait.
       const auto mine = co_await call(coord_request(coord::Op::Range, key), timeout);
       if (!mine) {  // the Get failed: Unlock, and return its error
@@ -86,8 +86,8 @@ class EtcdMutex final : public Lock {
       const bool still_there = std::any_of(mine->nodes.begin(), mine->nodes.end(),
                                            [&](const coord::Node& n) { return n.path == key; });
       if (!still_there) {
-        env_.self.note(Ev::AttemptFailed, {.detail = "its key is gone while it waited: ErrSessionExpired"});
-        co_await env_.self.yield();
+        env_.note(Ev::AttemptFailed, {.detail = "its key is gone while it waited: ErrSessionExpired"});
+        co_await env_.yield();
         co_return std::nullopt;
       }
     }
@@ -95,19 +95,17 @@ class EtcdMutex final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
-    forget_if_restarted();
     const auto r = co_await call(coord_request(coord::Op::DeleteKey, grant.value),
-                                 env_.config.request_timeout.value_or(Duration::s(5)));
-    if (!r) env_.self.spawn(delete_until_answered(grant.value, lease_));
+                                 options_.request_timeout);
+    if (!r) env_.spawn(delete_until_answered(grant.value, lease_));
     co_return r && r->ok && r->id == 1;
   }
 
-  bool on_push(Message& m) override {
-    const auto* n = std::get_if<coord::Notify>(&m.body);
+  bool on_push(ProcId, const Payload& push) override {
+    const auto* n = std::get_if<coord::Notify>(&push);
     if (!n) return false;
-    forget_if_restarted();
     // Ours, or a lost message that may have been ours (ServerStream): look again.
-    if (stream_.gap(n->seq) || n->path == awaiting_) deleted_->fire();
+    if (stream_.gap(n->seq) || n->path == awaiting_) deleted_.fire();
     return true;
   }
 
@@ -115,45 +113,33 @@ class EtcdMutex final : public Lock {
   static constexpr Duration kRetry = Duration::ms(100);
   static constexpr Duration kOverdue = Duration::ms(500);
 
-  // A crash destroyed the keepalive loop and whatever waited on a watch: the
-  // restarted client starts with a new session.
-  void forget_if_restarted() {
-    if (incarnation_ == env_.self.epoch()) return;
-    incarnation_ = env_.self.epoch();
-    lease_ = 0;
-    session_done_ = false;
-    awaiting_.clear();
-    stream_.reset();
-    deleted_.emplace(env_.self);  // the old one may name a destroyed coroutine
-  }
-
   Task<std::optional<coord::Reply>> call(coord::Request req, Duration timeout) {
-    auto r = co_await coord_call(env_.self, etcd_, std::move(req), timeout);
-    if (r && stream_.gap(r->seq)) deleted_->fire();  // a lost message: look again (ServerStream)
+    auto r = co_await env_.call_coord(etcd_, std::move(req), timeout);
+    if (r && stream_.gap(r->seq)) deleted_.fire();  // a lost message: look again (ServerStream)
     co_return r;
   }
 
   Task<void> new_session(Duration timeout) {
     for (;;) {
       coord::Request grant = coord_request(coord::Op::LeaseGrant);
-      grant.ttl = env_.config.lease_ttl;
+      grant.ttl = options_.lease_ttl;
       const auto r = co_await call(std::move(grant), timeout);
       if (r && r->ok) {
         lease_ = r->id;
         session_done_ = false;
-        env_.self.spawn(keep_alive(lease_));
+        env_.spawn(keep_alive(lease_));
         co_return;
       }
-      co_await env_.self.sleep(Duration::s(1));
+      co_await env_.sleep(Duration::s(1));
     }
   }
 
   Task<void> delete_until_answered(std::string key, std::int64_t lease) {
     while (lease == lease_ && !session_done_) {
-      co_await env_.self.sleep(Duration::s(1));
+      co_await env_.sleep(Duration::s(1));
       if (lease != lease_) co_return;
       const auto answered = co_await call(coord_request(coord::Op::DeleteKey, key),
-                                          env_.config.request_timeout.value_or(Duration::s(5)));
+                                          options_.request_timeout);
       if (answered) co_return;
     }
   }
@@ -163,39 +149,39 @@ class EtcdMutex final : public Lock {
   // whole TTL without a response (or "lease not found") closes the session,
   // Session.Done() — which nobody tells the holder.
   Task<void> keep_alive(std::int64_t lease) {
-    const Duration ttl = env_.config.lease_ttl;
-    Instant next = env_.self.mono_now() + ttl / 3;
-    Instant deadline = env_.self.mono_now() + ttl;
+    const Duration ttl = options_.lease_ttl;
+    Instant next = env_.mono_now() + ttl / 3;
+    Instant deadline = env_.mono_now() + ttl;
     while (lease == lease_ && !session_done_) {
-      if (env_.self.mono_now() < next) {
-        co_await env_.self.sleep(next - env_.self.mono_now());
+      if (env_.mono_now() < next) {
+        co_await env_.sleep(next - env_.mono_now());
         continue;
       }
-      if (env_.self.mono_now() >= deadline) {
+      if (env_.mono_now() >= deadline) {
         session_done_ = true;
         co_return;
       }
-      const Instant sent = env_.self.mono_now();
+      const Instant sent = env_.mono_now();
       const auto r = co_await call(coord_request(coord::Op::KeepAlive, "", lease), kOverdue);
       if (lease != lease_) co_return;
       if (r && !r->ok) session_done_ = true;
       else if (r) {
-        next = env_.self.mono_now() + ttl / 3;
-        deadline = env_.self.mono_now() + ttl;
+        next = env_.mono_now() + ttl / 3;
+        deadline = env_.mono_now() + ttl;
       } else {
         next = sent + kOverdue;  // unanswered (or refused): again on the next 500 ms tick
         // The connection is in doubt, and a watch event may be lost with it: a
         // waiter reads again, as the watch would resume from its revision.
-        deleted_->fire();
+        deleted_.fire();
       }
     }
   }
 
-  LockEnv env_;
+  ClientEnv& env_;
+  const EtcdOptions& options_;
   ProcId etcd_;
-  std::optional<Wakeup> deleted_;
+  ClientWakeup deleted_;
   ServerStream stream_;
-  std::uint32_t incarnation_;
   std::string awaiting_;
   std::int64_t lease_ = 0;
   bool session_done_ = false;
@@ -203,10 +189,18 @@ class EtcdMutex final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_etcd(LockEnv env) { return std::make_unique<EtcdMutex>(std::move(env)); }
+std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<EtcdOptions>();
+  if (auto v = r.duration("request_timeout", Sign::Positive)) o->request_timeout = *v;
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  if (auto v = r.duration("lease_ttl", Sign::Positive)) o->lease_ttl = *v;
+  if (auto v = r.choice<EtcdVersion>("version", {{"3.4", EtcdVersion::V3_4}, {"3.5", EtcdVersion::V3_5}})) o->version = *v;
+  return o;
+}
 
-Process& make_etcd_node(World& world, const NodeConfig& node, const LockConfig& lock) {
-  return world.add<EtcdServer>(node.name, node.clock, lock.first_token);
+std::unique_ptr<Lock> make_etcd(ClientEnv& env, const LockTargets& targets, const LockConfig&,
+                                const EtcdOptions& options) {
+  return std::make_unique<EtcdMutex>(env, targets, options);
 }
 
 }  // namespace locksim

@@ -13,14 +13,15 @@ namespace {
 
 class GetSet final : public Lock {
  public:
-  explicit GetSet(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
+  GetSet(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = env_.config;
+    const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
       const auto current = co_await node_.get(c.key);
       if (current && current->is_nil()) {
-        const std::string value = env_.self.rng().hex_token(16);
+        const std::string value = env_.rng().hex_token(16);
         // Anything may happen between the GET and the SET.
         const auto set = co_await node_.set(c.key, value);
         if (set && set->is_ok()) co_return Grant{value, -1, std::nullopt, node_.name()};
@@ -31,17 +32,21 @@ class GetSet final : public Lock {
   }
 
   Task<bool> release(const Grant&) override {
-    co_return RedisConnection::is_one(co_await node_.del(env_.config.key));
+    co_return RedisConnection::is_one(co_await node_.del(config_.key));
   }
 
  private:
-  LockEnv env_;
+  ClientEnv& env_;
+  const LockConfig& config_;
   RedisConnection node_;
-  Retries retries_{env_};
+  Retries retries_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_getset(LockEnv env) { return std::make_unique<GetSet>(std::move(env)); }
+std::unique_ptr<Lock> make_getset(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                  const SingleNodeOptions& options) {
+  return std::make_unique<GetSet>(env, targets, config, options);
+}
 
 }  // namespace locksim

@@ -1,6 +1,7 @@
 // What every lock algorithm offers a client: acquire and release, as
-// coroutines over the client's own process (its clocks, its random stream, its
-// network calls). An algorithm never sees true time and never decides faults.
+// coroutines over the client's environment (lockalgos/client.hpp: its clocks,
+// its random stream, its calls). An algorithm never sees true time, other
+// processes or faults.
 #pragma once
 
 #include <memory>
@@ -8,10 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "lockalgos/client.hpp"
 #include "lockalgos/config.hpp"
-#include "sim/node_config.hpp"
 #include "sim/task.hpp"
-#include "sim/world.hpp"
 
 namespace locksim {
 
@@ -23,13 +23,13 @@ struct Grant {
   std::string where;                     // "redis1", "redis1,redis2,redis4": for the narrative
 };
 
-struct LockEnv {
-  Process& self;                 // the client process the lock runs in
+// Where the lock service is, as the scenario names it.
+struct LockTargets {
   std::vector<ProcId> nodes;     // lock-service nodes (Redis: the masters), in scenario order
-  const LockConfig& config;
   ProcId sentinel = kNoProc;     // Redis with failover: whom to ask for a group's current master
 };
 
+// A lock lives as long as its client's process image: a restarted client makes a new one.
 class Lock {
  public:
   virtual ~Lock() = default;
@@ -37,9 +37,9 @@ class Lock {
   virtual Task<std::optional<Grant>> acquire() = 0;
   // Give it back. True if the service confirmed our entry was removed.
   virtual Task<bool> release(const Grant& grant) = 0;
-  // A message the service pushed to this client unasked (a pub/sub message, a
-  // watch notification). True if the lock took it.
-  virtual bool on_push(Message&) { return false; }
+  // A message `from` a node pushed to this client unasked (a pub/sub
+  // message, a watch notification). True if the lock took it.
+  virtual bool on_push(ProcId /*from*/, const Payload& /*push*/) { return false; }
   // Whether the client still believes it holds the lock. An algorithm that
   // learns of a loss (a ZooKeeper client's SUSPENDED or LOST state) records
   // Ev::Lost itself and answers false; the job then skips its write.

@@ -18,14 +18,15 @@ namespace {
 
 class RedisSingle final : public Lock {
  public:
-  explicit RedisSingle(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
+  RedisSingle(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedisSingleOptions& options)
+      : env_(env), config_(config), options_(options), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = env_.config;
+    const LockConfig& c = config_;
     const bool fenced = c.fencing == Fencing::Token;
     for (int attempt = 0;; ++attempt) {
-      const std::string value = env_.self.rng().hex_token(20);
-      const Instant start = env_.self.mono_now();
+      const std::string value = env_.rng().hex_token(20);
+      const Instant start = env_.mono_now();
       std::optional<redis::Reply> reply;
       if (fenced) reply = co_await node_.acquire_with_token(c.key, value, *c.ttl, c.key + ":token");
       else reply = co_await node_.set_nx_px(c.key, value, *c.ttl);
@@ -41,13 +42,13 @@ class RedisSingle final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
-    const LockConfig& c = env_.config;
-    if (c.release == "del") co_return RedisConnection::is_one(co_await node_.del(c.key));
-    if (c.release == "get-then-del") {
+    const LockConfig& c = config_;
+    if (options_.release == Release::Del) co_return RedisConnection::is_one(co_await node_.del(c.key));
+    if (options_.release == Release::GetThenDel) {
       const auto current = co_await node_.get(c.key);
       if (!current || current->kind != redis::Reply::Kind::Str || current->str != grant.value) co_return false;
-      env_.self.note(Ev::OwnerChecked, {.key = grant.value});
-      co_await env_.self.yield();
+      env_.note(Ev::OwnerChecked, {.key = grant.value});
+      co_await env_.yield();
       // Anything may happen between the GET and the DEL.
       co_return RedisConnection::is_one(co_await node_.del(c.key));
     }
@@ -55,13 +56,29 @@ class RedisSingle final : public Lock {
   }
 
  private:
-  LockEnv env_;
+  ClientEnv& env_;
+  const LockConfig& config_;
+  const RedisSingleOptions& options_;
   RedisConnection node_;
-  Retries retries_{env_};
+  Retries retries_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redis_single(LockEnv env) { return std::make_unique<RedisSingle>(std::move(env)); }
+std::shared_ptr<const AlgorithmOptions> parse_redis_single(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<RedisSingleOptions>();
+  if (auto v = r.choice<Release>("release", {{"compare-and-delete", Release::CompareAndDelete},
+                                             {"del", Release::Del},
+                                             {"get-then-del", Release::GetThenDel}}))
+    o->release = *v;
+  read_single_node(r, common, *o);
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  return o;
+}
+
+std::unique_ptr<Lock> make_redis_single(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                        const RedisSingleOptions& options) {
+  return std::make_unique<RedisSingle>(env, targets, config, options);
+}
 
 }  // namespace locksim

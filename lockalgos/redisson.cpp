@@ -22,55 +22,56 @@
 #include <memory>
 #include <optional>
 
+#include "lockalgos/redisson.hpp"
+
 #include "lockalgos/redis_common.hpp"
+#include "lockalgos/wakeup.hpp"
 
 namespace locksim {
 namespace {
 
-constexpr Duration kRedissonTimeout = Duration::s(3);  // BaseConfig timeout
-
 class RedissonLock final : public Lock {
  public:
-  RedissonLock(LockEnv env, bool fenced)
-      : env_(std::move(env)),
+  RedissonLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedissonOptions& options,
+               bool fenced)
+      : env_(env),
+        key_(config.key),
+        options_(options),
         fenced_(fenced),
-        node_(env_, env_.nodes.front(), env_.config.request_timeout.value_or(kRedissonTimeout)),
-        incarnation_(env_.self.epoch()) {
-    unlocked_.emplace(env_.self);
-  }
+        node_(env, targets.nodes.front(), targets.sentinel, options.request_timeout),
+        unlocked_(env) {}
 
-  Task<std::optional<Grant>> acquire() override { return try_lock(env_.config.wait_time); }
+  Task<std::optional<Grant>> acquire() override { return try_lock(options_.wait_time); }
 
   // tryLock(waitTime): nullopt waits forever (lock()).
   Task<std::optional<Grant>> try_lock(std::optional<Duration> wait_time) {
-    forget_if_restarted();
-    const LockConfig& c = env_.config;
+    const RedissonOptions& o = options_;
     // The hash field: the client's UUID and the thread id.
-    const std::string value = env_.self.rng().hex_token(16) + ":1";
-    const Duration lease = c.lease_time.value_or(c.watchdog_timeout);
+    const std::string value = env_.rng().hex_token(16) + ":1";
+    const Duration lease = o.lease_time.value_or(o.watchdog_timeout);
     // tryLock's wait budget is counted on the wall clock (System.currentTimeMillis).
     const std::optional<Instant> give_up =
-        wait_time ? std::optional<Instant>(env_.self.wall_now() + *wait_time) : std::nullopt;
+        wait_time ? std::optional<Instant>(env_.wall_now() + *wait_time) : std::nullopt;
     bool subscribed = false;
     for (;;) {
-      const Instant start = env_.self.mono_now();
+      const Instant start = env_.mono_now();
       std::optional<redis::Reply> r;
-      if (fenced_) r = co_await node_.redisson_fenced_trylock(c.key, value, lease, c.key + ":token");
-      else r = co_await node_.redisson_trylock(c.key, value, lease);
+      if (fenced_) r = co_await node_.redisson_fenced_trylock(key_, value, lease, key_ + ":token");
+      else r = co_await node_.redisson_trylock(key_, value, lease);
       if (r && (r->is_nil() || r->is_ok())) {
-        if (!c.lease_time) start_watchdog(value);
+        if (!o.lease_time) start_watchdog(value);
         co_return Grant{value, fenced_ ? r->integer : -1, start + lease, node_.name()};
       }
       Duration wait = r && r->kind == redis::Reply::Kind::Int && r->integer >= 0 ? Duration::ms(r->integer)
                                                                                   : Duration::ms(100);
       if (give_up) {
-        const Duration left = *give_up - env_.self.wall_now();
+        const Duration left = *give_up - env_.wall_now();
         if (left <= Duration::zero()) co_return std::nullopt;
         wait = min(wait, left);
       }
       if (!subscribed) {
         subscribed = true;
-        co_await node_.subscribe(c.key);
+        co_await node_.subscribe(key_);
         continue;  // try again at once: the lock may have been released meanwhile
       }
       co_await wait_for_unlock(wait);
@@ -78,19 +79,17 @@ class RedissonLock final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
-    forget_if_restarted();
     if (watchdog_) *watchdog_ = false;
-    const auto r = co_await node_.redisson_unlock(env_.config.key, grant.value);
+    const auto r = co_await node_.redisson_unlock(key_, grant.value);
     co_return RedisConnection::is_one(r);  // nil: IllegalMonitorStateException
   }
 
   ProcId node() const { return node_.id(); }
 
-  bool on_push(Message& m) override {
-    const auto* push = std::get_if<redis::Reply>(&m.body);
-    if (!push || push->kind != redis::Reply::Kind::Str || push->str.rfind("unlocked ", 0) != 0) return false;
-    forget_if_restarted();
-    unlocked_->fire();
+  bool on_push(ProcId, const Payload& push) override {
+    const auto* message = std::get_if<redis::Reply>(&push);
+    if (!message || message->kind != redis::Reply::Kind::Str || message->str.rfind("unlocked ", 0) != 0) return false;
+    unlocked_.fire();
     return true;
   }
 
@@ -98,55 +97,44 @@ class RedissonLock final : public Lock {
   // The semaphore wait of RedissonLock.lock(): an unlock message, or the timeout.
   Task<void> wait_for_unlock(Duration timeout) {
     const std::uint64_t generation = ++wait_generation_;
-    env_.self.spawn(fire_after(timeout, generation));
-    co_await unlocked_->wait();
+    env_.spawn(fire_after(timeout, generation));
+    co_await unlocked_.wait();
   }
   Task<void> fire_after(Duration d, std::uint64_t generation) {
-    co_await env_.self.sleep(d);
-    if (generation == wait_generation_) unlocked_->fire();
-  }
-
-  // A crash destroyed the coroutine waiting for an unlock message, its timer
-  // and the watchdog: the restarted client is a new Redisson instance, and an
-  // unlock message it hears must not resume a destroyed frame.
-  void forget_if_restarted() {
-    if (incarnation_ == env_.self.epoch()) return;
-    incarnation_ = env_.self.epoch();
-    ++wait_generation_;
-    if (watchdog_) *watchdog_ = false;
-    watchdog_.reset();
-    unlocked_.emplace(env_.self);  // the old one may name a destroyed coroutine
+    co_await env_.sleep(d);
+    if (generation == wait_generation_) unlocked_.fire();
   }
 
   void start_watchdog(const std::string& value) {
     if (watchdog_) *watchdog_ = false;
     watchdog_ = std::make_shared<bool>(true);
-    env_.self.spawn(renew_every_third(value, watchdog_));
+    env_.spawn(renew_every_third(value, watchdog_));
   }
 
   // RenewalTask: every watchdog_timeout / 3, PEXPIRE the key if it is still ours.
   Task<void> renew_every_third(std::string value, std::shared_ptr<bool> active) {
-    const Duration period = env_.config.watchdog_timeout / 3;
+    const Duration timeout = options_.watchdog_timeout;
+    const Duration period = timeout / 3;
     while (*active) {
-      co_await env_.self.sleep(period);
+      co_await env_.sleep(period);
       if (!*active) co_return;
-      const Instant sent = env_.self.mono_now();
-      const auto r = co_await node_.compare_and_pexpire(env_.config.key, value, env_.config.watchdog_timeout);
+      const Instant sent = env_.mono_now();
+      const auto r = co_await node_.compare_and_pexpire(key_, value, timeout);
       if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
       if (RedisConnection::is_one(r)) {
-        env_.self.note(Ev::Renewed, {.value = (sent + env_.config.watchdog_timeout).ns(),
-                                     .detail = "the watchdog sets the key's expiry " +
-                                               format_duration(env_.config.watchdog_timeout) + " ahead"});
-        co_await env_.self.yield();
+        env_.note(Ev::Renewed, {.value = (sent + timeout).ns(),
+                                .detail = "the watchdog sets the key's expiry " + format_duration(timeout) + " ahead"});
+        co_await env_.yield();
       }
     }
   }
 
-  LockEnv env_;
+  ClientEnv& env_;
+  const std::string& key_;
+  const RedissonOptions& options_;
   bool fenced_;
   RedisConnection node_;
-  std::uint32_t incarnation_;  // the process's epoch this state belongs to
-  std::optional<Wakeup> unlocked_;
+  ClientWakeup unlocked_;
   std::uint64_t wait_generation_ = 0;
   std::shared_ptr<bool> watchdog_;
 };
@@ -159,27 +147,27 @@ class RedissonLock final : public Lock {
 // n * 1500 ms forever.
 class RedissonMultiLock final : public Lock {
  public:
-  RedissonMultiLock(LockEnv env, bool majority) : env_(std::move(env)), majority_(majority), config_(env_.config) {
-    // Redlock's ttl, for the redisson flavour, is the lease of redLock.lock(leaseTime).
-    if (config_.ttl && !config_.lease_time) config_.lease_time = config_.ttl;
-    for (ProcId n : env_.nodes) {
-      LockEnv one{env_.self, {n}, config_, env_.sentinel};
-      locks_.push_back(std::make_unique<RedissonLock>(one, false));
+  RedissonMultiLock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                    const RedissonOptions& options, bool majority)
+      : env_(env), majority_(majority), wait_time_(options.wait_time) {
+    for (ProcId n : targets.nodes) {
+      const LockTargets one{{n}, targets.sentinel};
+      locks_.push_back(std::make_unique<RedissonLock>(env_, one, config, options, false));
     }
   }
 
   Task<std::optional<Grant>> acquire() override {
     const std::size_t n = locks_.size();
     const std::size_t failures_allowed = majority_ ? n - (n / 2 + 1) : 0;
-    const std::optional<Duration> wait_time = env_.config.wait_time;
+    const std::optional<Duration> wait_time = wait_time_;
     const Duration round = wait_time.value_or(Duration::ms(1500) * static_cast<std::int64_t>(n));
     for (;;) {
-      const Instant give_up = env_.self.wall_now() + round;
+      const Instant give_up = env_.wall_now() + round;
       std::vector<std::pair<std::size_t, Grant>> held;
       std::size_t failed = 0;
       bool ok = true;
       for (std::size_t i = 0; i < n; ++i) {
-        const Duration remain = give_up - env_.self.wall_now();
+        const Duration remain = give_up - env_.wall_now();
         if (remain <= Duration::zero()) {
           ok = false;
           break;
@@ -197,16 +185,16 @@ class RedissonMultiLock final : public Lock {
         all.valid_until = held.front().second.valid_until;
         for (auto& [i, g] : held) {
           all.value += (all.value.empty() ? "" : ",") + g.value;
-          all.where += (all.where.empty() ? "" : ",") + env_.self.world().trace().name(locks_[i]->node());
+          all.where += (all.where.empty() ? "" : ",") + env_.name_of(locks_[i]->node());
           if (g.valid_until && all.valid_until) all.valid_until = min(*all.valid_until, *g.valid_until);
         }
         held_ = std::move(held);
         co_return all;
       }
-      env_.self.note(Ev::AttemptFailed, {.detail = std::to_string(held.size()) + " of " + std::to_string(n) +
+      env_.note(Ev::AttemptFailed, {.detail = std::to_string(held.size()) + " of " + std::to_string(n) +
                                                    " locks taken (" + (majority_ ? "a majority" : "all") +
                                                    " needed); it releases them"});
-      co_await env_.self.yield();
+      co_await env_.yield();
       for (auto& [i, g] : held) co_await locks_[i]->release(g);
       if (wait_time) co_return std::nullopt;  // tryLock: one budget only
     }
@@ -221,32 +209,52 @@ class RedissonMultiLock final : public Lock {
     co_return all;
   }
 
-  bool on_push(Message& m) override {
+  bool on_push(ProcId from, const Payload& push) override {
     for (auto& l : locks_)
-      if (l->node() == m.from) return l->on_push(m);
+      if (l->node() == from) return l->on_push(from, push);
     return false;
   }
 
  private:
-  LockEnv env_;
+  ClientEnv& env_;
   bool majority_;
-  LockConfig config_;  // the sub-locks' (they keep a reference)
+  std::optional<Duration> wait_time_;
   std::vector<std::unique_ptr<RedissonLock>> locks_;
   std::vector<std::pair<std::size_t, Grant>> held_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redisson_multilock(LockEnv env) {
-  return std::make_unique<RedissonMultiLock>(std::move(env), false);
-}
-std::unique_ptr<Lock> make_redisson_redlock(LockEnv env) {
-  return std::make_unique<RedissonMultiLock>(std::move(env), true);
+void read_redisson(OptionReader& r, RedissonOptions& o) {
+  if (auto v = r.duration("request_timeout", Sign::Positive)) o.request_timeout = *v;
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o.first_token = *v;
+  if (auto v = r.duration("watchdog_timeout", Sign::Positive)) o.watchdog_timeout = *v;
+  o.lease_time = r.duration("lease_time", Sign::Positive);
+  o.wait_time = r.duration("wait_time", Sign::NonNegative);
 }
 
-std::unique_ptr<Lock> make_redisson(LockEnv env) { return std::make_unique<RedissonLock>(std::move(env), false); }
-std::unique_ptr<Lock> make_redisson_fenced(LockEnv env) {
-  return std::make_unique<RedissonLock>(std::move(env), true);
+std::shared_ptr<const AlgorithmOptions> parse_redisson(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<RedissonOptions>();
+  read_redisson(r, *o);
+  return o;
+}
+
+std::unique_ptr<Lock> make_redisson_multilock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                              const RedissonOptions& options) {
+  return std::make_unique<RedissonMultiLock>(env, targets, config, options, false);
+}
+std::unique_ptr<Lock> make_redisson_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                            const RedissonOptions& options) {
+  return std::make_unique<RedissonMultiLock>(env, targets, config, options, true);
+}
+
+std::unique_ptr<Lock> make_redisson(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                    const RedissonOptions& options) {
+  return std::make_unique<RedissonLock>(env, targets, config, options, false);
+}
+std::unique_ptr<Lock> make_redisson_fenced(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const RedissonOptions& options) {
+  return std::make_unique<RedissonLock>(env, targets, config, options, true);
 }
 
 }  // namespace locksim

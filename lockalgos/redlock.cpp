@@ -16,12 +16,13 @@
 #include <cmath>
 #include <memory>
 
+#include "lockalgos/redlock.hpp"
+
 #include "lockalgos/redis_common.hpp"
 
 namespace locksim {
 namespace {
 
-enum class Fanout : std::uint8_t { Sequential, Parallel };
 enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
 
 struct Flavour {
@@ -54,67 +55,68 @@ const Flavour kFlavours[] = {
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
-Flavour flavour_for(const LockConfig& c) {
+Flavour flavour_for(const LockConfig& c, const RedlockOptions& o) {
   Flavour f = kFlavours[0];
   for (const Flavour& known : kFlavours)
     if (known.name == c.flavour) f = known;
-  if (!c.fanout.empty()) f.fanout = c.fanout == "parallel" ? Fanout::Parallel : Fanout::Sequential;
-  if (!c.collect.empty()) f.resolves_at_quorum = c.collect == "quorum";
+  if (o.fanout) f.fanout = *o.fanout;
+  if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
   return f;
 }
 
-// Replies of a parallel fan-out, shared by the request coroutines and the
-// one waiting for them (which may finish first, at quorum).
-struct Round {
-  explicit Round(Process& p, std::size_t n) : replies(n), done(p) {}
-  std::vector<std::optional<redis::Reply>> replies;
-  std::size_t answered = 0, granted = 0;
-  std::size_t wake_at_granted = ~std::size_t{0};
-  Wakeup done;
-};
+// The flavours that extend a lock, and that fan out in parallel by default.
+bool parallel_flavour(const std::string& flavour) { return flavour == "redsync" || flavour == "node-redlock-v5"; }
+
+bool is_ok(const redis::Reply& r) { return r.is_ok(); }
+bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
 
 class Redlock final : public Lock {
  public:
-  explicit Redlock(LockEnv env) : env_(std::move(env)), f_(flavour_for(env_.config)) {
-    const Duration timeout = env_.config.request_timeout.value_or(
-        f_.node_timeout_from_ttl ? *env_.config.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
-    for (ProcId n : env_.nodes) nodes_.emplace_back(env_, n, timeout);
+  Redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const RedlockOptions& options)
+      : env_(env),
+        config_(config),
+        options_(options),
+        f_(flavour_for(config, options)),
+        sentinel_(targets.sentinel != kNoProc) {
+    const Duration timeout = options_.request_timeout.value_or(
+        f_.node_timeout_from_ttl ? options_.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
+    for (ProcId n : targets.nodes) nodes_.emplace_back(env_, n, targets.sentinel, timeout);
   }
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = env_.config;
-    const int tries = c.retry_count ? (*c.retry_count == kForever ? kForever : *c.retry_count + 1) : f_.tries;
+    const RedlockOptions& o = options_;
+    const int tries = o.retry_count ? (*o.retry_count == kForever ? kForever : *o.retry_count + 1) : f_.tries;
     // node-redlock draws one value per acquire() call; the others one per try.
-    std::string value = env_.self.rng().hex_token(f_.value_bytes);
+    std::string value = env_.rng().hex_token(f_.value_bytes);
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
-        co_await env_.self.sleep(c.retry_delay.value_or(f_.retry_delay).draw(env_.self.rng()));
-        if (f_.unlock == UnlockOnFail::EachTry) value = env_.self.rng().hex_token(f_.value_bytes);
+        co_await env_.sleep(o.retry_delay.value_or(f_.retry_delay).draw(env_.rng()));
+        if (f_.unlock == UnlockOnFail::EachTry) value = env_.rng().hex_token(f_.value_bytes);
       }
       const Instant start = now();
       const std::vector<bool> ok = co_await lock_instances(value);
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
-      const Duration validity = *c.ttl - elapsed - drift();
+      const Duration validity = o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
       if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
         std::string where;
         for (std::size_t i = 0; i < ok.size(); ++i)
           if (ok[i]) where += (where.empty() ? "" : ",") + nodes_[i].name();
-        Grant g{value, -1, env_.self.mono_now() + validity, where};
+        Grant g{value, -1, env_.mono_now() + validity, where};
         valid_until_ = *g.valid_until;
         holding_ = std::make_shared<bool>(true);
         lost_ = false;
-        if (c.auto_extend) env_.self.spawn(extend_while_held(value, holding_));
+        if (o.auto_extend) env_.spawn(extend_while_held(value, holding_));
         co_return g;
       }
       TraceEvent failed{.value = static_cast<std::int64_t>(granted)};
-      if (env_.self.detailed())
+      if (env_.detailed())
         failed.detail = std::to_string(granted) + " of " + std::to_string(nodes_.size()) + " nodes granted it (" +
                         std::to_string(quorum()) + " needed), validity " + format_duration(validity) +
                         (f_.unlock == UnlockOnFail::EachTry ? "; it unlocks every node" : "");
-      env_.self.note(Ev::AttemptFailed, std::move(failed));
-      co_await env_.self.yield();
+      env_.note(Ev::AttemptFailed, std::move(failed));
+      co_await env_.yield();
       if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
     }
     if (f_.unlock == UnlockOnFail::AtEnd) co_await unlock_all(value);
@@ -132,11 +134,11 @@ class Redlock final : public Lock {
  private:
   std::size_t quorum() const { return nodes_.size() / 2 + 1; }
 
-  Instant now() const { return f_.wall_clock ? env_.self.wall_now() : env_.self.mono_now(); }
+  Instant now() const { return f_.wall_clock ? env_.wall_now() : env_.mono_now(); }
 
   Duration drift() const {
-    const double factor = env_.config.drift_factor.value_or(0.01);
-    const Duration ttl = *env_.config.ttl;
+    const double factor = options_.drift_factor.value_or(0.01);
+    const Duration ttl = options_.ttl;
     if (!f_.drift_plus_2ms)  // redsync: expiry * factor, at nanosecond precision
       return Duration::ns(static_cast<std::int64_t>(static_cast<double>(ttl.count_ns()) * factor));
     const double ms = static_cast<double>(ttl.whole_ms()) * factor;
@@ -144,31 +146,41 @@ class Redlock final : public Lock {
     return Duration::ms(whole + 2);
   }
 
+  // One command to every node, all at once (a parallel fan-out's round).
+  template <typename MakeRequest>
+  std::vector<Call> to_every_node(MakeRequest&& make) const {
+    std::vector<Call> calls;
+    calls.reserve(nodes_.size());
+    for (const RedisConnection& n : nodes_) calls.push_back(n.request(make()));
+    return calls;
+  }
+
+  // After a parallel round: nodes that failed ask the sentinel for their
+  // master (RedisConnection::call does it after each command; a round, once
+  // it is over, for the failed nodes only).
+  Task<void> rediscover_failed(const Replies<redis::Reply>& replies) {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) co_await nodes_[i].after_round(replies[i]);
+  }
+
   // SET NX PX on every node; which ones said OK.
   Task<std::vector<bool>> lock_instances(const std::string& value) {
-    const LockConfig& c = env_.config;
+    const std::string& key = config_.key;
+    const Duration ttl = options_.ttl;
     std::vector<bool> ok(nodes_.size(), false);
     if (f_.fanout == Fanout::Sequential) {
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        const auto r = co_await nodes_[i].set_nx_px(c.key, value, *c.ttl);
+        const auto r = co_await nodes_[i].set_nx_px(key, value, ttl);
         ok[i] = r && r->is_ok();
       }
       co_return ok;
     }
-    auto round = std::make_shared<Round>(env_.self, nodes_.size());
-    if (f_.resolves_at_quorum) round->wake_at_granted = quorum();
-    for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(set_one(round, i, value));
-    co_await round->done.wait();
-    for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = round->replies[i] && round->replies[i]->is_ok();
+    std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
+    Quorum<redis::Reply> until;
+    if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = is_ok};
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
+    for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = replies[i] && replies[i]->is_ok();
+    if (sentinel_) co_await rediscover_failed(replies);
     co_return ok;
-  }
-
-  Task<void> set_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
-    const LockConfig& c = env_.config;
-    round->replies[i] = co_await nodes_[i].set_nx_px(c.key, value, *c.ttl);
-    ++round->answered;
-    if (round->replies[i] && round->replies[i]->is_ok()) ++round->granted;
-    if (round->answered == round->replies.size() || round->granted == round->wake_at_granted) round->done.fire();
   }
 
   // Compare-and-delete on every node; how many removed our entry (with
@@ -176,86 +188,107 @@ class Redlock final : public Lock {
   Task<std::size_t> unlock_all(const std::string& value) {
     std::size_t removed = 0;
     if (!wait_for_unlock_) {
-      for (RedisConnection& n : nodes_) n.compare_and_delete_no_reply(env_.config.key, value);
+      for (RedisConnection& n : nodes_) n.compare_and_delete_no_reply(config_.key, value);
       co_return removed;
     }
     if (f_.fanout == Fanout::Sequential) {
-      for (RedisConnection& n : nodes_) removed += RedisConnection::is_one(co_await n.compare_and_delete(env_.config.key, value));
+      for (RedisConnection& n : nodes_) removed += RedisConnection::is_one(co_await n.compare_and_delete(config_.key, value));
       co_return removed;
     }
-    auto round = std::make_shared<Round>(env_.self, nodes_.size());
-    for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(unlock_one(round, i, value));
-    co_await round->done.wait();
-    for (const auto& r : round->replies) removed += r && r->kind == redis::Reply::Kind::Int && r->integer == 1;
+    std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_delete(config_.key, value); });
+    const Replies<redis::Reply> replies = co_await when_all<redis::Reply>(env_, std::move(calls));
+    for (const auto& r : replies) removed += RedisConnection::is_one(r);
+    if (sentinel_) co_await rediscover_failed(replies);
     co_return removed;
-  }
-
-  Task<void> unlock_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
-    round->replies[i] = co_await nodes_[i].compare_and_delete(env_.config.key, value);
-    if (++round->answered == round->replies.size()) round->done.fire();
   }
 
   // node-redlock's using() / an application calling redsync's Extend(): when
   // only auto_extend of validity is left, extend; a failed extension means the
   // lock is lost, and the holder is told (its AbortSignal).
   Task<void> extend_while_held(std::string value, std::shared_ptr<bool> held) {
-    const LockConfig& c = env_.config;
+    const std::string& key = config_.key;
+    const Duration ttl = options_.ttl;
     while (*held) {
-      const Duration wait = valid_until_ - *c.auto_extend - env_.self.mono_now();
-      if (wait > Duration::zero()) co_await env_.self.sleep(wait);
+      const Duration wait = valid_until_ - *options_.auto_extend - env_.mono_now();
+      if (wait > Duration::zero()) co_await env_.sleep(wait);
       if (!*held) co_return;
-      if (env_.self.mono_now() >= valid_until_) {  // node-redlock refuses to extend an expired lock
+      if (env_.mono_now() >= valid_until_) {  // node-redlock refuses to extend an expired lock
         lose("its lock expired before it could extend it");
         co_return;
       }
       const Instant start = now();
-      auto round = std::make_shared<Round>(env_.self, nodes_.size());
-      round->wake_at_granted = quorum();
-      for (std::size_t i = 0; i < nodes_.size(); ++i) env_.self.spawn(extend_one(round, i, value));
-      co_await round->done.wait();
+      std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(key, value, ttl); });
+      const Quorum<redis::Reply> until{.need = quorum(), .accept = is_one};
+      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
+      const auto granted = static_cast<std::size_t>(
+          std::count_if(replies.begin(), replies.end(), [](const auto& r) { return RedisConnection::is_one(r); }));
+      if (sentinel_) co_await rediscover_failed(replies);
       if (!*held) co_return;
-      const Duration validity = *c.ttl - (now() - start) - drift();
-      if (round->granted < quorum() || validity <= Duration::zero()) {
-        lose("its extension reached " + std::to_string(round->granted) + " of " + std::to_string(nodes_.size()) +
+      const Duration validity = ttl - (now() - start) - drift();
+      if (granted < quorum() || validity <= Duration::zero()) {
+        lose("its extension reached " + std::to_string(granted) + " of " + std::to_string(nodes_.size()) +
              " nodes (" + std::to_string(quorum()) + " needed)");
         co_return;
       }
-      valid_until_ = env_.self.mono_now() + validity;
-      env_.self.note(Ev::Renewed, {.value = valid_until_.ns(),
-                                   .detail = "PEXPIRE on " + std::to_string(round->granted) + " nodes; valid for " +
-                                             format_duration(validity) + " more"});
-      co_await env_.self.yield();
+      valid_until_ = env_.mono_now() + validity;
+      env_.note(Ev::Renewed, {.value = valid_until_.ns(),
+                              .detail = "PEXPIRE on " + std::to_string(granted) + " nodes; valid for " +
+                                        format_duration(validity) + " more"});
+      co_await env_.yield();
     }
-  }
-
-  Task<void> extend_one(std::shared_ptr<Round> round, std::size_t i, std::string value) {
-    const LockConfig& c = env_.config;
-    round->replies[i] = co_await nodes_[i].compare_and_pexpire(c.key, value, *c.ttl);
-    ++round->answered;
-    if (RedisConnection::is_one(round->replies[i])) ++round->granted;
-    if (round->answered == round->replies.size() || round->granted == round->wake_at_granted) round->done.fire();
   }
 
   void lose(const std::string& why) {
     if (lost_) return;
     lost_ = true;
-    env_.self.note(Ev::Lost, {.detail = why});
+    env_.note(Ev::Lost, {.detail = why});
   }
 
-  LockEnv env_;
+  ClientEnv& env_;
+  const LockConfig& config_;
+  const RedlockOptions& options_;
   const Flavour f_;
+  const bool sentinel_;  // a sentinel watches the masters
   std::vector<RedisConnection> nodes_;
   Instant valid_until_;
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
-  const bool wait_for_unlock_ = env_.config.unlock != "no-wait";
+  const bool wait_for_unlock_ = options_.unlock == Unlock::Wait;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_redlock(LockEnv env) {
-  if (env.config.flavour == "redisson") return make_redisson_redlock(std::move(env));
-  return std::make_unique<Redlock>(std::move(env));
+std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<RedlockOptions>();
+  o->ttl = *common.ttl;  // required: the loader checked
+  o->retry_delay = r.range("retry_delay");
+  o->retry_count = r.count("retry_count", 0);
+  o->request_timeout = r.duration("request_timeout", Sign::Positive);
+  o->drift_factor = r.number("drift_factor");
+  if (o->drift_factor && !(*o->drift_factor >= 0.0 && *o->drift_factor < 1.0))
+    r.fail("drift_factor", "a fraction of the ttl, from 0 up to 1");
+  o->auto_extend = r.duration("auto_extend", Sign::Positive);
+  if (o->auto_extend && !parallel_flavour(common.flavour))
+    r.fail("auto_extend", "only the redsync and node-redlock-v5 flavours extend a lock (" +
+                              (common.flavour.empty() ? std::string("redlock-rb") : common.flavour) +
+                              " has no extension)");
+  o->fanout = r.choice<Fanout>("fanout", {{"sequential", Fanout::Sequential}, {"parallel", Fanout::Parallel}});
+  o->collect = r.choice<Collect>("collect", {{"quorum", Collect::Quorum}, {"all", Collect::All}});
+  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(common.flavour))))
+    r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
+  if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
+  for (const char* key : {"fanout", "collect", "unlock"})
+    if (r.has(key) && common.flavour == "redisson")
+      r.fail(key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
+  read_redisson(r, o->redisson);
+  o->redisson.lease_time = o->ttl;  // RedissonRedLock's lock(leaseTime)
+  return o;
+}
+
+std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                   const RedlockOptions& options) {
+  if (config.flavour == "redisson") return make_redisson_redlock(env, targets, config, options.redisson);
+  return std::make_unique<Redlock>(env, targets, config, options);
 }
 
 }  // namespace locksim

@@ -2,12 +2,22 @@
 
 #include <array>
 
-#include "lockalgos/coordination_common.hpp"
+#include "lockalgos/etcd.hpp"
 #include "lockalgos/redis_common.hpp"
+#include "lockalgos/redisson.hpp"
+#include "lockalgos/redlock.hpp"
+#include "lockalgos/zookeeper.hpp"
 
 namespace locksim {
 
 namespace {
+
+// An algorithm's make, handed the options its parse made.
+template <typename Options,
+          std::unique_ptr<Lock> (*Make)(ClientEnv&, const LockTargets&, const LockConfig&, const Options&)>
+std::unique_ptr<Lock> typed(ClientEnv& env, const LockTargets& targets, const LockConfig& config) {
+  return Make(env, targets, config, config.options_as<Options>());
+}
 
 const OptionInfo kKey{"key", "the lock's key (default \"lock\")"};
 const OptionInfo kRetryDelay{"retry_delay", "pause between tries, fixed or a range \"a..b\" (default 100ms)"};
@@ -25,7 +35,8 @@ const std::vector<AlgorithmInfo>& table() {
                    {"first_token", "with fencing = \"token\": the first token issued (default 1)"}},
        .needs_ttl = true,
        .monotonic_token = true,
-       .make = make_redis_single},
+       .parse = parse_redis_single,
+       .make = typed<RedisSingleOptions, make_redis_single>},
       {.name = "redlock",
        .help = "Redlock: SET NX PX on N independent masters; held with a majority within the validity time",
        .source = "redis.io, Distributed locks with Redis; redlock-rb, redlock-py, redsync, node-redlock",
@@ -46,7 +57,8 @@ const std::vector<AlgorithmInfo>& table() {
                     {"node-redlock-v5", "parallel, done at quorum, never checks validity at acquire, 11 tries, unlocks only at the end"},
                     {"redisson", "RedissonRedLock: an RLock per node in turn, a majority needed, ttl as the lease, no drift"}},
        .needs_ttl = true,
-       .make = make_redlock},
+       .parse = parse_redlock,
+       .make = typed<RedlockOptions, make_redlock>},
       {.name = "watchdog",
        .help = "Redisson's RLock: a 30 s lease that a watchdog in the client renews every 10 s",
        .source = "redisson RedissonLock, RedissonBaseLock, RenewalTask",
@@ -56,7 +68,8 @@ const std::vector<AlgorithmInfo>& table() {
                    {"wait_time", "tryLock(waitTime): give up after this long on the wall clock (default: wait forever)"},
                    {"request_timeout", "per command (default 3s, Redisson's timeout)"}},
        .takes_ttl = false,
-       .make = make_redisson},
+       .parse = parse_redisson,
+       .make = typed<RedissonOptions, make_redisson>},
       {.name = "fenced-lock",
        .help = "Redisson's RFencedLock: the watchdog lock plus a token INCRed on the same (replicated) master",
        .source = "redisson RedissonFencedLock",
@@ -68,7 +81,8 @@ const std::vector<AlgorithmInfo>& table() {
                    {"first_token", "the first token issued (default 1)"}},
        .takes_ttl = false,
        .monotonic_token = true,
-       .make = make_redisson_fenced},
+       .parse = parse_redisson,
+       .make = typed<RedissonOptions, make_redisson_fenced>},
       {.name = "multilock",
        .help = "Redisson's MultiLock: an RLock on every node, all of them needed",
        .source = "redisson RedissonMultiLock",
@@ -78,7 +92,8 @@ const std::vector<AlgorithmInfo>& table() {
                    {"wait_time", "tryLock's budget (default: lock(), rounds of n x 1.5 s forever)"},
                    {"request_timeout", "per command (default 3s)"}},
        .takes_ttl = false,
-       .make = make_redisson_multilock},
+       .parse = parse_redisson,
+       .make = typed<RedissonOptions, make_redisson_multilock>},
       {.name = "zookeeper",
        .help = "ZooKeeper's recipe (Curator InterProcessMutex): ephemeral-sequential node, lowest wins, watch the predecessor",
        .source = "zookeeper recipes.md; curator LockInternals, ConnectionStateManager; ClientCnxn, ExpiryQueue",
@@ -89,9 +104,9 @@ const std::vector<AlgorithmInfo>& table() {
                    {"first_token", "the zxid the ensemble starts from (tokens are czxids; default 1)"}},
        .takes_ttl = false,
        .monotonic_token = true,
-       .make = make_zookeeper,
-       .service = Service::ZooKeeper,
-       .make_node = make_zookeeper_node},
+       .parse = parse_zookeeper,
+       .make = typed<ZooKeeperOptions, make_zookeeper>,
+       .service = Service::ZooKeeper},
       {.name = "etcd",
        .help = "etcd's concurrency.Mutex: a leased key, wait for every older key to go; token = create revision",
        .source = "etcd client/v3/concurrency mutex.go, session.go; Jepsen etcd 3.4.3",
@@ -101,27 +116,30 @@ const std::vector<AlgorithmInfo>& table() {
                    {"first_token", "the revision the store starts from (default 1)"}},
        .takes_ttl = false,
        .monotonic_token = true,
-       .make = make_etcd,
-       .service = Service::Etcd,
-       .make_node = make_etcd_node},
+       .parse = parse_etcd,
+       .make = typed<EtcdOptions, make_etcd>,
+       .service = Service::Etcd},
       {.name = "setnx",
        .help = "SETNX key value with no TTL, release DEL: a crashed holder keeps the lock forever",
        .source = "redis.io, SETNX: the naive locking pattern",
        .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
        .takes_ttl = false,
-       .make = make_setnx},
+       .parse = parse_single_node,
+       .make = typed<SingleNodeOptions, make_setnx>},
       {.name = "getset",
        .help = "GET key, then SET key value if it was nil: not atomic, no TTL, release DEL",
        .source = "the seed articles' Go example",
        .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
        .takes_ttl = false,
-       .make = make_getset},
+       .parse = parse_single_node,
+       .make = typed<SingleNodeOptions, make_getset>},
       {.name = "setnx-timestamp",
        .help = "SETNX key <expiry timestamp>; an expired timestamp is DELeted and SETNX tried again (racy)",
        .source = "redis.io, SETNX: the old locking recipe, its unsafe DEL variant",
        .options = {kKey, kRetryDelay, kRetryCount, kRequestTimeout},
        .needs_ttl = true,
-       .make = make_setnx_timestamp},
+       .parse = parse_single_node,
+       .make = typed<SingleNodeOptions, make_setnx_timestamp>},
   };
   return algos;
 }

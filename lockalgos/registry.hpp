@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockalgos/lock.hpp"
+#include "lockalgos/options.hpp"
 
 namespace locksim {
 
@@ -28,10 +29,13 @@ struct AlgorithmInfo {
   bool needs_ttl = false;                // `ttl` must be given
   bool takes_ttl = true;                 // `ttl` may be given at all
   bool monotonic_token = false;          // can issue fencing tokens (fencing = "token")
-  std::unique_ptr<Lock> (*make)(LockEnv env) = nullptr;
-  Service service = Service::Redis;
-  // For services other than Redis: make one [[node]] of it.
-  Process& (*make_node)(World& world, const NodeConfig& node, const LockConfig& lock) = nullptr;
+  // Its own options, from the [lock] table (`common`: the part the loader
+  // parsed). The reader offers only the keys listed in `options`.
+  std::shared_ptr<const AlgorithmOptions> (*parse)(OptionReader& reader, const LockConfig& common) = nullptr;
+  // A lock for one client, with `config.options` as `parse` made them: its
+  // environment is all it may use.
+  std::unique_ptr<Lock> (*make)(ClientEnv& env, const LockTargets& targets, const LockConfig& config) = nullptr;
+  Service service = Service::Redis;  // what the [[node]]s are (the harness makes them)
 };
 
 std::span<const AlgorithmInfo> algorithms();

@@ -13,12 +13,13 @@ namespace {
 
 class SetNx final : public Lock {
  public:
-  explicit SetNx(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
+  SetNx(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = env_.config;
+    const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
-      const std::string value = env_.self.rng().hex_token(20);
+      const std::string value = env_.rng().hex_token(20);
       if (RedisConnection::is_one(co_await node_.setnx(c.key, value)))
         co_return Grant{value, -1, std::nullopt, node_.name()};
       if (retries_.spent(attempt)) co_return std::nullopt;
@@ -27,17 +28,27 @@ class SetNx final : public Lock {
   }
 
   Task<bool> release(const Grant&) override {
-    co_return RedisConnection::is_one(co_await node_.del(env_.config.key));
+    co_return RedisConnection::is_one(co_await node_.del(config_.key));
   }
 
  private:
-  LockEnv env_;
+  ClientEnv& env_;
+  const LockConfig& config_;
   RedisConnection node_;
-  Retries retries_{env_};
+  Retries retries_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_setnx(LockEnv env) { return std::make_unique<SetNx>(std::move(env)); }
+std::shared_ptr<const AlgorithmOptions> parse_single_node(OptionReader& r, const LockConfig& common) {
+  auto o = std::make_shared<SingleNodeOptions>();
+  read_single_node(r, common, *o);
+  return o;
+}
+
+std::unique_ptr<Lock> make_setnx(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                 const SingleNodeOptions& options) {
+  return std::make_unique<SetNx>(env, targets, config, options);
+}
 
 }  // namespace locksim

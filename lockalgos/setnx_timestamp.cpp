@@ -19,21 +19,22 @@ namespace {
 
 class SetNxTimestamp final : public Lock {
  public:
-  explicit SetNxTimestamp(LockEnv env) : env_(std::move(env)), node_(env_, env_.nodes.front()) {}
+  SetNxTimestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config, const SingleNodeOptions& options)
+      : env_(env), config_(config), node_(single_node(env, targets, options)), retries_(env, options) {}
 
   Task<std::optional<Grant>> acquire() override {
-    const LockConfig& c = env_.config;
+    const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
-      const Instant start = env_.self.mono_now();
-      std::string expires = timestamp(env_.self.wall_now() + *c.ttl + Duration::ms(1));
+      const Instant start = env_.mono_now();
+      std::string expires = timestamp(env_.wall_now() + *c.ttl + Duration::ms(1));
       if (RedisConnection::is_one(co_await node_.setnx(c.key, expires))) co_return grant(expires, start);
       const auto current = co_await node_.get(c.key);
-      if (current && current->kind == redis::Reply::Kind::Str && parse(current->str) < env_.self.wall_now()) {
+      if (current && current->kind == redis::Reply::Kind::Str && parse(current->str) < env_.wall_now()) {
         // The holder's time is up (it crashed, we assume): take the lock over.
-        env_.self.note(Ev::AttemptFailed, {.detail = "the lock's timestamp has passed; it deletes the key"});
-        co_await env_.self.yield();
+        env_.note(Ev::AttemptFailed, {.detail = "the lock's timestamp has passed; it deletes the key"});
+        co_await env_.yield();
         co_await node_.del(c.key);
-        expires = timestamp(env_.self.wall_now() + *c.ttl + Duration::ms(1));
+        expires = timestamp(env_.wall_now() + *c.ttl + Duration::ms(1));
         if (RedisConnection::is_one(co_await node_.setnx(c.key, expires))) co_return grant(expires, start);
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
@@ -42,8 +43,8 @@ class SetNxTimestamp final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
-    if (parse(grant.value) < env_.self.wall_now()) co_return false;  // the page: don't DEL an expired lock
-    co_return RedisConnection::is_one(co_await node_.del(env_.config.key));
+    if (parse(grant.value) < env_.wall_now()) co_return false;  // the page: don't DEL an expired lock
+    co_return RedisConnection::is_one(co_await node_.del(config_.key));
   }
 
  private:
@@ -57,16 +58,20 @@ class SetNxTimestamp final : public Lock {
     }
   }
   Grant grant(const std::string& expires, Instant start) const {
-    return Grant{expires, -1, start + *env_.config.ttl, node_.name()};
+    return Grant{expires, -1, start + *config_.ttl, node_.name()};
   }
 
-  LockEnv env_;
+  ClientEnv& env_;
+  const LockConfig& config_;
   RedisConnection node_;
-  Retries retries_{env_};
+  Retries retries_;
 };
 
 }  // namespace
 
-std::unique_ptr<Lock> make_setnx_timestamp(LockEnv env) { return std::make_unique<SetNxTimestamp>(std::move(env)); }
+std::unique_ptr<Lock> make_setnx_timestamp(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const SingleNodeOptions& options) {
+  return std::make_unique<SetNxTimestamp>(env, targets, config, options);
+}
 
 }  // namespace locksim

@@ -25,22 +25,21 @@
 // pause longer than the session timeout, or a partition, defeats.
 #include <algorithm>
 
+#include "lockalgos/zookeeper.hpp"
+
 #include "lockalgos/coordination_common.hpp"
-#include "sim/coordination.hpp"
+#include "lockalgos/wakeup.hpp"
 
 namespace locksim {
 namespace {
 
 class ZooKeeperLock final : public Lock {
  public:
-  explicit ZooKeeperLock(LockEnv env)
-      : env_(std::move(env)), zk_(env_.nodes.front()), incarnation_(env_.self.epoch()) {
-    watch_fired_.emplace(env_.self);
-  }
+  ZooKeeperLock(ClientEnv& env, const LockTargets& targets, const ZooKeeperOptions& options)
+      : env_(env), options_(options), zk_(targets.nodes.front()), watch_fired_(env) {}
 
   Task<std::optional<Grant>> acquire() override {
-    forget_if_restarted();
-    const bool herd = env_.config.watch == "parent";
+    const bool herd = options_.watch == Watch::Parent;
     std::string guid;
     std::int64_t guid_session = 0;
     for (;;) {
@@ -48,13 +47,13 @@ class ZooKeeperLock final : public Lock {
       // A node is found again by its GUID only within the session that made
       // it: an older session's node dies with that session.
       if (guid_session != session_) {
-        guid = env_.self.rng().hex_token(8);
+        guid = env_.rng().hex_token(8);
         guid_session = session_;
       }
       // Find our node by its GUID (the reply to an earlier create may have been lost), or create it.
       auto children = co_await request(coord_request(coord::Op::GetChildren, "/lock", session_));
       if (!children) {
-        co_await env_.self.sleep(Duration::ms(100));
+        co_await env_.sleep(Duration::ms(100));
         continue;
       }
       std::string mine;
@@ -84,7 +83,7 @@ class ZooKeeperLock final : public Lock {
         if (it == now->nodes.begin()) {
           holding_ = true;
           lost_noted_ = false;
-          co_return Grant{mine, czxid, std::nullopt, env_.self.world().trace().name(zk_)};
+          co_return Grant{mine, czxid, std::nullopt, env_.name_of(zk_)};
         }
         if (!herd) {
           coord::Request exists = coord_request(coord::Op::Exists, std::prev(it)->path, session_);
@@ -92,26 +91,24 @@ class ZooKeeperLock final : public Lock {
           const auto pred = co_await request(std::move(exists));
           if (!pred || !pred->ok) continue;  // the predecessor is already gone: look again
         }
-        co_await watch_fired_->wait();
+        co_await watch_fired_.wait();
       }
     }
   }
 
   Task<bool> release(const Grant& grant) override {
-    forget_if_restarted();
     holding_ = false;
     const auto r = co_await request(coord_request(coord::Op::Delete, grant.value, session_));
-    if (!r) env_.self.spawn(delete_guaranteed(grant.value, generation_));
+    if (!r) env_.spawn(delete_guaranteed(grant.value, generation_));
     co_return r && r->ok;
   }
 
-  bool on_push(Message& m) override {
-    const auto* n = std::get_if<coord::Notify>(&m.body);
+  bool on_push(ProcId, const Payload& push) override {
+    const auto* n = std::get_if<coord::Notify>(&push);
     if (!n) return false;
-    forget_if_restarted();
     stream_.gap(n->seq);
     heard();
-    watch_fired_->fire();
+    watch_fired_.fire();
     return true;
   }
 
@@ -122,44 +119,30 @@ class ZooKeeperLock final : public Lock {
 
   Duration read_timeout() const { return timeout_ * 2 / 3; }
 
-  // A crash destroyed our heartbeat, our monitor and whatever waited on the
-  // watch: the restarted client is a new ZooKeeper handle, with a new session.
-  void forget_if_restarted() {
-    if (incarnation_ == env_.self.epoch()) return;
-    incarnation_ = env_.self.epoch();
-    ++generation_;
-    session_ = 0;
-    state_ = State::Lost;
-    holding_ = false;
-    lost_noted_ = false;
-    stream_.reset();
-    watch_fired_.emplace(env_.self);  // the old one may name a destroyed coroutine
-  }
-
   Task<void> connect() {
     if (session_ != 0) {
       // Curator closes the old handle before it opens a new one, and
       // ZooKeeper.close() ends the session: its nodes go now, not at expiry.
       const std::int64_t old = std::exchange(session_, 0);
       ++generation_;
-      co_await coord_call(env_.self, zk_, coord_request(coord::Op::CloseSession, "", old), timeout_ / 3);
+      co_await env_.call_coord(zk_, coord_request(coord::Op::CloseSession, "", old), timeout_ / 3);
     }
     coord::Request hello = coord_request(coord::Op::Connect);
-    hello.ttl = env_.config.session_timeout;
+    hello.ttl = options_.session_timeout;
     for (;;) {
-      last_sent_ = env_.self.mono_now();
-      const auto r = co_await coord_call(env_.self, zk_, hello, env_.config.session_timeout);
+      last_sent_ = env_.mono_now();
+      const auto r = co_await env_.call_coord(zk_, hello, options_.session_timeout);
       if (r && r->ok) {
         session_ = r->id;
         timeout_ = r->ttl;  // as the server negotiated it
         state_ = State::Connected;
         heard();
         const std::uint64_t generation = ++generation_;
-        env_.self.spawn(heartbeat(generation));
-        env_.self.spawn(monitor(generation));
+        env_.spawn(heartbeat(generation));
+        env_.spawn(monitor(generation));
         co_return;
       }
-      co_await env_.self.sleep(Duration::s(1));
+      co_await env_.sleep(Duration::s(1));
     }
   }
 
@@ -168,10 +151,10 @@ class ZooKeeperLock final : public Lock {
   // connection (ConnectionLoss), reconnects, and Curator's RetryLoop retries;
   // the callers here retry.
   Task<std::optional<coord::Reply>> request(coord::Request req) {
-    last_sent_ = env_.self.mono_now();
-    auto r = co_await coord_call(env_.self, zk_, std::move(req), timeout_ / 3);
+    last_sent_ = env_.mono_now();
+    auto r = co_await env_.call_coord(zk_, std::move(req), timeout_ / 3);
     if (r) {
-      if (stream_.gap(r->seq)) watch_fired_->fire();  // a lost message: look again (ServerStream)
+      if (stream_.gap(r->seq)) watch_fired_.fire();  // a lost message: look again (ServerStream)
       heard();
       if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
     }
@@ -179,7 +162,7 @@ class ZooKeeperLock final : public Lock {
   }
 
   void heard() {
-    last_heard_ = env_.self.mono_now();
+    last_heard_ = env_.mono_now();
     if (state_ == State::Suspended) state_ = State::Connected;  // reconnected in time
   }
 
@@ -187,7 +170,7 @@ class ZooKeeperLock final : public Lock {
   // (deleted, already gone, or the session expired and took the node with it).
   Task<void> delete_guaranteed(std::string path, std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
-      co_await env_.self.sleep(Duration::s(1));
+      co_await env_.sleep(Duration::s(1));
       if (generation != generation_) co_return;
       const auto answered = co_await request(coord_request(coord::Op::Delete, path, session_));
       if (answered) co_return;
@@ -199,8 +182,8 @@ class ZooKeeperLock final : public Lock {
   // the next one.
   Task<void> heartbeat(std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
-      const Duration idle = env_.self.mono_now() - last_sent_;
-      if (idle < timeout_ / 3) co_await env_.self.sleep(timeout_ / 3 - idle);
+      const Duration idle = env_.mono_now() - last_sent_;
+      if (idle < timeout_ / 3) co_await env_.sleep(timeout_ / 3 - idle);
       else co_await request(coord_request(coord::Op::Ping, "", session_));
     }
   }
@@ -210,18 +193,18 @@ class ZooKeeperLock final : public Lock {
   Task<void> monitor(std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
       if (state_ == State::Connected) {
-        const Duration silent = env_.self.mono_now() - last_heard_;
+        const Duration silent = env_.mono_now() - last_heard_;
         if (silent < read_timeout()) {
-          co_await env_.self.sleep(read_timeout() - silent);
+          co_await env_.sleep(read_timeout() - silent);
           continue;
         }
-        suspended_wall_ = env_.self.wall_now();
+        suspended_wall_ = env_.wall_now();
         lose(State::Suspended, "nothing heard from the ensemble for " + format_duration(silent) + ": SUSPENDED");
         continue;
       }
-      const Duration left = *suspended_wall_ + timeout_ - env_.self.wall_now();
+      const Duration left = *suspended_wall_ + timeout_ - env_.wall_now();
       if (left > Duration::zero()) {
-        co_await env_.self.sleep(left);
+        co_await env_.sleep(left);
         continue;
       }
       if (state_ == State::Suspended) lose(State::Lost, "SUSPENDED for a whole session timeout: LOST");
@@ -233,19 +216,19 @@ class ZooKeeperLock final : public Lock {
     if (to == State::Lost) state_ = State::Lost;
     else if (state_ == State::Connected) state_ = State::Suspended;
     // Disconnected and Expired reach every watcher: a waiter wakes and looks again.
-    if (state_ != before) watch_fired_->fire();
-    const bool gives_up = to == State::Lost || env_.config.on_suspended == "stop";
+    if (state_ != before) watch_fired_.fire();
+    const bool gives_up = to == State::Lost || options_.on_suspended == OnSuspended::Stop;
     if (holding_ && gives_up && !lost_noted_) {
       lost_noted_ = true;
-      env_.self.note(Ev::Lost, {.detail = why});
+      env_.note(Ev::Lost, {.detail = why});
     }
   }
 
-  LockEnv env_;
+  ClientEnv& env_;
+  const ZooKeeperOptions& options_;
   ProcId zk_;
-  std::optional<Wakeup> watch_fired_;
+  ClientWakeup watch_fired_;
   ServerStream stream_;
-  std::uint32_t incarnation_;
   std::int64_t session_ = 0;
   Duration timeout_ = Duration::s(10);
   State state_ = State::Lost;
@@ -259,10 +242,20 @@ class ZooKeeperLock final : public Lock {
 
 }  // namespace
 
-std::unique_ptr<Lock> make_zookeeper(LockEnv env) { return std::make_unique<ZooKeeperLock>(std::move(env)); }
+std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const LockConfig&) {
+  auto o = std::make_shared<ZooKeeperOptions>();
+  if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
+  if (auto v = r.duration("session_timeout", Sign::Positive)) o->session_timeout = *v;
+  if (auto v = r.duration("tick_time", Sign::Positive)) o->tick_time = *v;
+  if (auto v = r.choice<OnSuspended>("on_suspended", {{"continue", OnSuspended::Continue}, {"stop", OnSuspended::Stop}}))
+    o->on_suspended = *v;
+  if (auto v = r.choice<Watch>("watch", {{"predecessor", Watch::Predecessor}, {"parent", Watch::Parent}})) o->watch = *v;
+  return o;
+}
 
-Process& make_zookeeper_node(World& world, const NodeConfig& node, const LockConfig& lock) {
-  return world.add<ZooKeeperServer>(node.name, node.clock, lock.tick_time, lock.first_token);
+std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig&,
+                                     const ZooKeeperOptions& options) {
+  return std::make_unique<ZooKeeperLock>(env, targets, options);
 }
 
 }  // namespace locksim

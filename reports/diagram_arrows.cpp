@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "reports/diagram_canvas.hpp"
 
@@ -103,9 +105,12 @@ std::vector<bool> most_relevant(const std::vector<Arrow>& all, std::size_t max_a
 
 }  // namespace
 
-Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_messages) {
+Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_messages, const std::vector<RetryRun>& retries) {
   const auto& procs = trace.processes();
   Messages m;
+  // A message sent within a client's retry loop, by it or to it.
+  const RetryIndex loops(retries);
+  auto in_retry = [&](const TraceEvent& sent) { return loops.covers(sent.process, sent.at) || loops.covers(sent.peer, sent.at); };
   std::map<std::int64_t, const TraceEvent*> sent;
   // A server answers a client's requests in order: whether each answer
   // still to come is to a request we draw (a lock or storage command, not a
@@ -141,6 +146,10 @@ Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_m
       ++m.of_hidden;
       continue;
     }
+    if (in_retry(*from)) {
+      ++m.in_retries;
+      continue;
+    }
     m.arrows.push_back({from, &e});
   }
   return m;
@@ -160,6 +169,95 @@ void select_arrows(const Canvas& c, Messages& m, std::size_t max_arrows) {
   all = std::move(kept);
 }
 
+namespace {
+
+bool refusal(const std::string& reply) {
+  for (const char* p : {"(nil)", "(error)", "ERROR", "(integer) 0", "REJECTED"})
+    if (reply.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// "WRITE counter=1 token=34" -> "write 1, token 34".
+std::string write_label(const std::string& detail) {
+  std::string label = "write";
+  if (const auto v = detail.find("counter="); v != std::string::npos) label += " " + detail.substr(v + 8, detail.find(' ', v) - v - 8);
+  if (const auto t = detail.find("token="); t != std::string::npos) label += ", token " + detail.substr(t + 6, detail.find(' ', t) - t - 6);
+  return label;
+}
+
+}  // namespace
+
+void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<Arrow>& arrows) {
+  const auto& procs = trace.processes();
+  auto node = [&](ProcId p) { return p < procs.size() && procs[p].role == ProcessRole::LockNode; };
+  // The winning attempts and the releases, per client; and which command
+  // each of a node's replies answers (the node traces the command, then
+  // sends its answer).
+  std::vector<Window> grants, releases;
+  std::map<ProcId, Instant> attempt, release;
+  std::map<std::pair<ProcId, ProcId>, const TraceEvent*> last_command;
+  std::set<const TraceEvent*> drawn;                        // the arrows' sends
+  for (const Arrow& a : arrows) drawn.insert(a.sent);
+  std::map<const TraceEvent*, const TraceEvent*> answers;  // a drawn reply's send -> the command it answers
+  std::map<ProcId, const TraceEvent*> last_reply;           // per client: the last node's reply it received
+  std::set<const TraceEvent*> granting;                     // the last reply before each grant
+  for (const TraceEvent& e : trace.events()) {
+    switch (e.kind) {
+      case Ev::Acquiring: case Ev::AttemptFailed: attempt[e.process] = e.at; break;
+      case Ev::Acquired:
+        grants.push_back({e.process, attempt.count(e.process) ? attempt[e.process] : e.at, e.at, 0});
+        if (last_reply.count(e.process)) granting.insert(last_reply[e.process]);
+        break;
+      case Ev::Delivered:
+        if (node(e.peer)) last_reply[e.process] = &e;
+        break;
+      case Ev::Releasing: release[e.process] = e.at; break;
+      case Ev::Released: case Ev::ReleaseFailed:
+        if (release.count(e.process)) releases.push_back({e.process, release[e.process], e.at, 0});
+        break;
+      case Ev::Command: last_command[{e.process, e.peer}] = &e; break;
+      case Ev::Sent:
+        if (node(e.process) && drawn.count(&e))
+          if (auto it = last_command.find({e.process, e.peer}); it != last_command.end()) answers[&e] = it->second;
+        break;
+      default: break;
+    }
+  }
+  auto within = [](const std::vector<Window>& ws, ProcId client, Instant t) -> const Window* {
+    for (const Window& w : ws)
+      if (w.client == client && t > w.from && t <= w.to) return &w;
+    return nullptr;
+  };
+  // Per winning attempt: its replies from nodes; the ones that took the lock are grants.
+  std::map<const Window*, std::vector<Arrow*>> replies;
+  for (Arrow& a : arrows) {
+    const TraceEvent& s = *a.sent;
+    const bool lost = a.end->kind == Ev::Dropped;
+    if (s.detail.rfind("WRITE", 0) == 0) {
+      a.label = write_label(s.detail);
+    } else if (!node(s.process) && node(s.peer) && within(releases, s.process, s.at + Duration::ns(1))) {
+      a.label = "release";
+    } else if (node(s.process) && !lost && !refusal(s.detail)) {
+      if (const Window* w = within(grants, s.peer, a.end->at)) replies[w].push_back(&a);
+    }
+  }
+  for (auto& [w, rs] : replies) {
+    bool any = false;
+    for (Arrow* a : rs) {
+      const auto it = answers.find(a->sent);
+      if (it != answers.end() && takes_lock(it->second->detail, lock_key)) {
+        a->label = "grant";
+        any = true;
+      }
+    }
+    // A coordination service grants by its last answer before the grant
+    // (ZooKeeper's children list, etcd's range), if that one is drawn.
+    if (!any)
+      for (Arrow* a : rs)
+        if (granting.count(a->end)) a->label = "grant";
+  }
+}
+
 std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows) {
   std::string out;
   for (const Arrow& a : arrows) {
@@ -177,9 +275,40 @@ std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows) {
                        lost ? ": " + esc(e.detail) : "");
     if (lost) {
       const double f = std::max(0.5, 1 - 9 / std::max(1.0, std::hypot(x1 - x0, y1 - y0)));
-      out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="9" text-anchor="middle">✕</text>)~",
-                         x0 + f * (x1 - x0), y0 + f * (y1 - y0) + 3);
+      out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="{:.0f}" text-anchor="middle">✕</text>)~",
+                         x0 + f * (x1 - x0), y0 + f * (y1 - y0) + 3, c.fs(9));
     }
+  }
+  return out;
+}
+
+std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::vector<Arrow>& arrows) {
+  // Writes first, then releases, then grants: where two would overlap, the first placed stays.
+  std::vector<const Arrow*> labelled;
+  for (const Arrow& a : arrows)
+    if (!a.label.empty()) labelled.push_back(&a);
+  auto rank = [](const Arrow* a) { return a->label.rfind("write", 0) == 0 ? 0 : a->label == "release" ? 1 : 2; };
+  std::stable_sort(labelled.begin(), labelled.end(), [&](const Arrow* a, const Arrow* b) { return rank(a) < rank(b); });
+  std::vector<std::array<double, 4>> placed = ink.label_boxes;
+  std::string out;
+  for (const Arrow* a : labelled) {
+    const bool lost = a->end->kind == Ev::Dropped;
+    const ProcId to = lost ? a->sent->peer : a->end->process;
+    // By the lane it matters to: a grant where it arrives, a release or a
+    // write where it leaves (arrows a few ms long are near vertical on a
+    // page of seconds: a label half way would sit by another lane).
+    const bool at_end = a->label == "grant";
+    const double xs = c.x(a->sent->at), ys = c.y(a->sent->process), xe = c.x(a->end->at), ye = c.y(to);
+    const double len = std::max(1.0, std::hypot(xe - xs, ye - ys)), d = std::min(len / 2, c.fs(16)) / len;
+    const double f = at_end ? 1 - d : d, x = xs + f * (xe - xs), y = ys + f * (ye - ys);
+    const double w = markup::text_width(a->label, c.fs(9)), h = c.fs(10);
+    const std::array<double, 4> box{x + 3, y - h / 2, x + 3 + w, y + h / 2};
+    bool clash = false;
+    for (const auto& b : placed) clash = clash || (box[0] < b[2] + 2 && box[2] > b[0] - 2 && box[1] < b[3] && box[3] > b[1]);
+    if (clash) continue;
+    placed.push_back(box);
+    out += fmt::format(R"~(<text class="arrow-label" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>)~",
+                       box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(a->label));
   }
   return out;
 }

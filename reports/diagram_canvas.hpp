@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -44,16 +45,79 @@ struct Arrow {
   const TraceEvent* sent;
   const TraceEvent* end;
   int relevance = 0;
+  std::string label;  // what it does for the story: "grant", "release", "write 1, token 34"; "" for most
+};
+
+// A client's retry loop: three or more attempts in a row that failed for
+// too few nodes, drawn as one mark instead of its hundreds of messages.
+struct RetryRun {
+  ProcId client;
+  Instant from, to;        // its first message and its last failed attempt
+  std::size_t attempts = 0;
+  std::size_t lost = 0;    // its messages the network lost meanwhile
+  std::string why;         // the reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)")
+};
+std::vector<RetryRun> retry_runs(const Trace& trace);
+// The retry loops by client, to ask whether one covers an instant.
+class RetryIndex {
+ public:
+  explicit RetryIndex(const std::vector<RetryRun>& runs) {
+    for (const RetryRun& r : runs) spans_[r.client].emplace_back(r.from, r.to);
+  }
+  bool covers(ProcId client, Instant t) const {
+    const auto it = spans_.find(client);
+    if (it == spans_.end()) return false;
+    // A client's loops are disjoint and in order: the last one starting at or before t.
+    const auto& s = it->second;
+    auto after = std::upper_bound(s.begin(), s.end(), t, [](Instant v, const std::pair<Instant, Instant>& span) { return v < span.first; });
+    return after != s.begin() && t <= (after - 1)->second;
+  }
+
+ private:
+  std::map<ProcId, std::vector<std::pair<Instant, Instant>>> spans_;
 };
 
 struct Messages {
   std::vector<Arrow> arrows;  // in the order of their ends
   std::size_t of_hidden = 0;  // messages to or from a client without a lane, not drawn
   std::size_t skipped = 0;    // messages left out by select_arrows
+  std::size_t in_retries = 0; // messages of retry loops, drawn as their loop's mark
 };
 // The lock's and the storage's messages between processes with lanes: the
-// chatter (heartbeats and their answers) is left out.
-Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_messages);
+// chatter (heartbeats and their answers) and the retry loops' are left out.
+Messages collect_messages(const Trace& trace, const Lanes& lanes, bool storage_messages, const std::vector<RetryRun>& retries);
+// Names the arrows that matter: the grants (the positive replies of the
+// attempt that got the lock), the releases and the writes with their token.
+void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<Arrow>& arrows);
+
+// ---- What holds over a span of time (diagram_spans.cpp) ----
+
+// Whether a node's traced command ("SET lock v NX PX 30000 -> OK") took the
+// lock's key for the client that sent it.
+bool takes_lock(const std::string& command_detail, const std::string& key);
+// The value a traced acquiring command sets ("SET lock VALUE NX ..." -> VALUE).
+std::string lock_value(const std::string& command_detail);
+
+// Whose value a node holds over [from, to): from the commands that set the
+// lock's key and the expiries, deletions and crashes that end it.
+struct Holding {
+  ProcId node, holder;
+  Instant from, to;
+  bool granted = true;  // the value of an acquisition that got the lock (else a failed try's, drawn faint)
+};
+// Only where the trace says it all: Redis-family nodes without replicas
+// (a replica's keys come by replication, which the trace does not list).
+// A client's value set by a failed try of a retry loop is left out.
+std::vector<Holding> holdings(const RunResult& r, const std::vector<RetryRun>& retries);
+
+
+// A partition over [from, to): for each process cut off, whom from.
+struct Cut {
+  Instant from, to;
+  std::vector<std::vector<ProcId>> groups;
+  bool one_way = false;
+};
+std::vector<Cut> partitions(const RunResult& r);
 
 // ---- The canvas ----
 
@@ -103,10 +167,15 @@ struct Canvas {
   double axis_y = 0;        // px: y of the axis line
   double top = 0;           // px: y of the first lane's top
   double lanes_bottom = 0;  // px: y below the last lane
+  double font = 1;          // type scale: 1, larger for slides
+  bool slides = false;      // written for a slide: no tooltips, so every label that matters is on the picture
   // Per violation: its label's row above the axis, none when it found no room.
   std::vector<std::optional<std::size_t>> violation_row;
 
   double x(Instant t) const { return left + axis.x(t); }
+  double fs(double px) const { return px * font; }
+  // A client's colour (its critical sections, the node strips of its value); grey for others.
+  std::string colour(ProcId p) const;
   double y(ProcId p) const { return top + lane * lanes.lane_of[p] + lane / 2; }
   std::string name(ProcId p) const { return markup::esc(trace.name(p)); }
   bool shown(ProcId p) const { return lanes.shown[p]; }
@@ -121,10 +190,15 @@ struct EventInk {
   std::string bars;   // critical sections, pauses and down times, under the marks
   std::string marks;  // leases, crashes, restarts, clocks, key expiries, writes, faults
   std::map<ProcId, Instant> cs_open, pause_open, down_open;
+  std::map<ProcId, const TraceEvent*> pause_event;
   std::map<ProcId, const TraceEvent*> acquired;
   std::map<double, LabelRows> lane_labels;  // per lane: row 0 above the line, row 1 below
+  std::vector<std::array<double, 4>> label_boxes;  // every lane label placed: x0, y0, x1, y1 (arrow labels keep off them)
 
-  LabelRows& labels(const Canvas& c, ProcId p) { return lane_labels.try_emplace(c.lanes.lane_of[p], 2).first->second; }
+  // Lanes too close for a row below (many of them) have one row, above.
+  LabelRows& labels(const Canvas& c, ProcId p) {
+    return lane_labels.try_emplace(c.lanes.lane_of[p], c.lane >= c.fs(50) ? 2 : 1).first->second;
+  }
 };
 
 // ---- The layers, bottom to top ----
@@ -145,13 +219,25 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e);
 void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e);
 // A write the storage accepts or rejects: a dot, labelled where there is room.
 void draw_storage_write(const Canvas& c, EventInk& ink, const TraceEvent& e);
-// A network fault: a dashed line across all lanes.
+// A network fault but a partition: a dashed line across the lanes it names.
 void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e);
+
+// Partitions: a band on each lane cut off, saying from whom (diagram_spans.cpp).
+std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cut>& cuts);
+// The node strips: whose value each lock node holds, in its client's colour.
+std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs);
+// A retry loop: one band on its client's lane, with its count and reason.
+std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<RetryRun>& runs);
+// A label on p's lane at x, in the first of its rows with room (row 0 above
+// the line, row 1 below), or the least crowded if `always`: its baseline's y.
+std::optional<double> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always = false);
 
 // When there are more than max_arrows messages, keeps the most relevant
 // max_arrows (diagram_arrows.cpp) and counts the others in m.skipped.
 void select_arrows(const Canvas& c, Messages& m, std::size_t max_arrows);
 std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows);
+// The labels of the arrows that have one, above the lanes' marks.
+std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::vector<Arrow>& arrows);
 
 // The violations: a box over their interval and their clients' lanes,
 // labelled above the axis (diagram_notes.cpp).
@@ -166,6 +252,7 @@ struct Notes {
 // The violations in words, the first few.
 void note_violations(const Canvas& c, Notes& notes);
 // What was left out (clients without lanes, messages not drawn) and the legend.
-void note_legend(const Canvas& c, Notes& notes, const Messages& m);
+// `drawn`: the picture, whose classes say which marks the legend explains.
+void note_legend(const Canvas& c, Notes& notes, const Messages& m, const std::string& drawn);
 
 }  // namespace locksim::diagram

@@ -12,9 +12,21 @@ using markup::esc;
 
 std::string html_report(const RunResult& r, const DiagramOptions& o) {
   const Scenario& sc = *r.scenario;
+  // The story as the text tells it, folded; a folded line opens on its steps.
+  const Story story = tell_story(r);
+  const StoryClock& clock = story.clock;
+  const std::vector<Step>& told = story.steps;
   std::string steps;
-  for (const Step& st : narrate(r.world->trace()))
-    steps += fmt::format("<li><span class=\"t\">t={}</span> {}</li>\n", format_instant(st.at), esc(st.text));
+  for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock)) {
+    if (l.steps.size() == 1) {
+      steps += fmt::format("<li><span class=\"t\">{}</span> {}</li>\n", clock(l.at), esc(l.text));
+      continue;
+    }
+    std::string inner;
+    for (std::size_t i : l.steps) inner += fmt::format("<li><span class=\"t\">{}</span> {}</li>", clock(told[i].at), esc(told[i].text));
+    steps += fmt::format("<li class=\"folded\"><details><summary><span class=\"t\">{}</span> {}</summary><ol>{}</ol></details></li>\n",
+                         clock(l.at), esc(l.text), inner);
+  }
   std::string verdict;
   for (ViolationKind k : r.verdict) verdict += (verdict.empty() ? "" : ", ") + std::string(violation_name(k));
   if (verdict.empty()) verdict = "no violation";

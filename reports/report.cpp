@@ -1,5 +1,8 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "reports/report.hpp"
@@ -33,6 +36,130 @@ std::string replay_command(const RunResult& r) {
   return fmt::format("locksim run {} --seed {}", r.scenario->path, r.seed);
 }
 
+namespace {
+
+// The story's lines as the text tells them: every one when they fit, else
+// its beginning, the lines the verdict rests on and its ending, with what is
+// left out counted where it was.
+std::string story_text(const std::vector<StoryLine>& lines, const StoryClock& clock, const TextOptions& o) {
+  const std::size_t head = o.max_lines / 2, tail = o.max_lines / 5;
+  const bool cut = !o.full && lines.size() > o.max_lines;
+  const int width = static_cast<int>(std::to_string(lines.size()).size());
+  std::string out;
+  std::size_t skipped = 0;
+  Instant skipped_from, skipped_to;
+  auto say_skipped = [&] {
+    if (skipped == 0) return;
+    out += fmt::format("  {:>{}}  … {} not told here ({}; --full tells every step)\n", "", width + static_cast<int>(clock.width()) + 1,
+                       counted(skipped, "line"), clock.span(skipped_from, skipped_to));
+    skipped = 0;
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (cut && i >= head && i + tail < lines.size() && !lines[i].decisive) {
+      if (skipped++ == 0) skipped_from = lines[i].at;
+      skipped_to = lines[i].until;
+      continue;
+    }
+    say_skipped();
+    out += fmt::format("  {:>{}}. {}  {}\n", i + 1, width, paint(o.colour, "2", fmt::format("{:>{}}", clock(lines[i].at), clock.width())),
+                       lines[i].text);
+  }
+  say_skipped();
+  return out;
+}
+
+std::string when(const Violation& v, const StoryClock& clock) { return clock.span(v.at, v.until); }
+
+constexpr std::size_t kListAll = 8, kFirstOfKind = 3;
+
+}  // namespace
+
+std::vector<Violation> told_violations(const std::vector<Violation>& all) {
+  if (all.size() <= kListAll) return all;
+  std::vector<Violation> told;
+  std::map<ViolationKind, std::size_t> n;
+  for (const Violation& v : all)
+    if (n[v.kind]++ < kFirstOfKind) told.push_back(v);
+  return told;
+}
+
+namespace {
+
+// The violations, one line each; many of them (a contended run) summed up
+// per kind first, then the first few of each kind.
+std::string violations_text(const RunResult& r, const StoryClock& clock, const TextOptions& o) {
+  const auto& trace = r.world->trace();
+  std::size_t when_w = 0;
+  for (const Violation& v : r.violations) when_w = std::max(when_w, when(v, clock).size() - (v.until != v.at ? 2 : 0));
+  auto line = [&](const Violation& v) {
+    return fmt::format("  {} {:<{}}  {}\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(v.kind))), when(v, clock), when_w, v.detail);
+  };
+  std::string out;
+  if (o.full || r.violations.size() <= kListAll) {
+    for (const Violation& v : r.violations) out += line(v);
+    return out;
+  }
+  std::map<ViolationKind, std::vector<const Violation*>> by_kind;
+  for (const Violation& v : r.violations) by_kind[v.kind].push_back(&v);
+  for (const auto& [kind, vs] : by_kind) {
+    std::set<ProcId> who;
+    Instant from = vs.front()->at, to = vs.front()->until;
+    for (const Violation* v : vs) {
+      who.insert(v->processes.begin(), v->processes.end());
+      from = std::min(from, v->at);
+      to = std::max(to, v->until);
+    }
+    std::vector<std::string> names;
+    for (ProcId p : who) names.push_back(trace.name(p));
+    const std::string among = names.size() <= 4 ? fmt::format("{}", fmt::join(names, ", "))
+                                                : fmt::format("{}, {} … {}", names[0], names[1], names.back());
+    out += fmt::format("  {} {:>4}  {}, among {} ({})\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(kind))),
+                       "×" + std::to_string(vs.size()), clock.span(from, to), counted(who.size(), "client"), among);
+  }
+  std::size_t left = 0;
+  out += fmt::format("  The first {} of each kind:\n", kFirstOfKind);
+  for (const auto& [kind, vs] : by_kind) {
+    for (std::size_t i = 0; i < vs.size() && i < kFirstOfKind; ++i) out += line(*vs[i]);
+    left += vs.size() - std::min(vs.size(), kFirstOfKind);
+  }
+  out += fmt::format("  … and {} more {} (--full lists them all)\n", left, left == 1 ? "violation" : "violations");
+  return out;
+}
+
+// "overlap ×22, stale-write": the kinds found, counted when more than once.
+std::string verdict_kinds(const RunResult& r) {
+  if (r.verdict.empty()) return "no violation";
+  std::string s;
+  for (ViolationKind k : r.verdict) {
+    const auto n = std::count_if(r.violations.begin(), r.violations.end(), [k](const Violation& v) { return v.kind == k; });
+    s += (s.empty() ? "" : ", ") + std::string(violation_name(k)) + (n > 1 ? " ×" + std::to_string(n) : "");
+  }
+  return s;
+}
+
+// Writes the storage refused, told from the side of the clients that sent
+// them: their work was refused, not lost, and they know it.
+std::string refusals_text(const RunResult& r, const StoryClock& clock) {
+  const Trace& trace = r.world->trace();
+  std::string out;
+  Instant last_grant = Instant::zero();
+  ProcId last_holder = kNoProc;
+  for (const TraceEvent& e : trace.events()) {
+    if (e.kind == Ev::Acquired && e.at >= last_grant) {
+      last_grant = e.at;
+      last_holder = e.process;
+    }
+    if (e.kind != Ev::WriteRejected || e.detail.rfind("storage did not answer", 0) == 0) continue;
+    const std::string who = trace.name(e.process);
+    out += fmt::format("  {}'s work was refused, not lost: storage rejected its {}, and {} was told so at {}{}.\n", who,
+                       e.detail == "the claim was refused" ? "claim" : "write", who, clock(e.at),
+                       e.process == last_holder ? fmt::format(" — and {} was the holder granted last: the lock's current holder lost", who) : "");
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string text_report(const RunResult& r, const TextOptions& o) {
   const Scenario& s = *r.scenario;
   const Trace& trace = r.world->trace();
@@ -46,15 +173,16 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   out += fmt::format("  {} · {}, {} · {} simulated\n\n", lock, counted(s.clients.size(), "client"),
                      counted(s.nodes.size(), "node"), format_duration(s.duration));
 
-  out += "What happened (t = true time, which no process can read; local clock readings where they matter):\n";
-  const std::vector<Step> steps = narrate(trace);
-  const std::size_t shown = std::min(steps.size(), o.max_steps);
-  const int width = static_cast<int>(std::to_string(steps.size()).size());
-  for (std::size_t i = 0; i < shown; ++i)
-    out += fmt::format("  {:>{}}. {} {}\n", i + 1, width, paint(o.colour, "2", fmt::format("t={:<10}", format_instant(steps[i].at))),
-                       steps[i].text);
-  if (shown < steps.size())
-    out += fmt::format("  ... {} more (--trace PATH writes every event)\n", counted(steps.size() - shown, "step"));
+  const Story story = tell_story(r);
+  const StoryClock& clock = story.clock;
+  const std::vector<Step>& steps = story.steps;
+  std::vector<StoryLine> lines;
+  if (o.full)
+    for (std::size_t i = 0; i < steps.size(); ++i) lines.push_back({.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}});
+  else
+    lines = fold_story(trace, steps, told_violations(r.violations), clock);
+  out += "What happened (true time, which no process can read; local clock readings where they matter):\n";
+  out += story_text(lines, clock, o);
   if (!trace.complete())
     out += fmt::format("  (a long run: this story is told from its first {} of {}; the verdict below\n"
                        "  judged them all; --trace PATH writes every event)\n",
@@ -62,14 +190,11 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
 
   out += "\n";
   const bool ok = r.as_expected();
-  std::string verdict = "Verdict: " + kinds_text(r.verdict);
+  std::string verdict = "Verdict: " + verdict_kinds(r);
   if (s.expect.present)
     verdict += ok ? " — as expected" : " — NOT as expected (expected: " + kinds_text(s.expect.violations) + ")";
   out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict) + "\n";
-  for (const Violation& v : r.violations) {
-    std::string when = v.until != v.at ? format_instant(v.at) + "–" + format_instant(v.until) : format_instant(v.at);
-    out += fmt::format("  {} {:<20} {}\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(v.kind))), when, v.detail);
-  }
+  out += violations_text(r, clock, o);
   if (s.lock.fencing == Fencing::Token) {
     const std::size_t rejected = count_events(trace, Ev::StorageReject);
     if (rejected > 0 && !r.verdict.count(ViolationKind::StaleWrite))
@@ -77,6 +202,8 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
           "  Fencing kept the data safe: storage rejected {} carrying a superseded token,\n"
           "  so the overlap of the lock did no damage to the data.\n",
           counted(rejected, "write"));
+  } else {
+    out += refusals_text(r, clock);
   }
   if (r.budget_exhausted) out += "  (the run hit its event budget before the end)\n";
   std::size_t notifications = 0;
@@ -129,6 +256,29 @@ std::string json_report(const RunResult& r) {
                 {"acquisitions", r.stats.acquisitions},
                 {"failed_attempts", r.stats.failed_attempts},
                 {"sim_time_ns", r.stats.sim_time.ns()}};
+  // The story as records: what a reader of the text sees, each step with
+  // the fields of its event (only those it has).
+  if (!trace.events().empty() || trace.size() == 0) {
+    json story = json::array();
+    for (const Step& st : narrate(r)) {
+      const TraceEvent& e = *st.event;
+      json step = {{"at_ns", e.at.ns()}, {"process", e.process == kNoProc ? "world" : trace.name(e.process)},
+                   {"kind", event_name(e.kind)}, {"text", st.text}};
+      json fields = json::object();
+      if (e.peer != kNoProc) fields["peer"] = trace.name(e.peer);
+      if (e.owner != kNoProc) fields["owner"] = trace.name(e.owner);
+      if (e.value != 0) fields["value"] = e.value;
+      if (e.token >= 0) fields["token"] = e.token;
+      if (!e.key.empty()) fields["key"] = e.key;
+      if (e.wall != e.at) fields["wall_ns"] = e.wall.ns();
+      if (e.mono != e.at) fields["mono_ns"] = e.mono.ns();
+      if (!e.detail.empty()) fields["detail"] = e.detail;
+      step["fields"] = fields;
+      story.push_back(step);
+    }
+    j["story"] = story;
+    j["story_complete"] = trace.complete();
+  }
   j["budget_exhausted"] = r.budget_exhausted;
   j["trace_hash"] = r.trace_hash;
   j["replay"] = replay_command(r);

@@ -12,21 +12,93 @@ namespace locksim {
 struct Step {
   Instant at;
   std::string text;
+  const TraceEvent* event = nullptr;  // the event the step tells (in the trace it was told from)
 };
 
-// The events that tell the story, in plain words, in true-time order.
-std::vector<Step> narrate(const Trace& trace);
+// A failed attempt's tally as the algorithms trace it: Redlock's "G of N
+// nodes granted it (Q needed), validity V; ..." (lockalgos/redlock.cpp),
+// Redisson's MultiLock "G of N locks taken (all needed); ..." (redisson.cpp).
+struct AttemptTally {
+  long long granted = 0, total = 0;
+  bool nodes = true;      // "nodes granted it" (else "locks taken")
+  std::string needed;     // "3", "all", "a majority"
+  std::string validity;   // "" when not given
+  std::string rest;       // from the ';' on ("; it unlocks every node")
+  // Too few granted (else, for Redlock, enough but the validity was used up).
+  bool too_few() const;
+};
+std::optional<AttemptTally> parse_tally(const std::string& detail);
+
+// True-time stamps of one story: one unit and one precision for all of them,
+// so that they line up. Seconds (ms when the whole story is within a
+// second), with the fewest decimals (3 to 6 for seconds) that still tell
+// apart two steps at different instants, down to the microsecond.
+class StoryClock {
+ public:
+  explicit StoryClock(const std::vector<Instant>& times);
+  std::string operator()(Instant t) const;
+  // "3.106s–20.060s"; one instant when the two are the same.
+  std::string span(Instant from, Instant to) const;
+  std::size_t width() const { return width_; }  // characters of the widest stamp
+
+ private:
+  bool ms_ = false;
+  int decimals_ = 3;
+  std::size_t width_ = 0;
+};
+
+// The events that tell the story, in plain words, in true-time order. The
+// lock's configuration picks the words for what the algorithm does (a
+// ZooKeeper lock lasts as long as its session, not forever). Instants in the
+// text are written by format_instant.
+std::vector<Step> narrate(const Trace& trace, const LockConfig& lock = {});
+std::vector<Step> narrate(const RunResult& r);
+
+// A run's story as the reports tell it: its steps, with every instant in
+// their text written by the one clock chosen for them (and the violations).
+struct Story {
+  std::vector<Step> steps;
+  StoryClock clock;
+};
+Story tell_story(const RunResult& r);
+
+// A line of the story as told: one step, or a run of alike steps told once
+// ("client2's attempt fails 57 times, ...").
+struct StoryLine {
+  Instant at, until;              // the first and the last step it tells
+  std::string text;
+  std::vector<std::size_t> steps; // indices of the steps it tells
+  bool decisive = false;          // a step the verdict rests on: never folded, never cut
+};
+
+// The story told with repetition folded: a client's failed retries (and its
+// messages lost on the way) between two other steps become one line, and
+// three or more alike steps in a row become one. The steps the verdict rests
+// on (the grants, expiries, pauses, writes and releases of a violation's
+// clients, within it) are told one by one.
+std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
+                                  const StoryClock& clock);
+
+// The violations a report tells one by one: all of them when they are few,
+// else the first three of each kind (the story keeps the steps these rest on).
+std::vector<Violation> told_violations(const std::vector<Violation>& all);
 
 // The command that replays this run exactly.
 std::string replay_command(const RunResult& r);
 
 struct TextOptions {
   bool colour = false;
-  std::size_t max_steps = 200;
+  // Every step, nothing folded or cut, and every violation listed.
+  bool full = false;
+  // Lines of the story beyond which the middle is cut (its beginning, the
+  // steps the verdict rests on and its ending are always told).
+  std::size_t max_lines = 200;
 };
 std::string text_report(const RunResult& r, const TextOptions& options = {});
 // One line for `locksim check`.
 std::string check_line(const RunResult& r);
+// The JSON report; its "story" holds every step told from the events the
+// trace kept, as records (time, process, kind, text and the event's fields).
 std::string json_report(const RunResult& r);
 
 }  // namespace locksim

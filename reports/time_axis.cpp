@@ -77,6 +77,16 @@ TimeAxis::TimeAxis(std::vector<Mark> all, Instant end, double width) {
   }
 }
 
+TimeAxis TimeAxis::to_scale(Instant end, double width) {
+  TimeAxis a;
+  const Instant last = std::max(end, Instant::from_ns(1));
+  a.points_ = {{Instant::zero(), 0}, {last, width}};
+  a.stretches_ = {{Instant::zero(), last, 0, width}};
+  a.scale_ = width / static_cast<double>(last.ns());
+  a.linear_ = true;
+  return a;
+}
+
 double TimeAxis::x(Instant t) const {
   if (t <= points_.front().t) return points_.front().x;
   auto it = std::upper_bound(points_.begin(), points_.end(), t, [](Instant v, const Point& p) { return v < p.t; });
@@ -110,9 +120,19 @@ double TimeAxis::solve(const std::vector<double>& d, const std::vector<bool>& el
   return lo;
 }
 
+std::int64_t tick_step(double px_per_ns, double min_px) {
+  // Tick spacings in microseconds: 1-2-5 steps, then minutes.
+  static constexpr std::int64_t kSteps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1'000, 2'000, 5'000, 10'000, 20'000, 50'000,
+                                            100'000, 200'000, 500'000, 1'000'000, 2'000'000, 5'000'000, 10'000'000, 30'000'000,
+                                            60'000'000, 120'000'000, 300'000'000, 600'000'000, 1'800'000'000, 3'600'000'000};
+  for (std::int64_t m : kSteps)
+    if (px_per_ns * static_cast<double>(m * 1'000) >= min_px) return m * 1'000;
+  return kSteps[std::size(kSteps) - 1] * 1'000;
+}
+
 std::string tick_label(Instant t, std::int64_t step_ns) {
   const std::int64_t n = t.ns();
-  if (step_ns >= 1'000'000'000 && n >= 60'000'000'000) {
+  if (step_ns >= 60'000'000'000) {
     const std::int64_t secs = n / 1'000'000'000;
     return secs % 60 == 0 ? fmt::format("{}m", secs / 60) : fmt::format("{}m{}s", secs / 60, secs % 60);
   }
@@ -134,59 +154,54 @@ std::string short_duration(Duration d) {
 
 namespace {
 
-// Tick spacings in microseconds: 1-2-5 steps, then minutes.
-constexpr std::int64_t kSteps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1'000, 2'000, 5'000, 10'000, 20'000, 50'000,
-                                   100'000, 200'000, 500'000, 1'000'000, 2'000'000, 5'000'000, 10'000'000, 30'000'000,
-                                   60'000'000, 120'000'000, 300'000'000, 600'000'000, 1'800'000'000, 3'600'000'000};
-
 // Per stretch, one step that suits its scale (the stretch's own: where
 // detail is dense, the axis runs faster than the base scale).
-std::int64_t step_of(const TimeAxis& axis, const TimeAxis::Stretch& st) {
+std::int64_t step_of(const TimeAxis& axis, const TimeAxis::Stretch& st, double min_px) {
   const double local = std::max(axis.scale(), (st.x1 - st.x0) / static_cast<double>(std::max<std::int64_t>(1, (st.to - st.from).count_ns())));
-  std::int64_t st_ns = kSteps[std::size(kSteps) - 1] * 1'000;
-  for (std::int64_t m : kSteps)
-    if (local * static_cast<double>(m * 1'000) >= 70) {
-      st_ns = m * 1'000;
-      break;
-    }
-  return st_ns;
-}
-
-// A stretch's start: one decimal finer than its ticks, at least
-// milliseconds (not 15.073470431s where the ticks are 10 ms apart).
-std::string boundary_label(Instant t, std::int64_t st_ns) {
-  std::string l = tick_label(t, std::min<std::int64_t>(1'000'000, std::max<std::int64_t>(1, st_ns / 10)));
-  const auto dot = l.find('.');
-  while (dot != std::string::npos && l.size() > dot + 5 && l[l.size() - 2] == '0') l.erase(l.size() - 2, 1);  // 9.6000s -> 9.600s
-  return l;
+  return tick_step(local, min_px);
 }
 
 // The ticks: labels first at the stretches' ends, then on multiples of the
-// step, then of finer steps where the axis is stretched out (dense detail):
-// each only where it does not touch a label already placed.
+// step, each only where it does not touch a label already placed. A
+// stretch's labels all have the precision of its step (its start, not on a
+// multiple, is truncated to it: 15.07s where the ticks are 10 ms apart).
 std::string draw_ticks(const Canvas& c) {
   const TimeAxis& axis = c.axis;
-  const Instant end = c.run.stats.sim_time;
+  const Instant end = axis.end();
+  const double min_px = c.fs(70);
   std::string out;
   std::vector<std::pair<double, double>> placed;
   auto tick = [&](Instant t, const std::string& label, bool major) {
-    const double x = c.x(t), w = text_width(label, 10);
+    const double x = c.x(t), w = text_width(label, c.fs(10));
     for (const auto& [a, b] : placed)
       if (x - w / 2 < b + 6 && x + w / 2 > a - 6) return;
     placed.emplace_back(x - w / 2, x + w / 2);
     out += fmt::format(R"~(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#333"/>)~", x, c.axis_y - (major ? 5 : 3), x, c.axis_y);
-    out += fmt::format(R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="10" fill="#333">{}</text>)~", x,
-                       c.axis_y - 8, esc(label));
+    out += fmt::format(R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#333">{}</text>)~", x,
+                       c.axis_y - c.fs(8), c.fs(10), esc(label));
   };
-  for (const TimeAxis::Stretch& st : axis.stretches()) tick(st.from, boundary_label(st.from, step_of(axis, st)), true);
-  tick(end, boundary_label(end, axis.stretches().empty() ? 1'000'000'000 : step_of(axis, axis.stretches().back())), true);
+  for (const TimeAxis::Stretch& st : axis.stretches()) tick(st.from, tick_label(st.from, step_of(axis, st, min_px)), true);
+  tick(end, tick_label(end, axis.stretches().empty() ? 1'000'000'000 : step_of(axis, axis.stretches().back(), min_px)), true);
   for (const TimeAxis::Stretch& st : axis.stretches()) {
-    const std::int64_t st_ns = step_of(axis, st);
+    const std::int64_t st_ns = step_of(axis, st, min_px);
     if ((st.to - st.from).count_ns() / st_ns > 400) continue;
     for (std::int64_t t = (st.from.ns() / st_ns + 1) * st_ns; t < st.to.ns(); t += st_ns)
       tick(Instant::from_ns(t), tick_label(Instant::from_ns(t), st_ns), false);
   }
   return out;
+}
+
+// Which axis this is, on the picture: to scale, or compressed with quiet
+// stretches cut out (so a long pause is not as wide as it is long).
+std::string draw_caption(const Canvas& c) {
+  std::string text = c.axis.linear()
+                         ? fmt::format("time to scale: {} per 100 px", short_duration(Duration::ns(static_cast<std::int64_t>(100 / c.axis.scale()))))
+                         : "time compressed, not to scale: grey bands cut out quiet stretches";
+  if (c.axis.end() < c.run.stats.sim_time)
+    text += fmt::format("; nothing happens from {} to the run's end at {}", format_duration(c.axis.end() - Instant::zero()),
+                        format_duration(c.run.stats.sim_time - Instant::zero()));
+  return fmt::format(R"~(<text class="axis-caption axis-{}" x="{:.1f}" y="{:.1f}" text-anchor="end" font-size="{:.0f}" fill="#666">{}</text>)~",
+                     c.axis.linear() ? "linear" : "compressed", c.left + c.axis.width(), c.fs(16), c.fs(10), esc(text));
 }
 
 // An elided stretch: a grey band across the lanes, a break in the axis, its length.
@@ -197,8 +212,8 @@ std::string draw_breaks(const Canvas& c) {
     const double mid = x + TimeAxis::kElided / 2;
     out += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f2f2f2"/>)~"
                        R"~(<path d="M{:.1f},{:.1f} l4,-5 l4,10 l4,-5" fill="none" stroke="#333"/>)~"
-                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="10" fill="#666">{}</text><title>{} of quiet elided ({} to {})</title></g>)~",
-                       x + 4, c.axis_y + 2, TimeAxis::kElided - 8, c.lanes_bottom - c.axis_y - 2, mid - 6, c.axis_y, mid, c.axis_y + 12,
+                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#666">{}</text><title>{} of quiet elided ({} to {})</title></g>)~",
+                       x + 4, c.axis_y + 2, TimeAxis::kElided - 8, c.lanes_bottom - c.axis_y - 2, mid - 6, c.axis_y, mid, c.axis_y + c.fs(12), c.fs(10),
                        esc("≈" + short_duration(b.to - b.from)), esc(format_duration(b.to - b.from)), format_instant(b.from),
                        format_instant(b.to));
   }
@@ -212,7 +227,7 @@ std::string draw_axis(const Canvas& c) {
   // scale (1 us to minutes), and a break for each elided stretch.
   std::string out = fmt::format(R"~(<line class="axis" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#333"/>)~", c.left, c.axis_y,
                                 c.left + c.axis.width(), c.axis_y);
-  return out + draw_ticks(c) + draw_breaks(c);
+  return out + draw_ticks(c) + draw_breaks(c) + draw_caption(c);
 }
 
 }  // namespace locksim::diagram

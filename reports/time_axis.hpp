@@ -1,5 +1,6 @@
-// The diagram's time axis: true time to x, piecewise linear, with long quiet
-// stretches elided, and the tick labels. Internal to reports/.
+// The diagram's time axis: true time to x, either to scale (linear) or
+// compressed (piecewise linear, long quiet stretches elided), and the tick
+// labels. Internal to reports/.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +30,13 @@ class TimeAxis {
     bool story;  // an event of the story (else a message's arrival)
   };
 
+  // The compressed axis through these marks.
   TimeAxis(std::vector<Mark> all, Instant end, double width);
+  // The axis to scale: x proportional to true time over the whole run.
+  static TimeAxis to_scale(Instant end, double width);
 
+  bool linear() const { return linear_; }
+  Instant end() const { return points_.back().t; }
   double x(Instant t) const;
   double width() const { return std::max(1.0, points_.back().x); }
   // px per ns of true time where the axis is linear.
@@ -59,10 +65,17 @@ class TimeAxis {
   std::vector<Break> breaks_;
   std::vector<Stretch> stretches_;
   double scale_ = 0;
+  bool linear_ = false;
+
+  TimeAxis() = default;
 };
 
-// A tick label: seconds with as many decimals as the tick spacing needs,
-// minutes and seconds from a minute on.
+// The tick spacing for a scale: the finest 1-2-5 step (1 us to an hour)
+// at least min_px apart.
+std::int64_t tick_step(double px_per_ns, double min_px);
+
+// A tick label: seconds with as many decimals as the tick spacing needs
+// (truncated to them), minutes and seconds from a minute on.
 std::string tick_label(Instant t, std::int64_t step_ns);
 
 // A duration to two significant digits, for the label of an elided stretch.

@@ -7,6 +7,8 @@
 // instant so the reading stays continuous. Each process has two: a wall clock
 // (offset, drift, jumps: gettimeofday, System.currentTimeMillis) and a
 // monotonic clock (drift only, never jumps: clock_gettime(CLOCK_MONOTONIC)).
+// The wall clock may also drift on its own, apart from the monotonic one
+// (ClockSpec::wall_drift_ppb).
 #pragma once
 
 #include <cstdint>
@@ -67,16 +69,33 @@ class LocalClock {
 struct ClockSpec {
   Duration offset = Duration::zero();  // wall clock reading minus true time at the start
   std::int64_t drift_ppb = 0;          // both clocks run at (1 + drift) of true time
+  // The wall clock alone runs this much faster again: (1 + drift + wall_drift).
+  // A wall clock that departs from the monotonic one at a steady rate: one a
+  // time-sync agent corrects by frequent small steps (a hypervisor's guest
+  // tools), or, seen by a process that times itself with
+  // CLOCK_MONOTONIC_RAW, one that NTP slews. On Linux an NTP or adjtime(3)
+  // slew moves CLOCK_MONOTONIC as well (clock_gettime(2)): for that, both
+  // clocks slewed alike, use drift_ppb.
+  std::int64_t wall_drift_ppb = 0;
 };
 
 struct Clocks {
   LocalClock wall;
   LocalClock mono;
+  std::int64_t wall_extra_ppb = 0;  // the wall clock's own drift, on top of the shared one
   explicit Clocks(const ClockSpec& spec = {})
-      : wall(spec.offset, spec.drift_ppb), mono(Duration::zero(), spec.drift_ppb) {}
+      : wall(spec.offset, spec.drift_ppb + spec.wall_drift_ppb),
+        mono(Duration::zero(), spec.drift_ppb),
+        wall_extra_ppb(spec.wall_drift_ppb) {}
+  // The machine's oscillator drifts: both clocks, the wall clock's own drift kept on top.
   void set_drift_ppb(Instant now, std::int64_t ppb) {
-    wall.set_drift_ppb(now, ppb);
+    wall.set_drift_ppb(now, ppb + wall_extra_ppb);
     mono.set_drift_ppb(now, ppb);
+  }
+  // The wall clock alone changes rate; the monotonic clock runs on as it was.
+  void set_wall_drift_ppb(Instant now, std::int64_t ppb) {
+    wall_extra_ppb = ppb;
+    wall.set_drift_ppb(now, mono.drift_ppb() + ppb);
   }
 };
 

@@ -41,6 +41,10 @@ std::string describe(const Request& r) {
     case Op::ReplicaOfNoOne: return "REPLICAOF NO ONE";
     case Op::ReplicaOf: return "REPLICAOF " + r.key;
     case Op::GetMasterAddr: return "SENTINEL get-master-addr-by-name " + r.key;
+    case Op::Info: return "INFO";
+    case Op::Psync: return "PSYNC " + r.key + " " + std::to_string(r.offset);
+    case Op::SentinelIsMasterDown: return "SENTINEL is-master-down-by-addr " + r.key + " " + r.value;
+    case Op::Publish: return "PUBLISH " + r.key + " " + r.value;
     case Op::CompareAndPexpire:
       return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
   }
@@ -127,6 +131,7 @@ std::uint64_t fingerprint(const redis::Request& r) {
   h = hash_mix(h, static_cast<std::uint64_t>(r.px.count_ns()));
   if (r.pxat) h = hash_mix(h, static_cast<std::uint64_t>(r.pxat->ns()));
   if (!r.token_key.empty()) h = hash_mix(h, r.token_key);
+  if (r.offset != 0) h = hash_mix(h, static_cast<std::uint64_t>(r.offset));
   return hash_mix(h, r.setter);
 }
 

@@ -35,9 +35,14 @@ enum class Op : std::uint8_t {
   Subscribe,          // SUBSCRIBE key (the channel): pushes arrive as Str replies
   // Replication and Sentinel.
   Ping,
-  ReplicaOfNoOne,     // promote this replica to master
-  ReplicaOf,          // REPLICAOF key (a node's name): become its replica, dropping our keys (a full resync)
+  ReplicaOfNoOne,     // the sentinel's transaction: SLAVEOF NO ONE (promote), then CLIENT KILL
+  ReplicaOf,          // the same with SLAVEOF key (a node's name): follow it, resyncing; then CLIENT KILL
   GetMasterAddr,      // to a sentinel: SENTINEL get-master-addr-by-name key (the group)
+  Info,               // INFO: the reply is its text ("role:master\r\n...")
+  Psync,              // replica -> master: PSYNC key (replication id, "?": none) offset
+  SentinelIsMasterDown,  // SENTINEL is-master-down-by-addr key (the master) value ("<epoch> <runid|*>")
+  Publish,            // PUBLISH key (the channel) value (the message), e.g. a sentinel's hello
+  // (live/resp.cpp's table assumes Publish is the last op.)
 };
 
 struct Request {
@@ -51,6 +56,9 @@ struct Request {
   bool replicated = false;         // part of a master's replication stream, not a client's command
   ProcId setter = kNoProc;         // replication only: who wrote the value (a trace annotation)
   bool no_reply = false;           // preceded by CLIENT REPLY SKIP: the node sends no reply
+  // Replication: the master's offset after this change (replicated), or the
+  // first offset the replica wants (PSYNC).
+  std::int64_t offset = 0;
 };
 
 struct Reply {
@@ -170,6 +178,19 @@ std::string describe(const Payload& p);
 std::uint64_t fingerprint(const Payload& p);
 std::uint64_t fingerprint(const redis::Request& r);
 std::uint64_t fingerprint(const redis::Reply& r);
+
+// Where the outcome of a call arrives: the reply, or nullopt (it timed out on
+// the caller's monotonic clock, or its destination refused it). A sink is
+// called at most once per call, never from inside the call that started it,
+// and not at all once the call is cancelled. `tag` is the caller's own (a
+// fan-out's index, say). Owned by the caller: it must outlive its pending calls.
+class ReplySink {
+ public:
+  virtual void on_reply(std::uint32_t tag, std::optional<Payload>&& reply) = 0;
+
+ protected:
+  ~ReplySink() = default;
+};
 
 struct Message {
   std::uint64_t id = 0;

@@ -1,6 +1,8 @@
 #include "sim/redis.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <set>
 
 namespace locksim {
 
@@ -8,8 +10,64 @@ using redis::Op;
 using redis::Reply;
 using redis::Request;
 
+namespace {
+
+// mstime(): a wall-clock reading in whole milliseconds, rounded down
+// (ustime()/1000, server.c:189-202). Expiry deadlines and the instants they
+// are compared with are both on this grid (db.c:1650).
+Instant whole_ms(Instant t) {
+  const std::int64_t ms = t.ns() / 1'000'000 - (t.ns() % 1'000'000 < 0 ? 1 : 0);
+  return Instant::from_ns(ms * 1'000'000);
+}
+// What a client sends as PX: whole milliseconds (at least 1: PX 0 is an error).
+Duration px_ms(Duration px) { return Duration::ms(std::max<std::int64_t>(1, px.whole_ms())); }
+bool expired_at(const RedisNode::Entry& e, Instant now) { return e.expires_at && whole_ms(now) > *e.expires_at; }
+
+constexpr std::size_t kBacklogChanges = 10'000;  // repl-backlog-size 1mb, in changes of a lock's size
+// repl-timeout is 60 s (config.c), but a dropped PSYNC here is gone for good,
+// where TCP would retransmit its SYN: a replica gives up on an attempt after
+// this long and tries again at the next replicationCron pass.
+constexpr Duration kSyncAttempt = Duration::s(1);
+constexpr Duration kReplicationCron = Duration::s(1);  // replicationCron, once a second (server.c)
+
+// The sync payload (an RDB, or the backlog for a partial resync), as text:
+// "S <len>:<key> <len>:<value> <expiry ms|-> <setter>\n" or "D <len>:<key>\n".
+void put_field(std::string& out, const std::string& s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+struct Reader {
+  const std::string& s;
+  std::size_t at = 0;
+  bool done() const { return at >= s.size(); }
+  char ch() { return s[at++]; }
+  std::int64_t number() {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data() + at, s.data() + s.size(), v);
+    at = static_cast<std::size_t>(end - s.data());
+    return v;
+  }
+  std::string field() {
+    const auto n = static_cast<std::size_t>(number());
+    ++at;  // ':'
+    std::string out = s.substr(at, n);
+    at += n;
+    return out;
+  }
+  std::string word() {
+    const std::size_t end = s.find_first_of(" \n", at);
+    std::string out = s.substr(at, end - at);
+    at = end;
+    return out;
+  }
+};
+
+}  // namespace
+
 RedisNode::RedisNode(World& world, std::string name, const ClockSpec& clock, RedisConfig config)
     : Process(world, std::move(name), ProcessRole::LockNode, clock), config_(config) {
+  new_replid();
   spawn(active_expire_loop());
 }
 
@@ -21,6 +79,14 @@ void RedisNode::on_message(Message& m) {
     return;
   }
   if (const auto* req = std::get_if<Request>(&m.body)) {
+    // A request that was on its way when CLIENT KILL closed its connection
+    // meets a closed socket: the sender sees a reset.
+    if (m.id <= killed_up_to_ && m.from != killer_ && req->op != Op::Psync) {
+      note(Ev::Dropped, {.peer = m.from, .value = static_cast<std::int64_t>(m.id),
+                         .detail = "connection closed by CLIENT KILL: " + redis::describe(*req)});
+      refuse(m);
+      return;
+    }
     Reply r = execute(*req, m.from, m.content);  // its fingerprint was taken when it was sent
     if (!req->no_reply) reply(m, std::move(r));
     return;
@@ -30,16 +96,38 @@ void RedisNode::on_message(Message& m) {
 
 void RedisNode::on_crash() {
   expiry_alarm_.reset();  // its coroutine is gone
-  if (!config_.aof_always) keys_.clear();
+  // The AOF was written to the OS before each reply: a process crash loses
+  // nothing acknowledged with either fsync policy (see RedisConfig).
+  if (!config_.aof_always && !config_.aof_everysec) keys_.clear();
   subscribers_.clear();  // connections are gone
+  replicas_.clear();
+  dirty_.clear();
+  link_ = Link::Down;
 }
 
-void RedisNode::on_restart() { spawn(active_expire_loop()); }
+// A restart loads the AOF (if any) but no replication id or offset: those
+// come back only from an RDB (server.c:6586-6592 vs 6608-6638). So the node
+// starts a new history and any replica of it, or it of a master, resyncs in
+// full. Its role is what its config file says: REPLICAOF is rewritten there
+// by the sentinel's CONFIG REWRITE.
+void RedisNode::on_restart() {
+  new_replid();
+  replid2_.clear();
+  second_replid_offset_ = -1;
+  repl_offset_ = 0;
+  backlog_.clear();
+  has_backlog_ = false;
+  master_replid_.clear();
+  link_down_since_.reset();
+  killed_up_to_ = 0;
+  spawn(active_expire_loop());
+  if (is_replica()) spawn(replication_cron());
+}
 
 RedisNode::Entry* RedisNode::lookup(const std::string& key, Instant now, const char* how) {
   auto it = keys_.find(key);
   if (it == keys_.end()) return nullptr;
-  if (it->second.expires_at && now > *it->second.expires_at) {
+  if (expired_at(it->second, now)) {
     // A replica hides a logically expired key but waits for its master's DEL.
     if (!is_replica()) expire(it, how);
     return nullptr;
@@ -71,7 +159,8 @@ bool RedisNode::set(const Request& req, Instant now, ProcId from) {
   Entry& e = keys_[req.key];
   e.value = req.value;
   e.setter = from;
-  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(now + req.px);
+  // when = mstime() + PX, in whole ms (t_string.c:176).
+  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(whole_ms(now) + px_ms(req.px));
   dirty_.push_back(req.key);
   return true;
 }
@@ -87,6 +176,10 @@ bool is_write(redis::Op op) {
     case Op::ReplicaOfNoOne:
     case Op::ReplicaOf:
     case Op::GetMasterAddr:
+    case Op::Info:
+    case Op::Psync:
+    case Op::SentinelIsMasterDown:
+    case Op::Publish:
       return false;
     default:
       return true;
@@ -142,7 +235,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       const Entry* e = lookup(req.key, now, "lazily, on PTTL");
       if (!e) r = Reply::of(-2);
       else if (!e->expires_at) r = Reply::of(-1);
-      else r = Reply::of((*e->expires_at - now).whole_ms());
+      else r = Reply::of((*e->expires_at - whole_ms(now)).whole_ms());
       break;
     }
     case Op::CompareAndDelete: {
@@ -162,30 +255,11 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
     case Op::RedissonUnlock:
       r = redisson_unlock(req, now, from);
       break;
-    case Op::Subscribe: {
-      auto& subs = subscribers_[req.key];
-      if (std::find(subs.begin(), subs.end(), from) == subs.end()) subs.push_back(from);
-      r = Reply::ok();
-      break;
-    }
     case Op::CompareAndPexpire:
       r = compare_and_pexpire(req, now);
       break;
-    case Op::Ping:
-      r = Reply::of(std::string("PONG"));
-      break;
-    case Op::ReplicaOf:
-      r = replica_of(req, from);
-      break;
-    case Op::ReplicaOfNoOne:
-      if (is_replica()) {
-        master_ = kNoProc;
-        note(Ev::Promoted, {.detail = "keys it holds: " + std::to_string(keys_.size())});
-      }
-      r = Reply::ok();
-      break;
-    case Op::GetMasterAddr:
-      r = Reply::error("ERR not a sentinel");
+    default:
+      r = server_command(req, from);
       break;
   }
   note_command(req, r, from, content);
@@ -228,7 +302,7 @@ Reply RedisNode::acquire_with_token(const Request& req, Instant now, ProcId from
 
 Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from) {
   Entry* e = lookup(req.key, now, "lazily, in the trylock script");
-  if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - now).whole_ms() : -1);
+  if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - whole_ms(now)).whole_ms() : -1);
   const bool fresh = !e;
   Request s = req;
   s.nx = false;
@@ -257,38 +331,278 @@ Reply RedisNode::compare_and_pexpire(const Request& req, Instant now) {
   Entry* e = lookup(req.key, now, "lazily, in the compare-and-pexpire script");
   const bool ours = e && e->value == req.value;
   if (ours) {
-    e->expires_at = now + req.px;
+    e->expires_at = whole_ms(now) + px_ms(req.px);
     dirty_.push_back(req.key);
   }
   return Reply::of(ours ? 1 : 0);
 }
 
+// The sentinel's MULTI; SLAVEOF host port; CONFIG REWRITE; CLIENT KILL TYPE
+// normal; CLIENT KILL TYPE pubsub; EXEC (sentinel.c:4766-4830), as one request.
 Reply RedisNode::replica_of(const Request& req, ProcId from) {
   const auto master = world().find(req.key);
-  if (!master) return Reply::error("ERR no such node");
-  // A full resync replaces the dataset; this model drops it and follows the
-  // new master's changes from now on.
-  keys_.clear();
-  dirty_.clear();
-  replicas_.clear();
-  master_ = *master;
-  note(Ev::Command, {.peer = from, .detail = "demoted: now a replica of " + req.key});
+  if (!master || *master == id()) return Reply::error("ERR no such node");
+  become_replica_of(*master, from);
+  kill_clients(from);
   return Reply::ok();
+}
+
+// The commands that are not about the keyspace: pub/sub, replication, INFO.
+Reply RedisNode::server_command(const Request& req, ProcId from) {
+  Reply r;
+  switch (req.op) {
+    case Op::Subscribe: {
+      auto& subs = subscribers_[req.key];
+      if (std::find(subs.begin(), subs.end(), from) == subs.end()) subs.push_back(from);
+      r = Reply::ok();
+      break;
+    }
+    case Op::Ping:
+      r = Reply::of(std::string("PONG"));
+      break;
+    case Op::ReplicaOf:
+      r = replica_of(req, from);
+      break;
+    case Op::ReplicaOfNoOne:
+      // The same transaction with SLAVEOF NO ONE.
+      become_master();
+      kill_clients(from);
+      r = Reply::ok();
+      break;
+    case Op::Info:
+      r = Reply::of(info());
+      break;
+    case Op::Psync:
+      r = serve_psync(req, from);
+      break;
+    case Op::Publish:
+      r = Reply::of(static_cast<std::int64_t>(subscribers_[req.key].size()));
+      for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(req.value));
+      break;
+    case Op::GetMasterAddr:
+    case Op::SentinelIsMasterDown:
+      r = Reply::error("ERR unknown command, this is not a sentinel");
+      break;
+    default:
+      r = Reply::error("ERR unknown command");
+      break;
+  }
+  return r;
+}
+
+// --- Replication ------------------------------------------------------------
+
+void RedisNode::new_replid() {
+  // A replication id is 40 random hex characters (changeReplicationId); here
+  // the node's name and a serial: unique, and no draw from the node's stream.
+  replid_ = name() + "#" + std::to_string(++replid_serial_);
+}
+
+void RedisNode::add_replica(ProcId replica, DurationRange lag, bool pxat) { attach_replica(replica, lag, pxat); }
+
+void RedisNode::attach_replica(ProcId replica, DurationRange lag, bool pxat) {
+  std::erase_if(replicas_, [replica](const Replica& r) { return r.id == replica; });
+  replicas_.push_back({replica, lag, pxat});
+  has_backlog_ = true;  // createReplicationBacklog, when the first replica attaches
+}
+
+// At the start of a run the replica is in sync with its master (both empty).
+void RedisNode::replicate_from(ProcId master) {
+  master_ = master;
+  const auto* m = dynamic_cast<const RedisNode*>(&world().process(master));
+  replid_ = master_replid_ = m ? m->replid_ : std::string();
+  repl_offset_ = m ? m->repl_offset_ : 0;
+  has_backlog_ = true;
+  link_ = Link::Connected;
+  master_epoch_ = world().process(master).epoch();
+  spawn(replication_cron());
+}
+
+// replicationSetMaster (replication.c:2959-3007): drop the old master link,
+// remember our own history to PSYNC with, connect to the new master now.
+void RedisNode::become_replica_of(ProcId master, ProcId from) {
+  const bool was_master = !is_replica();
+  note(Ev::Command, {.peer = from, .detail = "demoted: now a replica of " + world().trace().name(master) +
+                                             "; serving its old data read-only until the sync"});
+  if (was_master) master_replid_ = replid_;  // replicationCacheMasterUsingMyself
+  master_ = master;
+  replicas_.clear();
+  dirty_.clear();
+  link_ = Link::Down;
+  link_down_since_.reset();
+  if (was_master) spawn(replication_cron());
+  spawn(sync_with_master());
+}
+
+// replicationUnsetMaster: keep the old history as the second id, valid up to
+// where we got (shiftReplicationId: second_replid_offset = offset + 1).
+void RedisNode::become_master() {
+  if (!is_replica()) return;
+  replid2_ = replid_;
+  second_replid_offset_ = repl_offset_ + 1;
+  new_replid();
+  master_ = kNoProc;
+  link_ = Link::Down;
+  note(Ev::Promoted, {.detail = "keys it holds: " + std::to_string(keys_.size())});
+}
+
+void RedisNode::kill_clients(ProcId except) {
+  killed_up_to_ = world().network().messages_sent();
+  killer_ = except;
+  subscribers_.clear();  // CLIENT KILL TYPE pubsub
+}
+
+// masterTryPartialResynchronization (replication.c:737-774): continue if the
+// replica asks for our history (or the one we continue, up to where we took
+// it over) at an offset the backlog still holds; otherwise a full resync.
+Reply RedisNode::serve_psync(const Request& req, ProcId from) {
+  if (is_replica()) return Reply::error("NOMASTERLINK Can't SYNC while not connected with my master");
+  const std::string& asked = req.key;
+  const std::int64_t psync_offset = req.offset;
+  const bool same_history = asked == replid_ || (asked == replid2_ && psync_offset <= second_replid_offset_);
+  const std::int64_t backlog_start = backlog_.empty() ? repl_offset_ + 1 : backlog_.front().offset;
+  const bool in_backlog = has_backlog_ && psync_offset >= backlog_start && psync_offset <= repl_offset_ + 1;
+  std::string out;
+  auto put_key = [&](const std::string& key) {
+    auto it = keys_.find(key);
+    if (it == keys_.end()) {
+      out += "D ";
+      put_field(out, key);
+    } else {
+      out += "S ";
+      put_field(out, key);
+      out += ' ';
+      put_field(out, it->second.value);
+      out += ' ' + (it->second.expires_at ? std::to_string(it->second.expires_at->ns() / 1'000'000) : "-");
+      out += ' ' + std::to_string(static_cast<std::int64_t>(it->second.setter));
+    }
+    out += '\n';
+  };
+  if (same_history && in_backlog) {
+    // +CONTINUE, then the backlog from the offset: its effect is the present
+    // state of every key it touches.
+    out = "CONTINUE " + replid_ + " " + std::to_string(repl_offset_) + "\n";
+    std::set<std::string> touched;
+    for (const BacklogEntry& b : backlog_)
+      if (b.offset >= psync_offset) touched.insert(b.key);
+    for (const std::string& key : touched) put_key(key);
+  } else {
+    // +FULLRESYNC, then the RDB: every key, expiries as absolute ms.
+    out = "FULLRESYNC " + replid_ + " " + std::to_string(repl_offset_) + "\n";
+    for (const auto& [key, e] : keys_) put_key(key);
+  }
+  const auto* replica = dynamic_cast<const RedisNode*>(&world().process(from));
+  attach_replica(from, replica ? replica->config_.replication_lag : DurationRange::fixed(Duration::ms(1)),
+                 config_.expiry_as_pxat);
+  return Reply::of(std::move(out));
+}
+
+// The replica's side: PSYNC <cached replid> <offset+1>, then load what comes.
+Task<void> RedisNode::sync_with_master() {
+  const ProcId master = master_;
+  if (link_ == Link::Syncing) co_return;  // an attempt is under way
+  link_ = Link::Syncing;
+  Request psync;
+  psync.op = Op::Psync;
+  psync.key = master_replid_.empty() ? "?" : master_replid_;
+  psync.offset = repl_offset_ + 1;
+  const auto answer = co_await call(master, std::move(psync), kSyncAttempt);
+  if (master_ != master || link_ != Link::Syncing) co_return;  // REPLICAOF changed it meanwhile
+  const Reply* r = answer ? std::get_if<Reply>(&*answer) : nullptr;
+  if (!r || r->kind != Reply::Kind::Str) {
+    link_ = Link::Down;
+    if (!link_down_since_) link_down_since_ = wall_now();
+    co_return;
+  }
+  load_sync_payload(r->str);
+  link_ = Link::Connected;
+  link_down_since_.reset();
+  master_epoch_ = world().process(master).epoch();
+}
+
+void RedisNode::load_sync_payload(const std::string& payload) {
+  Reader in{payload};
+  const std::string kind = in.word();
+  ++in.at;
+  const std::string replid = in.word();
+  ++in.at;
+  const std::int64_t offset = in.number();
+  ++in.at;  // '\n'
+  const bool full = kind == "FULLRESYNC";
+  if (full) {
+    // "Flushing old data" (replication.c:2027-2028), then the RDB.
+    note(Ev::Command, {.peer = master_, .detail = "full resync from " + world().trace().name(master_) +
+                                                  ": flushing " + std::to_string(keys_.size()) + " keys"});
+    keys_.clear();
+    backlog_.clear();
+  } else {
+    note(Ev::Command, {.peer = master_, .detail = "partial resync from " + world().trace().name(master_) +
+                                                  " at offset " + std::to_string(repl_offset_ + 1) +
+                                                  ": keeps its keys"});
+  }
+  while (!in.done()) {
+    const char op = in.ch();
+    ++in.at;
+    const std::string key = in.field();
+    if (op == 'D') {
+      keys_.erase(key);
+    } else {
+      ++in.at;
+      Entry& e = keys_[key];
+      e.value = in.field();
+      ++in.at;
+      if (payload[in.at] == '-') {
+        ++in.at;
+        e.expires_at.reset();
+      } else {
+        e.expires_at = Instant::from_ns(in.number() * 1'000'000);
+      }
+      ++in.at;
+      e.setter = static_cast<ProcId>(in.number());
+    }
+    ++in.at;  // '\n'
+  }
+  replid_ = master_replid_ = replid;
+  repl_offset_ = offset;
+  has_backlog_ = true;
+}
+
+// replicationCron, once a second while a replica: notice a master that went
+// away (the OS closes a crashed process's sockets: the replica reads EOF) and
+// reconnect while the link is down.
+Task<void> RedisNode::replication_cron() {
+  while (is_replica()) {
+    if (link_ == Link::Connected && master_link_broken()) {
+      link_ = Link::Down;
+      link_down_since_ = wall_now();
+    }
+    if (link_ == Link::Down) spawn(sync_with_master());
+    co_await sleep(kReplicationCron);
+  }
+}
+
+bool RedisNode::master_link_broken() {
+  const Process& m = world().process(master_);
+  return m.state() == State::Down || m.epoch() != master_epoch_;
 }
 
 // Asynchronous replication: the master has already answered; each change
 // reaches each replica after the replication lag, unless the master dies first.
 void RedisNode::propagate() {
-  if (replicas_.empty() || is_replica()) {
+  if (is_replica() || !has_backlog_) {  // no backlog, no offset (feedReplicationBuffer)
     dirty_.clear();
     return;
   }
-  const Instant now = wall_now();
+  const Instant now = whole_ms(wall_now());
   for (const std::string& key : dirty_) {
+    ++repl_offset_;
+    backlog_.push_back({repl_offset_, key});
+    if (backlog_.size() > kBacklogChanges) backlog_.pop_front();
     for (const Replica& replica : replicas_) {
       Request change;
       change.replicated = true;
       change.key = key;
+      change.offset = repl_offset_;
       auto it = keys_.find(key);
       if (it == keys_.end()) {
         change.op = Op::Del;
@@ -297,8 +611,8 @@ void RedisNode::propagate() {
         change.value = it->second.value;
         change.setter = it->second.setter;
         if (it->second.expires_at) {
-          if (replica.pxat) change.pxat = it->second.expires_at;  // >= 6.2: absolute master time
-          else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.0: relative
+          if (replica.pxat) change.pxat = it->second.expires_at;  // >= 7.0: absolute master time
+          else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.x: the relative PX sent
         }
       }
       spawn(ship(replica.id, std::move(change), replica.lag.draw(rng())));
@@ -320,12 +634,39 @@ void RedisNode::apply_from_master(const Request& change) {
     e.value = change.value;
     e.setter = change.setter;
     if (change.pxat) e.expires_at = change.pxat;  // the master's wall time, read on our clock
-    else if (!change.px.is_zero()) e.expires_at = wall_now() + change.px;
+    else if (!change.px.is_zero()) e.expires_at = whole_ms(wall_now()) + change.px;
     else e.expires_at.reset();
   }
+  if (change.offset > repl_offset_) repl_offset_ = change.offset;
+  backlog_.push_back({change.offset, change.key});
+  if (backlog_.size() > kBacklogChanges) backlog_.pop_front();
   note(Ev::Command, {.peer = master_, .key = change.key, .content = fingerprint(change),
                      .detail = "replicated: " + describe(change)});
 }
+
+// The fields of INFO that Sentinel reads (sentinel.c:2513-2660), with their
+// names from replication.c's INFO replication section.
+std::string RedisNode::info() {
+  std::string s = "run_id:" + name() + "-" + std::to_string(epoch()) + "\r\n";
+  if (is_replica()) {
+    s += "role:slave\r\nmaster_host:" + world().trace().name(master_) + "\r\nmaster_port:6379\r\n";
+    s += std::string("master_link_status:") + (link_ == Link::Connected ? "up" : "down") + "\r\n";
+    if (link_ != Link::Connected)
+      s += "master_link_down_since_seconds:" +
+           (link_down_since_ ? std::to_string((wall_now() - *link_down_since_).count_ns() / 1'000'000'000) : "-1") +
+           "\r\n";
+    s += "slave_repl_offset:" + std::to_string(repl_offset_) + "\r\n";
+    s += "slave_priority:" + std::to_string(config_.replica_priority) + "\r\n";
+  } else {
+    s += "role:master\r\nconnected_slaves:" + std::to_string(replicas_.size()) + "\r\n";
+    for (std::size_t i = 0; i < replicas_.size(); ++i)
+      s += "slave" + std::to_string(i) + ":ip=" + world().trace().name(replicas_[i].id) + ",port=6379,state=online\r\n";
+  }
+  s += "master_replid:" + replid_ + "\r\nmaster_repl_offset:" + std::to_string(repl_offset_) + "\r\n";
+  return s;
+}
+
+// --- Active expiry ----------------------------------------------------------
 
 // serverCron's active expiry: hz times a second on the node's monotonic clock,
 // on a fixed grid from the node's start, a cycle samples the keys with a TTL
@@ -350,16 +691,20 @@ Task<void> RedisNode::active_expire_loop() {
   }
 }
 
-std::optional<Instant> RedisNode::next_useful_tick() const {
+std::optional<Instant> RedisNode::next_useful_tick() {
   if (is_replica()) return std::nullopt;  // iAmMaster only
   std::optional<Instant> earliest;
   for (const auto& [key, e] : keys_)
     if (e.expires_at && (!earliest || *e.expires_at < *earliest)) earliest = e.expires_at;
   if (!earliest) return std::nullopt;
-  // Both clocks run at the same rate: the monotonic reading when the wall
-  // clock passes `earliest`, then the first tick after now at or past it.
-  const Instant now = mono_now();
-  const Instant due = max(now + (*earliest - wall_now()), now);
+  // The key is expired from the first millisecond after its deadline. When
+  // does the wall clock read that, and what does the monotonic clock read
+  // then? (They may run at different rates: ClockSpec::wall_drift_ppb.) A
+  // later change of the wall clock's rate can make the key due sooner than
+  // this; lookups still expire it on time.
+  const Instant true_now = world().now();
+  const Instant due_true = clocks().wall.when_reads(*earliest + Duration::ms(1), true_now);
+  const Instant due = clocks().mono.read(due_true);
   const Duration period = config_.active_expire_period;
   return expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
 }
@@ -372,15 +717,21 @@ void RedisNode::nudge_expiry() {
 
 void RedisNode::active_expire_cycle() {
   // activeExpireCycle: sample keys that have a TTL, delete the expired ones,
-  // and go again while more than a quarter of the sample had expired.
-  // Masters only (iAmMaster): replicas wait for their master's DEL.
+  // and go again while more than 10% of the sample had expired:
+  // `while (sampled == 0 || (expired*100/sampled) > config_cycle_acceptable_stale)`
+  // with ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE 10 (expire.c:110, 307-308;
+  // the same in 6.0 and 6.2). Masters only (iAmMaster): replicas wait for
+  // their master's DEL.
   if (is_replica()) return;
   struct PropagateAtEnd {
     RedisNode& n;
     ~PropagateAtEnd() { n.propagate(); }
   } at_end{*this};
   const Instant now = wall_now();
-  for (int round = 0; round < 16; ++round) {
+  // The slow cycle stops at its time limit, 25 ms at hz 10 (expire.c:172,
+  // 296): thousands of keys, more than a lock scenario has; here a bound on loops.
+  constexpr int kMaxLoops = 1'000;
+  for (int loop = 0; loop < kMaxLoops; ++loop) {
     std::vector<std::map<std::string, Entry>::iterator> volatile_keys;
     for (auto it = keys_.begin(); it != keys_.end(); ++it)
       if (it->second.expires_at) volatile_keys.push_back(it);
@@ -394,11 +745,12 @@ void RedisNode::active_expire_cycle() {
     }
     int expired = 0;
     for (int i = 0; i < sample; ++i)
-      if (now > *volatile_keys[i]->second.expires_at) {
+      if (expired_at(volatile_keys[i]->second, now)) {
         expire(volatile_keys[i], "by the active expiry cycle");
         ++expired;
       }
-    if (expired * 4 <= sample) return;
+    constexpr int kAcceptableStalePercent = 10;  // ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE
+    if (expired * 100 / sample <= kAcceptableStalePercent) return;
   }
 }
 

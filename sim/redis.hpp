@@ -1,15 +1,23 @@
-// A Redis node, as far as locks care (algorithms.md §1, from src/db.c,
-// expire.c, t_string.c):
-//   * key -> value, with an absolute expiry on the node's *wall* clock;
+// A Redis node, as far as locks care (docs/algorithms-redis.md §1, from
+// redis 7.0.15 src/db.c, expire.c, t_string.c, replication.c):
+//   * key -> value, with an absolute expiry in whole milliseconds of the
+//     node's *wall* clock (mstime(), server.c:189-202);
 //   * a command (or script) reads the wall clock once when it starts
-//     (commandTimeSnapshot) and a key is expired when now > when;
+//     (commandTimeSnapshot) and a key is expired when now_ms > when_ms
+//     (db.c:1650);
 //   * lazy expiry on every lookup, plus a periodic active-expiry cycle that
-//     samples keys with a TTL (serverCron at hz = 10);
-//   * a crash loses the keyspace unless persistence is aof-always.
+//     samples keys with a TTL (serverCron at hz = 10) and goes on while more
+//     than 10% of a sample had expired (expire.c:110, 307-308);
+//   * a crash (a process crash: SIGKILL) loses the keyspace unless the node
+//     has an append-only file (aof-always or aof-everysec; see RedisConfig);
+//   * asynchronous replication with a replication id and offset, PSYNC, and
+//     full or partial resynchronisation (replication.c:737-774);
+//   * INFO, and the sentinel's REPLICAOF transactions with CLIENT KILL.
 // A step of the wall clock by +D therefore expires every key with less than D
 // left at its next lookup or cycle: the heart of Kleppmann's Redlock argument.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,9 +28,31 @@
 namespace locksim {
 
 struct RedisConfig {
-  bool aof_always = false;                    // keys survive a crash (fsync always)
-  Duration active_expire_period = Duration::ms(100);  // 1/hz
-  int active_expire_sample = 20;              // keys sampled per cycle loop
+  // appendfsync always: every write reaches the disk before its reply
+  // (aof.c:1243-1253). Keys survive any crash.
+  bool aof_always = false;
+  // appendfsync everysec (the default fsync policy, config.c:3047): each
+  // event-loop pass write(2)s the AOF buffer before the replies go out
+  // (server.c:1664-1669), and a background fsync runs once the wall-clock
+  // second has moved on (aof.c:1255-1259). A process crash (SIGKILL, what our
+  // crash fault is) loses nothing acknowledged: the data is in the OS. What
+  // it would lose in a power loss or kernel crash, the writes since the last
+  // completed fsync (up to about 1 s, about 2 s while a slow disk postpones
+  // writes, aof.c:1099-1108), is not modelled: there is no such fault.
+  bool aof_everysec = false;
+  Duration active_expire_period = Duration::ms(100);  // 1/hz (server.h:104)
+  int active_expire_sample = 20;              // keys sampled per cycle loop (expire.c:107)
+  // As a replica: replica-priority (config.c:3074), what Sentinel sorts
+  // candidates by (lower first); 0: never promoted.
+  int replica_priority = 100;
+  // As a replica: how long each change takes to reach this node from its
+  // master (the scenario's replication_lag).
+  DurationRange replication_lag = DurationRange::fixed(Duration::ms(1));
+  // As a master: how it sends an expiry to its replicas. Redis >= 7.0 always
+  // sends SET ... PXAT <master wall ms> (t_string.c:115-121, #8474); 6.0 and
+  // 6.2 send the relative PX the client gave (6.2.0 t_string.c:124), which
+  // the replica counts from when it applies it.
+  bool expiry_as_pxat = true;
 };
 
 class RedisNode : public Process {
@@ -37,19 +67,25 @@ class RedisNode : public Process {
 
   struct Entry {
     std::string value;
-    std::optional<Instant> expires_at;  // on this node's wall clock
+    std::optional<Instant> expires_at;  // a whole millisecond of this node's wall clock
     ProcId setter = kNoProc;            // annotation for the trace only: who wrote it
   };
   // The keyspace as it is (no expiry applied): for tests.
   const std::map<std::string, Entry>& keyspace() const { return keys_; }
 
-  // Replication. A replica applies what its master sends, answers reads,
+  // Replication. A replica applies what its master sends, answers reads (its
+  // old data too while it resyncs: replica-serve-stale-data, config.c:2995),
   // refuses writes (READONLY) and never expires keys itself.
-  // `lag`: how long each change takes to reach it; `pxat`: Redis >= 6.2 sends
-  // an expiry as PXAT <master wall ms>, 6.0 as a relative PX.
-  void add_replica(ProcId replica, DurationRange lag, bool pxat) { replicas_.push_back({replica, lag, pxat}); }
-  void replicate_from(ProcId master) { master_ = master; }
+  // The topology at the start of a run, in sync (both empty): `lag`, how
+  // long each change takes to reach the replica; `pxat`, how an expiry goes.
+  void add_replica(ProcId replica, DurationRange lag, bool pxat);
+  void replicate_from(ProcId master);
   bool is_replica() const { return master_ != kNoProc; }
+  ProcId master() const { return master_; }
+  // The replication offset: the changes in this node's history so far
+  // (master_repl_offset; here a count of changes, not of bytes).
+  std::int64_t repl_offset() const { return repl_offset_; }
+  const RedisConfig& config() const { return config_; }
 
  protected:
   void on_message(Message& m) override;
@@ -62,14 +98,13 @@ class RedisNode : public Process {
   Task<void> active_expire_loop();
   void active_expire_cycle();
   // The first tick at which a cycle can expire something; none: no key has a TTL.
-  std::optional<Instant> next_useful_tick() const;
+  std::optional<Instant> next_useful_tick();
   // Wake the expiry loop if a tick sooner than the one it sleeps to now matters.
   void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.
   Entry* lookup(const std::string& key, Instant now, const char* how);
   void expire(std::map<std::string, Entry>::iterator it, const char* how);
   bool set(const redis::Request& req, Instant now, ProcId from);  // SET NX PX semantics
-  void erase(const std::string& key, ProcId requester);
   // The commands and scripts of execute() that take more than a line.
   redis::Reply incr(const redis::Request& req, Instant now, ProcId from);
   redis::Reply acquire_with_token(const redis::Request& req, Instant now, ProcId from);  // SET NX, then INCR the token
@@ -77,6 +112,26 @@ class RedisNode : public Process {
   redis::Reply redisson_unlock(const redis::Request& req, Instant now, ProcId from);    // and publish "unlocked"
   redis::Reply compare_and_pexpire(const redis::Request& req, Instant now);
   redis::Reply replica_of(const redis::Request& req, ProcId from);
+  // The commands that are not about the keyspace: pub/sub, replication, INFO.
+  redis::Reply server_command(const redis::Request& req, ProcId from);
+  void erase(const std::string& key, ProcId requester);
+
+  // Replication (replication.c).
+  void propagate();
+  Task<void> ship(ProcId replica, redis::Request change, Duration lag);
+  void apply_from_master(const redis::Request& change);
+  redis::Reply serve_psync(const redis::Request& req, ProcId from);
+  Task<void> replication_cron();
+  Task<void> sync_with_master();
+  void load_sync_payload(const std::string& payload);
+  bool master_link_broken();
+  void become_replica_of(ProcId master, ProcId from);
+  void become_master();
+  void new_replid();
+  void attach_replica(ProcId replica, DurationRange lag, bool pxat);
+  std::string info();
+  // The sentinel's SLAVEOF transaction ends with CLIENT KILL TYPE normal.
+  void kill_clients(ProcId except);
 
   RedisConfig config_;
   std::map<std::string, Entry> keys_;
@@ -89,12 +144,34 @@ class RedisNode : public Process {
   };
   std::vector<Replica> replicas_;
   std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
+
+  // The replication history (server.replid, replid2, master_repl_offset,
+  // second_replid_offset, the backlog).
+  std::string replid_, replid2_;
+  std::int64_t repl_offset_ = 0;
+  std::int64_t second_replid_offset_ = -1;
+  std::int64_t replid_serial_ = 0;
+  struct BacklogEntry {
+    std::int64_t offset;
+    std::string key;
+  };
+  std::deque<BacklogEntry> backlog_;  // the latest changes, for a partial resync
+  bool has_backlog_ = false;          // created when a replica first attaches
+  // As a replica: the link to the master (server.repl_state).
+  enum class Link : std::uint8_t { Connected, Syncing, Down };
+  Link link_ = Link::Down;
+  std::string master_replid_;               // the history it continues (the cached master's)
+  std::uint32_t master_epoch_ = 0;          // the master's incarnation the link was made with
+  std::optional<Instant> link_down_since_;  // wall; none: never connected since REPLICAOF
+  Wakeup connect_now_{*this};               // REPLICAOF: connect at once, not at the next cron
+  // CLIENT KILL: requests with an id up to this one, from anyone but the
+  // killer, came on connections that are now closed.
+  std::uint64_t killed_up_to_ = 0;
+  ProcId killer_ = kNoProc;
+
   Alarm expiry_alarm_{*this};                 // the expiry loop's sleep
   Instant expiry_origin_;                     // the loop's grid: ticks at origin + k * period (mono)
   Instant expiry_target_ = Instant::never();  // the tick it sleeps to
-  void propagate();
-  Task<void> ship(ProcId replica, redis::Request change, Duration lag);
-  void apply_from_master(const redis::Request& change);
 };
 
 }  // namespace locksim

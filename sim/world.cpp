@@ -75,6 +75,27 @@ Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout)
   return CallAwaiter{*this, id};
 }
 
+std::uint64_t Process::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink,
+                                  std::uint32_t tag) {
+  const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
+  PendingCall& pending = calls_.emplace_back();
+  pending.id = id;
+  pending.sink = &sink;
+  pending.tag = tag;
+  if (timeout > Duration::zero()) pending.timer_id = start_timer(mono_now() + timeout, {}, id);
+  return id;
+}
+
+void Process::cancel_call(std::uint64_t id) {
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    if (calls_[i].id != id) continue;
+    if (calls_[i].timer_id != 0) cancel_timer(calls_[i].timer_id);
+    if (i + 1 != calls_.size()) calls_[i] = std::move(calls_.back());
+    calls_.pop_back();
+    return;
+  }
+}
+
 Process::PendingCall* Process::find_call(std::uint64_t id) {
   for (PendingCall& c : calls_)
     if (c.id == id) return &c;
@@ -83,6 +104,16 @@ Process::PendingCall* Process::find_call(std::uint64_t id) {
 
 void Process::finish_call(std::uint64_t id, Payload* result) {
   PendingCall* c = find_call(id);
+  if (c && c->sink) {
+    // Forget the call before the sink hears of it: the sink may start others.
+    ReplySink& sink = *c->sink;
+    const std::uint32_t tag = c->tag;
+    cancel_call(id);
+    std::optional<Payload> reply;
+    if (result) reply.emplace(std::move(*result));
+    sink.on_reply(tag, std::move(reply));  // may resume a coroutine, which may destroy the sink
+    return;
+  }
   if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
   if (c->timer_id != 0) cancel_timer(std::exchange(c->timer_id, 0));
   if (result) c->result.emplace(std::move(*result));
@@ -99,6 +130,8 @@ std::optional<Payload> Process::take_call_result(std::uint64_t id) {
   }
   return std::nullopt;
 }
+
+void Process::refuse(const Message& request) { world_.refuse_later(request); }
 
 void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
 
@@ -406,6 +439,16 @@ void World::at(Instant when, std::function<void()> action) {
   schedule(e);
 }
 
+void World::refuse_later(const Message& m) {
+  Event refuse;
+  refuse.at = now_ + network_.config().delay.lo;
+  refuse.pid = m.from;
+  refuse.epoch = processes_[m.from]->epoch_;
+  refuse.kind = Event::Kind::Refuse;
+  refuse.arg = m.id;
+  schedule(refuse);
+}
+
 void World::note_world(Ev kind, std::string detail) {
   TraceEvent e;
   e.at = now_;
@@ -427,15 +470,7 @@ void World::dispatch(Event& e) {
                                                                         : "destination restarted"});
         // The sender's connection is refused (a TCP reset): its call fails one
         // network delay later, unless it gave up first.
-        if (m.reply_to == 0) {
-          Event refuse;
-          refuse.at = now_ + network_.config().delay.lo;
-          refuse.pid = m.from;
-          refuse.epoch = processes_[m.from]->epoch_;
-          refuse.kind = Event::Kind::Refuse;
-          refuse.arg = m.id;
-          schedule(refuse);
-        }
+        if (m.reply_to == 0) refuse_later(m);
       }
       return;
     }

@@ -113,9 +113,23 @@ class Process {
   class CallAwaiter;
   CallAwaiter call(ProcId to, Payload request, Duration timeout);
 
+  // The primitives a client's environment is built on (lockalgos/client.hpp):
+  // a call whose outcome goes to `sink` (with `tag`) rather than resuming a
+  // coroutine, sent now; its id, which cancel_call takes (after which the
+  // sink hears nothing). A reply reaches the sink inside its delivery event.
+  std::uint64_t start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  void cancel_call(std::uint64_t id);
+  // Resume `h` when the monotonic clock reads `mono_deadline`; the id
+  // cancel_wake takes (after which `h` is not resumed by it).
+  std::uint64_t wake_at(Instant mono_deadline, std::coroutine_handle<> h) { return start_timer(mono_deadline, h, 0); }
+  void cancel_wake(std::uint64_t id) { cancel_timer(id); }
+
   // Fire and forget.
   void send(ProcId to, Payload body);
   void reply(const Message& request, Payload body);
+  // Close the connection `request` came on (a TCP reset): the sender's call
+  // fails one network delay later, as a call to a crashed process does.
+  void refuse(const Message& request);
 
   // Run a coroutine as one of this process's roots: it starts at the current
   // instant and is destroyed if the process crashes.
@@ -151,6 +165,9 @@ class Process {
   // Destroy every coroutine of this process (a crash, or the end of the run).
   void destroy_coroutines();
   std::vector<Event>& held_events() { return held_; }
+  // What is outstanding: calls awaiting their outcome, timers set (tests).
+  std::size_t calls_in_flight() const { return calls_.size(); }
+  std::size_t timers_set() const { return timers_.size(); }
   // The first error thrown out of one of this process's coroutines, if any.
   std::exception_ptr failed_root() const;
   // What this process's model holds that decides what it does next (a
@@ -186,6 +203,8 @@ class Process {
   struct PendingCall {
     std::uint64_t id;                 // the request's message id
     std::coroutine_handle<> waiter;   // null once it has been woken
+    ReplySink* sink = nullptr;        // set: the outcome goes here instead (start_call)
+    std::uint32_t tag = 0;            // the sink's
     std::uint64_t timer_id = 0;       // its timeout, 0: none
     std::optional<Payload> result;    // nullopt: timed out or refused
   };
@@ -444,6 +463,8 @@ class World {
 
   // Kernel plumbing for Process and Network.
   void schedule(Event e);
+  // The sender of request `m` has its call refused one network delay from now.
+  void refuse_later(const Message& m);
   std::uint64_t store_message(Message&& m);
   void note_world(Ev kind, std::string detail);
 

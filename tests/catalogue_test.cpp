@@ -54,7 +54,7 @@ TEST_CASE("K1: a GC pause longer than the TTL breaks the lock, a shorter one doe
 
 TEST_CASE("K1: the verdict follows the TTL too: a 45 s TTL outlasts the 40 s pause") {
   Scenario s = catalogue("scenarios/kleppmann/gc-pause.toml");
-  s.lock.ttl = Duration::s(45);
+  set_lock_option(s, "ttl", "\"45s\"");
   // client2 now waits for client1's release instead of taking the lock at 31 s.
   CHECK(verdict_of(s).empty());
 }
@@ -70,7 +70,7 @@ TEST_CASE("K2: with fencing tokens the storage rejects the stale write, and the 
       CHECK(e.token == 33);
     }
   CHECK(rejected == 1);
-  s.lock.fencing = Fencing::None;
+  set_lock_option(s, "fencing", "\"none\"");
   CHECK(verdict_of(s) == kinds({Overlap, StaleWrite, LostUpdate}));
 }
 

@@ -18,8 +18,8 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-Outcome locksim(const std::string& args) {
-  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " 2>&1";
+// A shell command line's outcome.
+Outcome shell(const std::string& cmd) {
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string out;
@@ -28,6 +28,8 @@ Outcome locksim(const std::string& args) {
   const int raw = pclose(pipe);
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
 }
+
+Outcome locksim(const std::string& args) { return shell(std::string(LOCKSIM_BINARY) + " " + args + " 2>&1"); }
 
 std::string source(const std::string& relative) { return (fs::path(LOCKSIM_SOURCE_DIR) / relative).string(); }
 
@@ -184,4 +186,44 @@ TEST_CASE("run --trace writes every event as it happens, one JSON line each, wha
     CHECK(lines == std::stoull(json.output.substr(at + 9)));
     CHECK(with_detail > 0);  // details are built for the file even when no event is kept
   }
+}
+
+TEST_CASE("run --slides writes a picture for a slide, as a PNG through rsvg-convert or as SVG") {
+  REQUIRE_MESSAGE(fs::exists("/usr/bin/rsvg-convert"), "rsvg-convert is missing: scripts/install-deps installs librsvg2-bin");
+  const fs::path png = fs::temp_directory_path() / "locksim-cli-slide.png", svg = fs::temp_directory_path() / "locksim-cli-slide.svg";
+  fs::remove(png);
+  fs::remove(svg);
+  const Outcome o = locksim("run " + source("scenarios/kleppmann/gc-pause.toml") + " --slides " + svg.string());
+  INFO(o.output);
+  CHECK(o.status == 0);
+  CHECK(fs::exists(svg));
+  CHECK(locksim("run " + source("scenarios/kleppmann/gc-pause.toml") + " --slides " + png.string()).status == 0);
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  CHECK(magic == "\x89PNG\r\n\x1a\n");
+  CHECK_FALSE(fs::exists(png.string() + ".svg"));  // the temporary SVG is gone
+  // Without rsvg-convert a PNG is an error of input that says what to install.
+  const Outcome none = shell("env PATH=/nonexistent " + std::string(LOCKSIM_BINARY) + " run " + source("scenarios/kleppmann/gc-pause.toml") +
+                             " --slides " + png.string() + " 2>&1");
+  CHECK(none.status == 2);
+  CHECK(none.output.find("librsvg2-bin") != std::string::npos);
+  std::ifstream s(svg);
+  const std::string text((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+  CHECK(text.find("class=\"locksim-diagram slides\"") != std::string::npos);
+  CHECK(text.find("<title>") == std::string::npos);
+}
+
+TEST_CASE("run --axis chooses the diagram's time axis, and --full tells every step") {
+  const fs::path svg = fs::temp_directory_path() / "locksim-cli-axis.svg";
+  CHECK(locksim("run " + source("scenarios/kleppmann/gc-pause.toml") + " --axis compressed --svg " + svg.string()).status == 0);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("axis-caption axis-compressed") != std::string::npos);
+  CHECK(locksim("run " + source("scenarios/kleppmann/gc-pause.toml") + " --axis sideways").status == 2);
+  const Outcome folded = locksim("run " + source("scenarios/redis/redlock-restart-delayed.toml"));
+  const Outcome full = locksim("run --full " + source("scenarios/redis/redlock-restart-delayed.toml"));
+  CHECK(folded.output.find("client2 tries and fails") != std::string::npos);
+  CHECK(full.output.find("client2 tries and fails") == std::string::npos);
+  CHECK(full.output.size() > 10 * folded.output.size());
 }

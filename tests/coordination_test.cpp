@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/client.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/coordination_common.hpp"
+#include "lockalgos/zookeeper.hpp"
 #include "sim/coordination.hpp"
 #include "tests/support.hpp"
 
@@ -37,9 +39,10 @@ Silent silent_zookeeper_client(Duration timeout, Duration last_heard) {
   auto& client = w.add<Probe>("client");
   Silent out;
   client.spawn([](Probe& self, ProcId zk, Duration timeout, Duration last_heard, Silent& out) -> Task<void> {
+    SimClientEnv env(self);
     coord::Request hello = coord_request(coord::Op::Connect);
     hello.ttl = timeout;
-    const auto session = co_await coord_call(self, zk, hello, Duration::zero());
+    const auto session = co_await env.call_coord(zk, hello, Duration::zero());
     out.negotiated = session->ttl;
     co_await self.sleep(at(last_heard - Duration::ms(1)) - self.mono_now());
     coord::Request create = coord_request(coord::Op::Create, "/lock", session->id);
@@ -160,7 +163,7 @@ TEST_CASE("the ZooKeeper server clamps a session timeout to between 2 and 20 tic
 TEST_CASE("in a run, the server expires the paused holder's session at the tick after its last word plus the timeout") {
   for (std::int64_t tick_ms : {2000, 3000}) {
     Scenario s = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
-    s.lock.tick_time = Duration::ms(tick_ms);
+    set_lock_option(s, "tick_time", "\"" + std::to_string(tick_ms) + "ms\"");
     const RunResult r = run_scenario(s);
     const ProcId zk = *r.world->find("zk"), c1 = *r.world->find("client1");
     const TraceEvent* expired = first_of(r, Ev::Expired, zk);
@@ -170,7 +173,7 @@ TEST_CASE("in a run, the server expires the paused holder's session at the tick 
       return e.process == zk && e.kind == Ev::Command && e.peer == c1;
     });
     REQUIRE(heard != nullptr);
-    const std::int64_t deadline = (heard->at + s.lock.session_timeout).ns();
+    const std::int64_t deadline = (heard->at + s.lock.options_as<ZooKeeperOptions>().session_timeout).ns();
     const std::int64_t tick = Duration::ms(tick_ms).count_ns();
     INFO("tick " << tick_ms << " ms, last heard at " << format_instant(heard->at));
     CHECK(expired->at.ns() == (deadline / tick + 1) * tick);
@@ -193,7 +196,7 @@ TEST_CASE("a ZooKeeper client goes SUSPENDED after 2/3 of its session timeout wi
 TEST_CASE("Z6: a holder that works on until LOST overlaps the next holder, one that stops at SUSPENDED does not") {
   Scenario s = catalogue("scenarios/zookeeper/partition-suspended-vs-lost.toml");
   CHECK(run_scenario(s).verdict == std::set{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate});
-  s.lock.on_suspended = "stop";
+  set_lock_option(s, "on_suspended", "\"stop\"");
   const RunResult stop = run_scenario(s);
   CHECK(stop.verdict.empty());
   CHECK(events_of(stop, Ev::Wrote, "client1").empty());  // it abandoned its write
@@ -306,11 +309,12 @@ TEST_CASE("the etcd server refuses to renew a lease that has expired but not yet
   auto& client = w.add<Probe>("client");
   std::optional<coord::Reply> renewed;
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& renewed) -> Task<void> {
+    SimClientEnv env(self);
     coord::Request grant = coord_request(coord::Op::LeaseGrant);
     grant.ttl = Duration::s(1);
-    const auto lease = co_await coord_call(self, etcd, grant, Duration::zero());
+    const auto lease = co_await env.call_coord(etcd, grant, Duration::zero());
     co_await self.sleep(Duration::ms(1200));  // expired at 1.001 s; the revoke loop's next tick is 1.5 s
-    renewed = co_await coord_call(self, etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
+    renewed = co_await env.call_coord(etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
   }(client, etcd.id(), renewed));
   w.run_until(at(Duration::s(5)));
   REQUIRE(renewed.has_value());
@@ -322,7 +326,7 @@ TEST_CASE("etcd 3.4 returns the lock to a waiter whose lease expired while it wa
   Scenario s = catalogue("scenarios/etcd/lease-expires-while-waiting-3.4.toml");
   const RunResult v34 = run_scenario(s);
   CHECK(v34.verdict == std::set{ViolationKind::Overlap});
-  s.lock.version = "3.5";
+  set_lock_option(s, "version", "\"3.5\"");
   const RunResult v35 = run_scenario(s);
   CHECK(v35.verdict.empty());
   CHECK(first_of(v35, Ev::AcquireFailed, *v35.world->find("client2")) != nullptr);

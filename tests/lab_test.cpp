@@ -1,39 +1,167 @@
-// The lab never rots: every command in docs/lab.md runs and exits 0.
+// The lab never rots: every command in docs/lab.md runs as printed, and every
+// answer in the instructor's key (docs/lab-key.md) is what a real run shows.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
+#include <cctype>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
+#include "tests/command_support.hpp"
 
-TEST_CASE("every command of the course lab runs as printed and gives its scenario's expected outcome") {
-  std::ifstream in(fs::path(LOCKSIM_SOURCE_DIR) / "docs" / "lab.md");
-  REQUIRE(in);
+namespace fs = std::filesystem;
+using locksim::testing::read_text;
+using locksim::testing::run_command;
+
+namespace {
+
+// A scratch directory laid out as the lab assumes: scenarios/ is the
+// catalogue and `locksim` is on PATH; the files a command writes stay here.
+class LabDir {
+ public:
+  explicit LabDir(const std::string& name) : scratch_(name), root(scratch_.path()) {
+    fs::create_directories(root / "bin");
+    fs::create_symlink(LOCKSIM_BINARY, root / "bin" / "locksim");
+    fs::create_directory_symlink(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios", root / "scenarios");
+  }
+  std::string run(const std::string& command) const {
+    return "cd " + root.string() + " && PATH=" + (root / "bin").string() + ":\"$PATH\" " + command;
+  }
+
+ private:
+  locksim::testing::ScratchDir scratch_;
+
+ public:
+  const fs::path root;
+};
+
+std::string doc(const std::string& name) { return read_text(fs::path(LOCKSIM_SOURCE_DIR) / "docs" / name); }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Runs of spaces and tabs as one space, none at the ends: a report's column padding does not matter.
+std::string collapse(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool blank = c == ' ' || c == '\t' || c == '\r';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : c;
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+struct KeyCommand {
+  std::string section;                // "## 6. Redlock and clocks"
+  std::string command;                // after "$ "
+  std::vector<std::string> expected;  // lines its output shows, in this order
+};
+
+// The key's commands: in its fenced blocks, "$ " begins a command and the lines after it are its output's.
+std::vector<KeyCommand> key_commands(const std::string& text) {
+  std::vector<KeyCommand> out;
+  std::string section;
+  bool fenced = false;
+  for (const std::string& line : lines_of(text)) {
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    else if (!fenced && line.rfind("## ", 0) == 0) section = line;
+    else if (fenced && line.rfind("$ ", 0) == 0) out.push_back({section, line.substr(2), {}});
+    else if (fenced && !line.empty() && !out.empty()) out.back().expected.push_back(collapse(line));
+  }
+  return out;
+}
+
+// "sed '...' IN > OUT": the two file names.
+std::pair<std::string, std::string> sed_files(const std::string& command) {
+  const auto gt = command.rfind(" > ");
+  const std::string before = command.substr(0, gt);
+  return {before.substr(before.rfind(' ') + 1), command.substr(gt + 3)};
+}
+
+}  // namespace
+
+TEST_CASE("every command of the course lab runs as printed, and each scenario it quizzes on gives its expected outcome") {
+  const LabDir dir("locksim-lab");
   std::vector<std::string> commands;
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("$ locksim ", 0) == 0) commands.push_back(line.substr(std::string("$ locksim ").size()));
+  for (const std::string& line : lines_of(doc("lab.md")))
+    if (line.rfind("$ locksim ", 0) == 0) commands.push_back(line.substr(2));
   CHECK(commands.size() >= 25);
-  const fs::path dir = fs::temp_directory_path() / "locksim-lab";
-  fs::create_directories(dir);
-  for (const std::string& args : commands) {
-    // Run from the source tree (the lab's paths are relative to it); files it writes go to a scratch dir.
-    std::string cmd = "cd " + std::string(LOCKSIM_SOURCE_DIR) + " && " + LOCKSIM_BINARY + " " + args;
-    if (args.find("--html ") != std::string::npos) {
-      const auto at = cmd.find("--html ") + 7;
-      cmd.insert(at, (dir / "").string());
-    }
-    const int raw = std::system((cmd + " > /dev/null 2>&1").c_str());
-    INFO(args);
-    CHECK(WIFEXITED(raw));
+  for (const std::string& command : commands) {
+    INFO(command);
+    // Never a terminal on stdin: --quiz prints its question and the command that reveals the run.
+    const auto o = run_command(dir.run(command + " < /dev/null 2>&1"));
+    INFO(o.output.substr(0, 300));
     // explore exits 1 when its runs found what the scenario's [expect] does
     // not allow: a finding, which the lab asks the reader to predict.
-    const bool explore = args.rfind("explore ", 0) == 0;
-    CHECK((WEXITSTATUS(raw) == 0 || (explore && WEXITSTATUS(raw) == 1)));
+    const bool explore = command.rfind("locksim explore ", 0) == 0;
+    CHECK((o.status == 0 || (explore && o.status == 1)));
+    const auto quiz = command.find(" --quiz");
+    if (quiz == std::string::npos) continue;
+    CHECK(o.output.find("--predict KINDS") != std::string::npos);
+    const auto plain = run_command(dir.run(command.substr(0, quiz) + " 2>&1"));
+    CHECK(plain.status == 0);
+    CHECK(plain.output.find("— as expected") != std::string::npos);
   }
-  fs::remove_all(dir);
+}
+
+TEST_CASE("every answer in the lab's key is what a real run shows") {
+  const LabDir dir("locksim-lab-key");
+  const std::vector<KeyCommand> commands = key_commands(doc("lab-key.md"));
+  CHECK(commands.size() >= 40);
+  for (const KeyCommand& k : commands) {
+    INFO(k.section << ": " << k.command);
+    const auto o = run_command(dir.run(k.command + " < /dev/null 2>&1"));
+    CHECK(o.status >= 0);
+    if (k.command.rfind("sed ", 0) == 0) {
+      // A sed whose pattern no longer matches would leave the copy as it was, and the answer unchecked.
+      CHECK(o.status == 0);
+      const auto [in, out] = sed_files(k.command);
+      CHECK(read_text(dir.root / in) != read_text(dir.root / out));
+      continue;
+    }
+    std::vector<std::string> shown;
+    for (const std::string& line : lines_of(o.output)) shown.push_back(collapse(line));
+    std::size_t at = 0;
+    for (const std::string& want : k.expected) {
+      while (at < shown.size() && shown[at].find(want) == std::string::npos) ++at;
+      INFO("output:\n" << o.output);
+      CHECK_MESSAGE(at < shown.size(), "not shown (in this order): " << want);
+      if (at == shown.size()) break;
+      ++at;
+    }
+  }
+}
+
+TEST_CASE("the lab's key answers every step, and every change with a run of the changed copy") {
+  const std::vector<KeyCommand> commands = key_commands(doc("lab-key.md"));
+  std::map<std::string, int> checked, changed;
+  for (const KeyCommand& k : commands) {
+    checked[k.section] += !k.expected.empty();
+    changed[k.section] += k.command.find("--ignore-expect") != std::string::npos;
+  }
+  std::string section;
+  bool has_change = false;
+  const auto done = [&] {
+    if (section.empty()) return;
+    INFO(section);
+    CHECK(checked[section] > 0);
+    if (has_change) CHECK(changed[section] > 0);
+  };
+  for (const std::string& line : lines_of(doc("lab.md"))) {
+    if (line.rfind("## ", 0) == 0) {
+      done();
+      // The numbered steps; "How to work", "The verdicts" and "The debate" ask nothing to predict.
+      section = line.size() > 3 && std::isdigit(static_cast<unsigned char>(line[3])) ? line : "";
+      has_change = false;
+    }
+    has_change = has_change || line.find("Change:") != std::string::npos;
+  }
+  done();
+  CHECK(checked.size() >= 10);
 }

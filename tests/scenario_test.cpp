@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/scenario.hpp"
+#include "lockalgos/redis_common.hpp"
 
 using namespace locksim;
 
@@ -92,9 +93,10 @@ TEST_CASE("a full scenario parses into the values it says") {
   CHECK(s.duration == Duration::s(90));
   CHECK(s.lock.ttl == Duration::s(10));
   CHECK(s.lock.fencing == Fencing::Token);
-  CHECK(s.lock.retry_delay->lo == Duration::ms(10));
-  CHECK(s.lock.retry_delay->hi == Duration::ms(20));
-  CHECK(s.lock.retry_count == kForever);
+  const auto& single = s.lock.options_as<RedisSingleOptions>();
+  CHECK(single.retry_delay.lo == Duration::ms(10));
+  CHECK(single.retry_delay.hi == Duration::ms(20));
+  CHECK(single.retry_count == kForever);
   CHECK(s.network.delay.hi == Duration::ms(3));
   CHECK(s.network.loss == doctest::Approx(0.01));
   CHECK(s.nodes[0].clock.offset == -Duration::s(2));
@@ -102,7 +104,7 @@ TEST_CASE("a full scenario parses into the values it says") {
   CHECK(s.nodes[0].persistence == Persistence::AofAlways);
   CHECK(s.clients[0].repeat == 3);
   CHECK(s.clients[0].check_before_write);
-  CHECK(s.clients[1].job == "hold");
+  CHECK(s.clients[1].job == JobKind::Hold);
   CHECK(s.clients[1].hold.hi == Duration::ms(2));
   REQUIRE(s.faults.size() == 3);
   CHECK(s.faults[0].on_process == "client1");
@@ -135,7 +137,7 @@ TEST_CASE("every value of the full scenario lands in its field, with the line it
   REQUIRE(s.clients.size() == 2);
   CHECK(s.clients[0].name == "client1");
   CHECK(s.clients[0].line == 23);
-  CHECK(s.clients[0].job == "read-modify-write");
+  CHECK(s.clients[0].job == JobKind::ReadModifyWrite);
   CHECK(s.clients[0].think.is_fixed());
   CHECK(s.clients[0].think.lo == Duration::ms(5));
   CHECK(s.clients[1].name == "client2");
@@ -485,7 +487,7 @@ TEST_CASE("a lock key that is not an option of the algorithm lists the algorithm
                  "not an option of setnx (its options: key, retry_delay, retry_count, request_timeout)");
   // The same key is an option of redis-single.
   const Scenario s = parse_scenario(small("ttl = \"10s\"", "ttl = \"10s\"\nrelease = \"del\""), "x.toml");
-  CHECK(s.lock.release == "del");
+  CHECK(s.lock.options_as<RedisSingleOptions>().release == Release::Del);
 }
 
 TEST_CASE("a ttl for an algorithm that sets no expiry is rejected at the ttl") {

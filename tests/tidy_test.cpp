@@ -205,3 +205,46 @@ TEST_CASE("the layer check itself catches a back-edge") {
   fs::remove_all(tmp);
   CHECK(hits.size() == 1);
 }
+
+// A lock algorithm sees the world only through ClientEnv (lockalgos/client.hpp):
+// lockalgos/ includes only its own headers and the plain sim/ vocabulary
+// (tasks, time, randomness, messages, trace events), and never names the
+// simulator's World or Process.
+std::vector<std::string> outside_client_env(const fs::path& dir) {
+  static const std::regex include(R"(^\s*#\s*include\s*"([^"]+)\")");
+  static const std::regex allowed(R"(lockalgos/[a-z_]+\.hpp|sim/(task|time|rng|message|trace)\.hpp)");
+  static const std::regex simulator(R"(\bworld\s*\(|\bProcess\b|\bWorld\b)");
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      const auto comment = line.find("//");
+      const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+      std::smatch m;
+      const bool bad_include = std::regex_search(code, m, include) && !std::regex_match(m[1].str(), allowed);
+      if (bad_include || std::regex_search(code, simulator))
+        hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  return hits;
+}
+
+TEST_CASE("lock algorithms reach the world only through their ClientEnv") {
+  const auto hits = outside_client_env(fs::path(LOCKSIM_SOURCE_DIR) / "lockalgos");
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
+
+TEST_CASE("the ClientEnv check itself catches a simulator header, a world and a process") {
+  const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-client-env-probe";
+  fs::create_directories(tmp);
+  std::ofstream(tmp / "bad.cpp") << "#include \"lockalgos/client.hpp\"\n#include \"sim/time.hpp\"\n"
+                                    "#include \"sim/world.hpp\"\n#include \"harness/run.hpp\"\n"
+                                    "auto& w = env.self.world();\nProcess& p = q;\n"
+                                    "// the World and its Process in a comment are fine\n";
+  const auto hits = outside_client_env(tmp);
+  fs::remove_all(tmp);
+  CHECK(hits.size() == 4);
+}

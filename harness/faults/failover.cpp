@@ -25,7 +25,7 @@ void parse(const FaultReader& in, FaultSpec& f) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   // The sentinel is the last process the builder adds.
-  auto& sentinel = dynamic_cast<Sentinel&>(ctx.world.process(*ctx.world.find(ctx.scenario.sentinel.name)));
+  auto& sentinel = dynamic_cast<Sentinel&>(ctx.world.process(*ctx.world.find(ctx.scenario.sentinel.process_name(0))));
   sentinel.force_failover(f.target);
 }
 

@@ -18,6 +18,7 @@
 
 #include "harness/faults/table.hpp"
 #include "harness/scenario.hpp"
+#include "lockalgos/options.hpp"
 #include "sim/rng.hpp"
 #include "sim/world.hpp"
 
@@ -28,7 +29,9 @@ namespace locksim {
 // "x.toml:12: [[fault]] pause 'duration': ..." whatever the kind.
 class FaultReader {
  public:
-  enum Sign { Any, NonNegative, Positive, NonZero };
+  using Sign = ::locksim::Sign;
+  static constexpr Sign Any = Sign::Any, NonNegative = Sign::NonNegative, Positive = Sign::Positive,
+                        NonZero = Sign::NonZero;
   virtual ~FaultReader() = default;
 
   virtual bool has(std::string_view key) const = 0;

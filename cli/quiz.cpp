@@ -1,0 +1,219 @@
+#include "cli/quiz.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "harness/faults/kind.hpp"
+#include "harness/scenario_writer.hpp"
+#include "lockalgos/registry.hpp"
+
+namespace locksim {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(separator)) + p;
+  return out;
+}
+
+// "key = value" lines (as the scenario writer and the fault table write them) on one line.
+std::string one_line(const std::string& toml_lines) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  while (from < toml_lines.size()) {
+    const std::size_t end = toml_lines.find('\n', from);
+    const std::string line = toml_lines.substr(from, end - from);
+    if (!line.empty()) parts.push_back(line);
+    from = end == std::string::npos ? toml_lines.size() : end + 1;
+  }
+  return join(parts, ", ");
+}
+
+std::string ppm_words(std::int64_t ppb) {
+  const std::string ppm = ppb % 1000 == 0 ? std::to_string(std::abs(ppb) / 1000) : fmt::format("{}", std::abs(ppb) / 1000.0);
+  return fmt::format("clocks run {} ppm {}", ppm, ppb > 0 ? "fast" : "slow");
+}
+
+std::string clock_words(const ClockSpec& c) {
+  std::vector<std::string> parts;
+  if (!c.offset.is_zero())
+    parts.push_back("wall clock " + std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset) + " off");
+  if (c.drift_ppb != 0) parts.push_back(ppm_words(c.drift_ppb));
+  return join(parts, ", ");
+}
+
+// The [lock] keys beyond algorithm, flavour, ttl and fencing, as the writer puts them.
+std::string lock_options(const Scenario& s) {
+  Scenario lock_only;
+  lock_only.lock = s.lock;
+  const std::string toml = to_toml(lock_only);
+  const std::size_t begin = toml.find("\n[lock]\n");
+  if (begin == std::string::npos) return "";
+  const std::size_t end = toml.find("\n\n", begin + 1);
+  const auto shown_elsewhere = [](const std::string& line) {
+    for (const char* key : {"algorithm ", "flavour ", "ttl ", "fencing "})
+      if (line.rfind(key, 0) == 0) return true;
+    return false;
+  };
+  std::string lines;
+  for (std::size_t from = begin + 8; from < end;) {
+    const std::size_t eol = toml.find('\n', from);
+    const std::string line = toml.substr(from, eol - from);
+    if (!shown_elsewhere(line)) lines += line + "\n";
+    from = eol + 1;
+  }
+  return one_line(lines);
+}
+
+std::string lock_line(const Scenario& s) {
+  const LockConfig& l = s.lock;
+  std::string out = l.algorithm;
+  if (!l.flavour.empty()) out += " (" + l.flavour + ")";
+  if (l.ttl) out += ", ttl " + format_duration(*l.ttl);
+  out += ", fencing " + std::string(fencing_name(l.fencing));
+  const std::string more = lock_options(s);
+  return more.empty() ? out : out + "; " + more;
+}
+
+std::string node_words(const NodeConfig& n) {
+  std::vector<std::string> parts;
+  if (!n.replica_of.empty())
+    parts.push_back("replica of " + n.replica_of + ", lag " + format_range(n.replication_lag) +
+                    (n.expiry_as_pxat ? "" : ", expiry as PX (Redis 6.0)"));
+  if (n.persistence == Persistence::AofAlways) parts.push_back("appendfsync always");
+  if (!n.restart_delay.is_zero()) parts.push_back("restarts no sooner than " + format_duration(n.restart_delay) + " after a crash");
+  if (const std::string c = clock_words(n.clock); !c.empty()) parts.push_back(c);
+  return parts.empty() ? n.name : n.name + " (" + join(parts, "; ") + ")";
+}
+
+std::string client_words(const ClientConfig& c) {
+  std::string job = c.job == JobKind::Hold ? "acquire, hold " + format_range(c.hold) + ", release"
+                                    : std::string("acquire, read the counter, work ") + format_range(c.work) +
+                                          (c.check_before_write ? ", re-check the lease on its own clock" : "") +
+                                          ", write the counter + 1, release";
+  std::string out = "from " + format_range(c.start) + ": " + job;
+  if (c.repeat == kForever) out += "; again and again";
+  else if (c.repeat != 1) out += fmt::format("; {} times", c.repeat);
+  if (!(c.think.is_fixed() && c.think.lo.is_zero())) out += ", " + format_range(c.think) + " apart";
+  if (!c.storage_timeout.is_zero()) out += "; waits at most " + format_duration(c.storage_timeout) + " for the storage";
+  if (const std::string clock = clock_words(c.clock); !clock.empty()) out += "; " + clock;
+  return out;
+}
+
+std::string fault_words(const FaultSpec& f) {
+  std::string when = f.at ? "at " + format_duration(*f.at)
+                          : "on " + f.on_process + " " + f.on_event +
+                                (f.on_occurrence != 1 ? "#" + std::to_string(f.on_occurrence) : "") +
+                                (f.after.is_zero() ? "" : " + " + format_duration(f.after));
+  std::string keys;
+  FaultWriter w(keys);
+  fault_kind(f.kind).write(w, f);
+  return fmt::format("{:<22} {:<12} {}", when, fault_kind_name(f.kind), one_line(keys));
+}
+
+// Consecutive clients set up alike, as one line: "client1..client20 (20 alike)".
+std::vector<std::string> client_lines(const std::vector<ClientConfig>& clients) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < clients.size();) {
+    const std::string words = client_words(clients[i]);
+    std::size_t j = i + 1;
+    while (j < clients.size() && client_words(clients[j]) == words) ++j;
+    const std::string who = j - i == 1 ? clients[i].name
+                                       : fmt::format("{}..{} ({} alike)", clients[i].name, clients[j - 1].name, j - i);
+    lines.push_back(who + ", " + words);
+    i = j;
+  }
+  return lines;
+}
+
+void block(std::string& out, std::string_view heading, const std::vector<std::string>& lines) {
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    out += fmt::format("  {:<12}{}\n", i == 0 ? heading : "", lines[i]);
+}
+
+}  // namespace
+
+std::string setup_text(const Scenario& s) {
+  std::string out = fmt::format("{}\n\nThe set-up (its title, story and expected verdict stay hidden until you predict):\n", s.path);
+  block(out, "lock", {lock_line(s)});
+  std::vector<std::string> nodes;
+  for (const NodeConfig& n : s.nodes) nodes.push_back(node_words(n));
+  block(out, "nodes", nodes);
+  if (s.sentinel.present)
+    block(out, "sentinel", {fmt::format("{}: pings every {}, promotes a replica after {} without an answer", s.sentinel.name,
+                                        format_duration(s.sentinel.ping_period), format_duration(s.sentinel.down_after))});
+  std::string network = "one-way delay " + format_range(s.network.delay);
+  if (s.network.loss > 0) network += fmt::format(", loses {:g}% of messages", 100 * s.network.loss);
+  if (!s.network.fifo) network += ", may reorder";
+  block(out, "network", {network});
+  std::string storage = fmt::format("{}: the counter starts at {}", s.storage.name, s.storage.initial);
+  if (const std::string c = clock_words(s.storage.clock); !c.empty()) storage += "; " + c;
+  block(out, "storage", {storage});
+  block(out, "clients", client_lines(s.clients));
+  std::vector<std::string> faults;
+  for (const FaultSpec& f : s.faults) faults.push_back(fault_words(f));
+  block(out, "faults", faults.empty() ? std::vector<std::string>{"none"} : faults);
+  block(out, "simulated", {format_duration(s.duration) + fmt::format(" (seed {})", s.seed)});
+  return out;
+}
+
+std::string prediction_question() {
+  std::string out = "\nPredict before you run it: which of these will the run show (any number of them, or none)?\n";
+  for (ViolationKind k : kAllViolationKinds) out += fmt::format("  {:<16} {}\n", violation_name(k), violation_help(k));
+  return out;
+}
+
+std::optional<std::set<ViolationKind>> parse_prediction(std::string_view text, std::string& error) {
+  std::set<ViolationKind> kinds;
+  std::string word;
+  const auto take = [&]() -> bool {
+    if (word.empty() || word == "none") return true;
+    const auto k = parse_violation(word);
+    if (!k) {
+      std::vector<std::string> names;
+      for (ViolationKind v : kAllViolationKinds) names.emplace_back(violation_name(v));
+      error = "\"" + word + "\" is not a violation kind (" + join(names, ", ") + ", or none)";
+      return false;
+    }
+    kinds.insert(*k);
+    return true;
+  };
+  for (char c : text) {
+    if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (!take()) return std::nullopt;
+      word.clear();
+    } else {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!take()) return std::nullopt;
+  return kinds;
+}
+
+std::string score_text(const std::set<ViolationKind>& predicted, const std::set<ViolationKind>& found) {
+  const auto names = [](const std::set<ViolationKind>& kinds) {
+    std::vector<std::string> v;
+    for (ViolationKind k : kinds) v.emplace_back(violation_name(k));
+    return v.empty() ? std::string("no violation") : join(v, ", ");
+  };
+  std::set<ViolationKind> missed, extra;
+  for (ViolationKind k : found)
+    if (!predicted.count(k)) missed.insert(k);
+  for (ViolationKind k : predicted)
+    if (!found.count(k)) extra.insert(k);
+  std::string out = fmt::format("You predicted: {}. The run shows: {}.\n", names(predicted), names(found));
+  if (missed.empty() && extra.empty()) return out + "Right.\n";
+  out += "Not quite:";
+  if (!missed.empty()) out += " the run also shows " + names(missed) + (extra.empty() ? "." : ";");
+  if (!extra.empty()) out += " it does not show " + names(extra) + ".";
+  return out + "\n";
+}
+
+void drop_expectation(Scenario& s) {
+  s.expect.present = false;
+  s.expect.violations.clear();
+}
+
+}  // namespace locksim

@@ -1,0 +1,37 @@
+// Redisson's locks (redisson.cpp): RLock with its watchdog (watchdog),
+// RFencedLock (fenced-lock), MultiLock (multilock) and RedLock (redlock's
+// redisson flavour), and their options.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "lockalgos/lock.hpp"
+#include "lockalgos/options.hpp"
+
+namespace locksim {
+
+struct RedissonOptions : AlgorithmOptions {
+  Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
+  std::optional<Duration> lease_time;      // a fixed lease: no watchdog
+  std::optional<Duration> wait_time;       // how long tryLock waits; unset: lock() waits forever
+  Duration request_timeout = Duration::s(3);  // BaseConfig timeout
+  std::int64_t first_token = 1;            // RFencedLock's first token
+  Duration lease() const override { return watchdog_timeout; }
+  ServerSetup server() const override { return {.first_token = first_token}; }
+};
+
+void read_redisson(OptionReader& r, RedissonOptions& o);
+std::shared_ptr<const AlgorithmOptions> parse_redisson(OptionReader& r, const LockConfig& common);
+
+std::unique_ptr<Lock> make_redisson(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                    const RedissonOptions& options);
+std::unique_ptr<Lock> make_redisson_fenced(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                           const RedissonOptions& options);
+std::unique_ptr<Lock> make_redisson_multilock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                              const RedissonOptions& options);
+// RedissonRedLock: `options.lease_time` is redLock.lock(leaseTime)'s (the redlock ttl).
+std::unique_ptr<Lock> make_redisson_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                            const RedissonOptions& options);
+
+}  // namespace locksim

@@ -1,0 +1,125 @@
+// Fan-outs over calls (in the manner of cppcoro's when_all): one request to
+// each of several nodes, all sent at the same instant, awaited as ONE
+// frame-less awaiter — no coroutine frame per node.
+//
+//   when_all(env, calls):        every call answered, timed out or refused.
+//   when_quorum(env, calls, q):  as soon as q.need replies satisfy q.accept;
+//                                or, with q.resolve_when_impossible, as soon as
+//                                too few calls are left for that; or when every
+//                                call has ended. (node-redlock v5 rejects early:
+//                                src/index.ts _attemptOperation resolves "against"
+//                                once votesAgainst.size === quorumSize, the same
+//                                moment for an odd number of nodes.)
+//
+// A fan-out resolves inside the event of the reply that decides it, and its
+// waiter resumes at that instant after whatever is already due
+// (ClientEnv::resume_soon): replies that arrive in between still count. The
+// calls still pending when it resumes are cancelled, so their late replies are
+// discarded; destroying it while pending (a crash) cancels them all.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "lockalgos/client.hpp"
+
+namespace locksim {
+
+// One request of a fan-out.
+struct Call {
+  Call(ProcId to, Payload request, Duration timeout) : to(to), request(std::move(request)), timeout(timeout) {}
+  ProcId to;
+  Payload request;
+  Duration timeout;  // zero: none
+};
+
+// When a fan-out may resolve before every call has ended.
+template <typename Reply>
+struct Quorum {
+  std::size_t need = std::numeric_limits<std::size_t>::max();  // replies that satisfy `accept`
+  bool (*accept)(const Reply&) = nullptr;
+  bool resolve_when_impossible = false;  // resolve once `need` cannot be reached any more
+};
+
+// The replies of a fan-out, by the calls' order: nullopt for a call that timed
+// out, was refused, answered with another type than `Reply`, or was cancelled.
+template <typename Reply>
+using Replies = std::vector<std::optional<Reply>>;
+
+template <typename Reply>
+class FanOut final : ReplySink {
+ public:
+  FanOut(ClientEnv& env, std::vector<Call>&& calls, Quorum<Reply> quorum)
+      : env_(env), calls_(std::move(calls)), quorum_(quorum), ids_(calls_.size(), 0), replies_(calls_.size()) {}
+  FanOut(const FanOut&) = delete;
+  FanOut& operator=(const FanOut&) = delete;
+  ~FanOut() { cancel_pending(); }
+
+  bool await_ready() const noexcept { return decided(); }
+  void await_suspend(std::coroutine_handle<> h) {
+    waiter_ = h;
+    for (std::size_t i = 0; i < calls_.size(); ++i)
+      ids_[i] = env_.start_call(calls_[i].to, std::move(calls_[i].request), calls_[i].timeout, *this,
+                                static_cast<std::uint32_t>(i));
+  }
+  Replies<Reply> await_resume() {
+    cancel_pending();
+    return std::move(replies_);
+  }
+
+ private:
+  void on_reply(std::uint32_t tag, std::optional<Payload>&& reply) override {
+    ids_[tag] = 0;
+    ++answered_;
+    if (reply) {
+      if constexpr (std::is_same_v<Reply, Payload>) {
+        replies_[tag] = std::move(reply);
+      } else if (Reply* r = std::get_if<Reply>(&*reply)) {
+        replies_[tag] = std::move(*r);
+      }
+    }
+    if (replies_[tag] && quorum_.accept && quorum_.accept(*replies_[tag])) ++accepted_;
+    if (!resolved_ && decided()) {
+      resolved_ = true;
+      env_.resume_soon(waiter_);
+    }
+  }
+
+  bool decided() const {
+    const std::size_t n = calls_.size();
+    if (answered_ == n || accepted_ >= quorum_.need) return true;
+    return quorum_.resolve_when_impossible && accepted_ + (n - answered_) < quorum_.need;
+  }
+
+  void cancel_pending() {
+    for (CallId& id : ids_)
+      if (id != 0) env_.cancel_call(std::exchange(id, 0));
+  }
+
+  ClientEnv& env_;
+  std::vector<Call> calls_;  // their requests are moved out as they leave
+  Quorum<Reply> quorum_;
+  std::vector<CallId> ids_;  // 0: ended (or not started)
+  Replies<Reply> replies_;
+  std::size_t answered_ = 0, accepted_ = 0;
+  bool resolved_ = false;
+  std::coroutine_handle<> waiter_;
+};
+
+template <typename Reply = Payload>
+FanOut<Reply> when_all(ClientEnv& env, std::vector<Call> calls) {
+  return FanOut<Reply>(env, std::move(calls), Quorum<Reply>{});
+}
+
+template <typename Reply = Payload>
+FanOut<Reply> when_quorum(ClientEnv& env, std::vector<Call> calls, Quorum<Reply> quorum) {
+  return FanOut<Reply>(env, std::move(calls), quorum);
+}
+
+}  // namespace locksim

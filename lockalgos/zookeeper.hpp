@@ -1,0 +1,28 @@
+// The ZooKeeper lock recipe as Curator runs it (zookeeper.cpp), and its options.
+#pragma once
+
+#include <memory>
+
+#include "lockalgos/lock.hpp"
+#include "lockalgos/options.hpp"
+
+namespace locksim {
+
+enum class OnSuspended : std::uint8_t { Continue, Stop };  // Curator never interrupts a holder | give up at SUSPENDED
+enum class Watch : std::uint8_t { Predecessor, Parent };   // parent: every waiter wakes on every change (the herd)
+
+struct ZooKeeperOptions : AlgorithmOptions {
+  Duration session_timeout = Duration::s(10);  // asked for; the server clamps it to [2, 20] ticks
+  Duration tick_time = Duration::s(2);         // the server's
+  OnSuspended on_suspended = OnSuspended::Continue;
+  Watch watch = Watch::Predecessor;
+  std::int64_t first_token = 1;                // the zxid the ensemble starts from
+  Duration lease() const override { return session_timeout; }
+  ServerSetup server() const override { return {.first_token = first_token, .tick_time = tick_time}; }
+};
+
+std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const LockConfig& common);
+std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                     const ZooKeeperOptions& options);
+
+}  // namespace locksim

@@ -1,0 +1,289 @@
+// The story as told (reports/report.hpp): one clock for its stamps, and its
+// repetition folded so that a retry loop does not push the ending out.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "judge/words.hpp"
+#include "reports/report.hpp"
+
+namespace locksim {
+
+namespace {
+
+std::int64_t pow10(int n) {
+  std::int64_t p = 1;
+  while (n-- > 0) p *= 10;
+  return p;
+}
+
+}  // namespace
+
+StoryClock::StoryClock(const std::vector<Instant>& times) {
+  std::vector<std::int64_t> ns;
+  for (Instant t : times) ns.push_back(t.ns());
+  std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  std::int64_t gap = 1'000'000'000;
+  for (std::size_t i = 1; i < ns.size(); ++i) gap = std::min(gap, ns[i] - ns[i - 1]);
+  // Milliseconds when the whole story fits in a second, else seconds; the
+  // fewest decimals at which two steps at different instants read apart,
+  // from the millisecond down to the microsecond.
+  ms_ = !ns.empty() && ns.back() < 1'000'000'000;
+  const int unit_digits = ms_ ? 6 : 9, least = ms_ ? 0 : 3, most = ms_ ? 3 : 6;
+  decimals_ = least;
+  while (decimals_ < most && pow10(unit_digits - decimals_) > gap) ++decimals_;
+  for (std::int64_t n : ns) width_ = std::max(width_, (*this)(Instant::from_ns(n)).size());
+  width_ = std::max(width_, (*this)(Instant::zero()).size());
+}
+
+std::string StoryClock::operator()(Instant t) const {
+  const int unit_digits = ms_ ? 6 : 9;
+  const std::int64_t n = t.ns(), unit = pow10(unit_digits), step = pow10(unit_digits - decimals_);
+  std::string s = std::to_string(n / unit);
+  if (decimals_ > 0) s += fmt::format(".{:0{}}", (n % unit) / step, decimals_);
+  return s + (ms_ ? "ms" : "s");
+}
+
+std::string StoryClock::span(Instant from, Instant to) const {
+  return from == to ? (*this)(from) : (*this)(from) + "–" + (*this)(to);
+}
+
+namespace {
+
+bool client(const Trace& t, ProcId p) { return p < t.processes().size() && t.processes()[p].role == ProcessRole::Client; }
+
+std::string names(const std::vector<std::string>& ns) {
+  std::string s;
+  for (std::size_t i = 0; i < ns.size(); ++i) s += (i == 0 ? "" : i + 1 == ns.size() ? " and " : ", ") + ns[i];
+  return s;
+}
+
+// The steps the verdict rests on: for each violation, what its clients did
+// and what happened to their lock from the first of their grants it rests
+// on until it ended (grants, pauses, expiries, writes, releases), and what
+// happened to the lock's nodes meanwhile (crashes, clock jumps, promotions).
+std::vector<bool> decisive_steps(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations) {
+  std::vector<bool> decisive(steps.size(), false);
+  // Per client, its grants' steps in order: a violation's are found by
+  // bisection, so that thousands of violations in a long story stay cheap.
+  std::map<ProcId, std::vector<std::size_t>> grants;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].event && steps[i].event->kind == Ev::Acquired) grants[steps[i].event->process].push_back(i);
+  auto first_at = [&](Instant t) {
+    return static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), t, [](const Step& s, Instant v) { return s.at < v; }) - steps.begin());
+  };
+  for (const Violation& v : violations) {
+    const std::set<ProcId> who(v.processes.begin(), v.processes.end());
+    Instant from = v.at;
+    for (ProcId p : who) {
+      const auto it = grants.find(p);
+      if (it == grants.end()) continue;
+      const auto& g = it->second;
+      const auto after = std::upper_bound(g.begin(), g.end(), v.at, [&](Instant t, std::size_t i) { return t < steps[i].at; });
+      if (after == g.begin()) continue;
+      decisive[*(after - 1)] = true;
+      from = std::min(from, steps[*(after - 1)].at);
+    }
+    for (std::size_t i = first_at(from); i < steps.size() && steps[i].at <= v.until; ++i) {
+      const TraceEvent* e = steps[i].event;
+      if (!e) continue;
+      const bool involved = who.count(e->process) || who.count(e->peer) || who.count(e->owner);
+      const bool node = e->process != kNoProc && !client(trace, e->process);
+      switch (e->kind) {
+        case Ev::Acquired: case Ev::Paused: case Ev::Resumed: case Ev::Lost: case Ev::Writing: case Ev::StorageWrite:
+        case Ev::StorageReject: case Ev::WriteRejected: case Ev::Releasing: case Ev::Released: case Ev::ReleaseFailed:
+        case Ev::Expired: case Ev::KeyDeleted: case Ev::Checked: case Ev::Claiming:
+          decisive[i] = decisive[i] || involved;
+          break;
+        case Ev::Crashed: case Ev::Restarted: case Ev::ClockJumped: case Ev::ClockDrift: case Ev::Promoted:
+          decisive[i] = decisive[i] || involved || node;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return decisive;
+}
+
+// The client whose retry loop a step belongs to: its attempt that failed for
+// too few nodes, or a message of its lost while it tries for the lock. An
+// attempt that failed otherwise (its validity used up after a pause, its
+// session gone) is told on its own.
+std::optional<ProcId> retry_client(const Trace& trace, const Step& step, const std::set<ProcId>& trying) {
+  const TraceEvent& e = *step.event;
+  if (e.kind == Ev::AttemptFailed) {
+    const auto t = parse_tally(e.detail);
+    return t && t->too_few() ? std::optional(e.process) : std::nullopt;
+  }
+  if (e.kind != Ev::Dropped) return std::nullopt;
+  for (ProcId p : {e.process, e.peer})
+    if (client(trace, p) && trying.count(p)) return p;
+  return std::nullopt;
+}
+
+constexpr std::size_t kFoldRetries = 3;  // failed attempts in a row worth one line
+constexpr std::size_t kFoldAlike = 3;    // alike steps in a row worth one line
+
+// One line for a client's retry loop: how many tries, over what time, why
+// they failed, and what the network lost meanwhile.
+std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
+                       const StoryClock& clock) {
+  // Every attempt here failed for too few (retry_client): how many were granted, each time.
+  std::vector<std::pair<long long, std::size_t>> granted;  // in order of first appearance, with counts
+  std::optional<AttemptTally> first;
+  std::size_t attempts = 0, lost = 0;
+  bool only_its_own = true;  // every message lost was one it sent
+  std::set<std::string> why_lost;
+  std::vector<std::string> peers;
+  for (std::size_t i : idx) {
+    const TraceEvent& e = *steps[i].event;
+    if (e.kind == Ev::AttemptFailed) {
+      ++attempts;
+      const auto t = parse_tally(e.detail);
+      if (!first) first = t;
+      auto it = std::find_if(granted.begin(), granted.end(), [&](const auto& p) { return p.first == t->granted; });
+      if (it == granted.end()) granted.emplace_back(t->granted, 1);
+      else ++it->second;
+      continue;
+    }
+    ++lost;
+    only_its_own = only_its_own && e.process == who;
+    why_lost.insert(e.detail.substr(0, e.detail.find(':')));
+    const std::string other = trace.name(e.process == who ? e.peer : e.process);
+    if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
+  }
+  std::string s = fmt::format("{} tries and fails {} times, {}: ", trace.name(who), attempts, clock.span(steps[idx.front()].at, steps[idx.back()].at));
+  const char* noun = first->nodes ? "nodes" : "locks";
+  const char* verb = first->nodes ? "granted it" : "taken";
+  if (granted.size() == 1) {
+    s += fmt::format("too few {}: {} of {} {} ({} needed), each time", noun, granted[0].first, first->total, verb, first->needed);
+  } else {
+    // By a count that varies: "2 of 5 granted it 175 times, 0 of 5 44 times".
+    s += fmt::format("too few {} each time ({} needed): ", noun, first->needed);
+    for (std::size_t k = 0; k < granted.size(); ++k)
+      s += fmt::format("{}{} of {}{} {}", k == 0 ? "" : ", ", granted[k].first, first->total, k == 0 ? std::string(" ") + verb : "",
+                       counted(granted[k].second, "time"));
+  }
+  // What the client does after each failure ("; it unlocks every node"), said once.
+  s += first->rest;
+  if (lost > 0) {
+    std::vector<std::string> why(why_lost.begin(), why_lost.end());
+    s += fmt::format("; the network loses {} of its messages ({}), {} {}", lost, names(why), only_its_own ? "to" : "to or from", names(peers));
+  }
+  return s;
+}
+
+// A step's shape: its words with its own process's name as '@' and every
+// shortened value as '…', so that "client3 asks for the lock" is alike
+// "client4 asks for the lock" but "0 of 5 granted it" is not alike "2 of 5".
+std::string shape(const std::string& text, const std::string& who) {
+  std::string s = text;
+  for (auto at = s.find(who); !who.empty() && at != std::string::npos; at = s.find(who, at + 1)) {
+    const bool end = at + who.size() == s.size() || !std::isalnum(static_cast<unsigned char>(s[at + who.size()]));
+    if ((at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) && end) s.replace(at, who.size(), "@");
+  }
+  // "9925…" (narrate.cpp's shortened values) as "…".
+  const std::string ellipsis = "…";
+  for (auto at = s.find(ellipsis); at != std::string::npos; at = s.find(ellipsis, at + 1))
+    if (at >= 4 && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(at - 4), s.begin() + static_cast<std::ptrdiff_t>(at),
+                               [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
+      s.erase(at - 4, 4);
+      at -= 4;
+    }
+  return s;
+}
+
+// Which kinds of step may be folded with alike neighbours: asking, renewing,
+// failing and losing messages. A write, a grant or an expiry is told each time.
+bool foldable(Ev kind) {
+  return kind == Ev::Acquiring || kind == Ev::Renewed || kind == Ev::AttemptFailed || kind == Ev::AcquireFailed || kind == Ev::Dropped;
+}
+
+// Three or more alike steps in a row as one line.
+std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& steps, std::vector<StoryLine> lines, const StoryClock& clock) {
+  std::vector<StoryLine> out;
+  auto alike = [&](const StoryLine& a, const StoryLine& b) {
+    if (a.decisive || b.decisive || a.steps.size() != 1 || b.steps.size() != 1) return false;
+    const TraceEvent* x = steps[a.steps[0]].event;
+    const TraceEvent* y = steps[b.steps[0]].event;
+    return x && y && x->kind == y->kind && foldable(x->kind) &&
+           shape(a.text, trace.name(x->process)) == shape(b.text, trace.name(y->process));
+  };
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t j = i + 1;
+    while (j < lines.size() && alike(lines[i], lines[j])) ++j;
+    if (j - i < kFoldAlike) {
+      for (; i < j; ++i) out.push_back(std::move(lines[i]));
+      continue;
+    }
+    StoryLine folded{.at = lines[i].at, .until = lines[j - 1].until, .text = lines[i].text};
+    std::vector<std::string> others;
+    bool one_process = true;
+    for (std::size_t k = i; k < j; ++k) {
+      folded.steps.push_back(lines[k].steps[0]);
+      const ProcId p = steps[lines[k].steps[0]].event->process;
+      one_process = one_process && p == steps[lines[i].steps[0]].event->process;
+      if (k > i) others.push_back(trace.name(p));
+    }
+    const std::string until = folded.until != folded.at ? ", until " + clock(folded.until) : "";
+    if (steps[folded.steps[0]].event->kind == Ev::Dropped)
+      folded.text += fmt::format(" — and {} more lost the same way{}", j - i - 1, until);
+    else if (one_process)
+      folded.text += fmt::format(" — {} times in all{}", j - i, until);
+    else if (others.size() <= 3)
+      folded.text += " — and so do " + names(others) + until;
+    else
+      folded.text += fmt::format(" — and so do {} others ({} … {}){}", others.size(), others.front(), others.back(), until);
+    out.push_back(std::move(folded));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
+                                  const StoryClock& clock) {
+  const std::vector<bool> decisive = decisive_steps(trace, steps, violations);
+  std::vector<StoryLine> lines;
+  std::set<ProcId> trying;                         // clients between asking and getting (or giving up)
+  std::map<ProcId, std::vector<std::size_t>> open;  // per client: its retry steps since the last step told on its own
+  auto single = [&](std::size_t i) { return StoryLine{.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}, .decisive = decisive[i]}; };
+  // The retry loops open so far, each as one line, or step by step when short.
+  auto flush = [&] {
+    std::vector<StoryLine> told;
+    for (const auto& [who, idx] : open) {
+      std::size_t attempts = 0;
+      for (std::size_t i : idx) attempts += steps[i].event->kind == Ev::AttemptFailed;
+      if (attempts < kFoldRetries) {
+        for (std::size_t i : idx) told.push_back(single(i));
+        continue;
+      }
+      told.push_back(StoryLine{.at = steps[idx.front()].at, .until = steps[idx.back()].at,
+                               .text = retry_text(trace, who, steps, idx, clock), .steps = idx});
+    }
+    std::stable_sort(told.begin(), told.end(), [](const StoryLine& a, const StoryLine& b) { return a.steps.front() < b.steps.front(); });
+    for (StoryLine& l : told) lines.push_back(std::move(l));
+    open.clear();
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const TraceEvent* e = steps[i].event;
+    if (e && e->kind == Ev::Acquiring) trying.insert(e->process);
+    if (e && (e->kind == Ev::Acquired || e->kind == Ev::AcquireFailed || e->kind == Ev::Crashed)) trying.erase(e->process);
+    if (const auto who = e ? retry_client(trace, steps[i], trying) : std::nullopt; who && !decisive[i]) {
+      open[*who].push_back(i);
+      continue;
+    }
+    flush();
+    lines.push_back(single(i));
+  }
+  flush();
+  return fold_alike(trace, steps, std::move(lines), clock);
+}
+
+}  // namespace locksim

@@ -1,0 +1,138 @@
+// Each algorithm parses its own [lock] options into typed values; the
+// scenario keeps the table's text, which set_lock_option edits and parses again.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "harness/explore.hpp"
+#include "harness/scenario.hpp"
+#include "harness/scenario_writer.hpp"
+#include "lockalgos/etcd.hpp"
+#include "lockalgos/redis_common.hpp"
+#include "lockalgos/redisson.hpp"
+#include "lockalgos/redlock.hpp"
+#include "lockalgos/zookeeper.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+
+namespace {
+
+// [lock] is on line 6; its keys follow, one a line.
+Scenario with_lock(const std::string& lock_keys, const std::string& nodes = "[[node]]\nname = \"n1\"\n") {
+  return parse_scenario("title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"10s\"\n\n[lock]\n" + lock_keys +
+                            "\n" + nodes + "[[client]]\nname = \"client1\"\n",
+                        "scenarios/x.toml");
+}
+
+std::string rejection(Scenario& s, const std::string& key, std::optional<std::string> text) {
+  try {
+    set_lock_option(s, key, std::move(text));
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("each algorithm reads its own keys into typed options, enums for the named choices") {
+  const Scenario single = with_lock("algorithm = \"redis-single\"\nttl = \"10s\"\nrelease = \"get-then-del\"\nretry_count = 3");
+  const auto& rs = single.lock.options_as<RedisSingleOptions>();
+  CHECK(rs.release == Release::GetThenDel);
+  CHECK(rs.retry_count == 3);
+  CHECK(rs.request_timeout == Duration::s(2));  // Jedis's default
+
+  const Scenario redlock = with_lock(
+      "algorithm = \"redlock\"\nflavour = \"redsync\"\nttl = \"10s\"\nfanout = \"parallel\"\ncollect = \"all\"\n"
+      "unlock = \"no-wait\"");
+  const auto& rl = redlock.lock.options_as<RedlockOptions>();
+  CHECK(rl.fanout == Fanout::Parallel);
+  CHECK(rl.collect == Collect::All);
+  CHECK(rl.unlock == Unlock::NoWait);
+  CHECK_FALSE(rl.retry_count.has_value());  // the flavour's
+
+  const Scenario zk = with_lock("algorithm = \"zookeeper\"\non_suspended = \"stop\"\nwatch = \"parent\"\ntick_time = \"3s\"",
+                                "[[node]]\nname = \"zk\"\n");
+  const auto& z = zk.lock.options_as<ZooKeeperOptions>();
+  CHECK(z.on_suspended == OnSuspended::Stop);
+  CHECK(z.watch == Watch::Parent);
+  CHECK(z.server().tick_time == Duration::s(3));
+
+  const Scenario etcd = with_lock("algorithm = \"etcd\"\nversion = \"3.4\"\nfirst_token = 40", "[[node]]\nname = \"etcd\"\n");
+  CHECK(etcd.lock.options_as<EtcdOptions>().version == EtcdVersion::V3_4);
+  CHECK(etcd.lock.options->server().first_token == 40);
+}
+
+TEST_CASE("every algorithm's options say what lease explore measures against") {
+  CHECK(with_lock("algorithm = \"redis-single\"\nttl = \"7s\"").lock.options->lease() == Duration::s(7));
+  CHECK(with_lock("algorithm = \"redlock\"\nttl = \"9s\"").lock.options->lease() == Duration::s(9));
+  CHECK(with_lock("algorithm = \"watchdog\"\nwatchdog_timeout = \"12s\"").lock.options->lease() == Duration::s(12));
+  CHECK(with_lock("algorithm = \"multilock\"").lock.options->lease() == Duration::s(30));
+  CHECK(with_lock("algorithm = \"setnx\"").lock.options->lease() == Duration::s(30));
+  CHECK(with_lock("algorithm = \"zookeeper\"\nsession_timeout = \"6s\"").lock.options->lease() == Duration::s(6));
+  CHECK(with_lock("algorithm = \"etcd\"\nlease_ttl = \"4s\"").lock.options->lease() == Duration::s(4));
+}
+
+TEST_CASE("set_lock_option changes the typed options and the text the writer writes") {
+  Scenario s = with_lock("algorithm = \"redis-single\"\nttl = \"10s\"  # the lease\nretry_delay = \"10ms..20ms\"");
+  set_lock_option(s, "ttl", "\"45s\"");
+  CHECK(s.lock.ttl == Duration::s(45));
+  CHECK(s.lock.options->lease() == Duration::s(45));
+  set_lock_option(s, "release", "\"del\"");  // a key the file does not have
+  CHECK(s.lock.options_as<RedisSingleOptions>().release == Release::Del);
+  set_lock_option(s, "retry_delay", std::nullopt);
+  CHECK(s.lock.options_as<RedisSingleOptions>().retry_delay.is_fixed());
+  const std::string text = to_toml(s);
+  CHECK(text.find("[lock]\nalgorithm = \"redis-single\"\nttl = \"45s\"\nrelease = \"del\"\n") != std::string::npos);
+  CHECK(text.find("retry_delay") == std::string::npos);
+  CHECK(parse_scenario(text, "again.toml").lock.options_as<RedisSingleOptions>().release == Release::Del);
+}
+
+TEST_CASE("the writer writes the lock table's values as the file wrote them, in its order") {
+  const Scenario s = with_lock("ttl = \"10s\"\nalgorithm = \"redlock\"\ndrift_factor = 0.010\nretry_count = \"forever\"");
+  const std::string text = to_toml(s);
+  CHECK(text.find("[lock]\nttl = \"10s\"\nalgorithm = \"redlock\"\ndrift_factor = 0.010\nretry_count = \"forever\"\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("a value set_lock_option rejects is named at the key's line in the file, and the scenario stays as it was") {
+  Scenario s = with_lock("algorithm = \"redis-single\"\nttl = \"10s\"\nretry_count = 3");
+  std::string message = rejection(s, "ttl", "\"10 s\"");
+  CHECK(message.rfind("scenarios/x.toml:8: [lock] 'ttl': \"10 s\" is not a duration", 0) == 0);
+  CHECK(s.lock.ttl == Duration::s(10));
+  CHECK(to_toml(s).find("ttl = \"10s\"") != std::string::npos);
+  // A key the file does not have is named at [lock]'s line, with the loader's suggestion.
+  message = rejection(s, "retry_dealy", "\"1s\"");
+  CHECK(message.rfind("scenarios/x.toml:6: [lock] 'retry_dealy'", 0) == 0);
+  CHECK(message.find("did you mean 'retry_delay'?") != std::string::npos);
+  message = rejection(s, "release", "\"drop\"");
+  CHECK(message.rfind("scenarios/x.toml:6: [lock] 'release': \"drop\" is not one of", 0) == 0);
+  // Text that is not a TOML value: a duration without its quotes.
+  message = rejection(s, "retry_count", "1s");
+  CHECK(message.rfind("scenarios/x.toml:9: [lock] 'retry_count': 1s is not a TOML value", 0) == 0);
+  CHECK(s.lock.options_as<RedisSingleOptions>().retry_count == 3);
+}
+
+TEST_CASE("set_lock_option keeps the rules that tie options together") {
+  Scenario s = with_lock("algorithm = \"redlock\"\nttl = \"10s\"\nflavour = \"redsync\"\ncollect = \"all\"");
+  // Without redsync's parallel fan-out, collect means nothing.
+  CHECK(rejection(s, "flavour", "\"redlock-py\"").find("[lock] 'collect': applies to a parallel fan-out") !=
+        std::string::npos);
+  CHECK(s.lock.flavour == "redsync");
+  set_lock_option(s, "fanout", "\"parallel\"");
+  set_lock_option(s, "flavour", "\"redlock-py\"");
+  CHECK(s.lock.flavour == "redlock-py");
+  CHECK(s.lock.options_as<RedlockOptions>().collect == Collect::All);
+}
+
+TEST_CASE("the matrix leaves out the keys another algorithm does not take") {
+  const Scenario base = catalogue("scenarios/redis/del-without-owner-check.toml");  // redis-single, release = "del"
+  ExploreOptions o;
+  o.runs = 5;
+  const auto rows = explore_matrix(base, o, {"redlock:redsync", "setnx"});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].summary.runs == 5);
+  CHECK(rows[1].summary.runs == 5);
+}
