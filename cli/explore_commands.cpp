@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,7 +36,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr int kExitOk = 0, kExitUnexpected = 1;
+constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBug = 3;
+// Interrupted by Ctrl-C: 128 + SIGINT, as a shell reports a process SIGINT ended.
+constexpr int kExitInterrupted = 130;
 // As `run` keeps them (main.cpp): the text story's events, a diagram's.
 constexpr std::uint64_t kTextKeep = 250'000, kWholeKeep = 2'000'000;
 
@@ -164,10 +168,49 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// Whole or absent: written to a temporary name beside `path`, then renamed
+// over it (rename is atomic within a file system), so a reader, or a Ctrl-C
+// or a full disk midway, never leaves a half-written file under `path`.
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!(out << text)) throw ScenarioError(path + ": cannot write there");
+  const std::string temp = path + ".partial-" + std::to_string(getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      throw ScenarioError(path + ": cannot write there");
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw ScenarioError(path + ": cannot write there");
+  }
 }
+
+// Ctrl-C during a random exploration: the first stops the runs (those under
+// way finish) and the summary of the runs done is printed, marked partial;
+// a second ends locksim at once, as SIGINT's default does.
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void on_interrupt(int) {
+  interrupted = true;
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// Installs on_interrupt for the life of the object.
+class InterruptGuard {
+ public:
+  InterruptGuard() : previous_(std::signal(SIGINT, on_interrupt)) { interrupted = false; }
+  ~InterruptGuard() { std::signal(SIGINT, previous_); }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  void (*previous_)(int);
+};
 
 struct Shrunk {
   ViolationKind kind;
@@ -322,14 +365,20 @@ int cmd_explore(ExploreArgs a) {
   if (!a.boundary.empty()) return cmd_boundary(base, a);
   if (a.exhaustive) return cmd_exhaustive(base, a);
 
-  const ExploreSummary summary = explore(base, o, progress_bar(a));
+  const InterruptGuard guard;
+  ExploreOptions stoppable = o;
+  stoppable.stop = [] { return interrupted.load(); };
+  const ExploreSummary summary = explore(base, stoppable, progress_bar(a));
   std::string result = a.result;
   if (result.empty() && o.shard_count > 1)
     result = fmt::format("{}.shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
   if (!result.empty()) write_file(result, explore_json(base, o, summary) + "\n");
   std::vector<Shrunk> shrunk;
   if (!a.out.empty())
-    for (const auto& [kind, run] : summary.first) shrunk.push_back(write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out));
+    for (const auto& [kind, run] : summary.first) {
+      if (interrupted) break;  // each file written is whole; the rest are not started
+      shrunk.push_back(write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out));
+    }
   if (a.format == "json") {
     json j = json::parse(explore_json(base, o, summary));
     if (!shrunk.empty()) {
@@ -342,7 +391,12 @@ int cmd_explore(ExploreArgs a) {
     if (!result.empty()) std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
     if (!shrunk.empty()) std::cout << "\nShrinking the first failing run of each kind:\n";
     for (const Shrunk& s : shrunk) std::cout << s.line();
+    if (interrupted && !a.out.empty() && shrunk.size() < summary.first.size())
+      std::cout << "  (interrupted: the other kinds' runs were not shrunk)\n";
   }
+  std::cout << std::flush;
+  if (interrupted) return kExitInterrupted;
+  if (summary.internal_errors) return kExitBug;
   return explore_as_expected(base, summary) ? kExitOk : kExitUnexpected;
 }
 

@@ -58,6 +58,11 @@ void ExploreSummary::add_notes(const ExploreSummary& other) {
 void ExploreSummary::add(const RunOutcome& r) {
   add_notes(r);
   ++runs;
+  if (!r.internal_error.empty()) {
+    ++internal_errors;
+    if (!first_internal_error || r.index < first_internal_error->index) first_internal_error = r;
+    return;
+  }
   if (r.stuck_after_heal) {
     ++stuck_after_heal;
     if (!first_stuck_after_heal || r.index < first_stuck_after_heal->index) first_stuck_after_heal = r;
@@ -86,6 +91,22 @@ bool explore_as_expected(const Scenario& base, const ExploreSummary& s) {
   return std::includes(base.expect.violations.begin(), base.expect.violations.end(), found.begin(), found.end());
 }
 
+namespace {
+// One random run: its schedule drawn, run, and its outcome filled in.
+void run_one(const Scenario& base, const ExploreOptions& o, const Reference& reference, Duration window, RunOutcome& out) {
+  Scenario s = with_random_faults(base, out.seed, o, reference, &out.notes);
+  out.faults = s.faults.size();
+  RunOptions ro;
+  ro.max_events = o.max_events;
+  ro.keep_events = 0;
+  if (o.liveness) ro.liveness = window;
+  const RunResult r = run_scenario(std::move(s), ro);
+  out.verdict = r.verdict;
+  out.budget_exhausted = r.budget_exhausted;
+  out.stuck_after_heal = r.liveness && r.liveness->stuck;
+}
+}  // namespace
+
 ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Progress& progress) {
   std::vector<std::uint64_t> indices;
   for (std::uint64_t i = 0; i < o.runs; ++i)
@@ -100,21 +121,28 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
 
   // Each worker runs whole simulations, each single-threaded; results land by
   // index, so the summary does not depend on the number of jobs.
+  std::vector<char> ran(indices.size(), 0);  // a stop leaves the runs after it out
+  std::atomic<bool> stopped{false};
   auto worker = [&](ExploreSummary& my_notes) {
     for (std::size_t slot = next++; slot < indices.size(); slot = next++) {
+      if (stopped || (o.stop && o.stop())) {
+        stopped = true;
+        break;
+      }
       RunOutcome& out = outcomes[slot];
       out.index = indices[slot];
       out.seed = run_seed(o.seed, out.index);
-      Scenario s = with_random_faults(base, out.seed, o, reference, &out.notes);
-      out.faults = s.faults.size();
-      RunOptions ro;
-      ro.max_events = o.max_events;
-      ro.keep_events = 0;
-      if (o.liveness) ro.liveness = window;
-      const RunResult r = run_scenario(std::move(s), ro);
-      out.verdict = r.verdict;
-      out.budget_exhausted = r.budget_exhausted;
-      out.stuck_after_heal = r.liveness && r.liveness->stuck;
+      // A run that throws is a bug in locksim, not a verdict: it is counted
+      // with its seed, and the search goes on (FoundationDB's simulator does so).
+      try {
+        if (o.before_run_for_test) o.before_run_for_test(out.index);
+        run_one(base, o, reference, window, out);
+      } catch (const std::exception& e) {
+        out = RunOutcome{.index = out.index, .seed = out.seed, .internal_error = e.what()};
+      } catch (...) {
+        out = RunOutcome{.index = out.index, .seed = out.seed, .internal_error = "an exception that is not a std::exception"};
+      }
+      ran[slot] = 1;
       my_notes.add_notes(out);  // kept as sums: a million runs' notes would not fit
       out.notes = {};
       violating += !out.verdict.empty();
@@ -131,7 +159,10 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
   for (std::thread& t : threads) t.join();
 
   ExploreSummary summary;
-  for (const RunOutcome& r : outcomes) summary.add(r);
+  summary.planned = indices.size();
+  summary.partial = stopped;
+  for (std::size_t slot = 0; slot < outcomes.size(); ++slot)
+    if (ran[slot]) summary.add(outcomes[slot]);
   for (const ExploreSummary& n : notes) summary.add_notes(n);
   return summary;
 }

@@ -34,6 +34,12 @@ struct ExploreOptions {
   // defaults to the scenario's [expect] liveness_window, else twice the lease.
   bool liveness = false;
   std::optional<Duration> liveness_window;
+  // Polled before each run; once it says true, no further run starts and the
+  // summary is marked partial (explore's Ctrl-C). Empty: never.
+  std::function<bool()> stop;
+  // Test-only: called before each run with its index; what it throws counts
+  // as that run's internal error, as a bug in locksim would.
+  std::function<void(std::uint64_t index)> before_run_for_test;
 };
 
 Duration liveness_window_of(const Scenario& base, const ExploreOptions& o);
@@ -66,6 +72,8 @@ struct RunOutcome {
   std::size_t faults = 0;
   bool stuck_after_heal = false;  // the liveness phase found the lock stuck
   DrawNotes notes;
+  // Not empty: the run threw (a bug in locksim, not a verdict): what it said.
+  std::string internal_error;
 };
 
 // Per violation kind, how many runs that showed it had a fault with each
@@ -81,6 +89,12 @@ struct ExploreSummary {
   FoundBy anchors, lengths;
   std::uint64_t stuck_after_heal = 0;           // runs the liveness phase found stuck
   std::optional<RunOutcome> first_stuck_after_heal;
+  // Runs that threw instead of finishing (each still counted in `runs`).
+  std::uint64_t internal_errors = 0;
+  std::optional<RunOutcome> first_internal_error;
+  // Interrupted (ExploreOptions::stop): `runs` of the `planned` ran.
+  bool partial = false;
+  std::uint64_t planned = 0;
   void add(const RunOutcome& r);
   // r's notes only (a worker's share; the sums do not depend on the order).
   void add_notes(const RunOutcome& r);

@@ -71,6 +71,7 @@ std::string explore_replay_command(const Scenario& base, const ExploreOptions& o
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
   std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
   if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
+  if (s.partial) out += fmt::format("\n  PARTIAL: interrupted; the summary of the {} of {} runs that finished", s.runs, s.planned);
   out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
                      base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
                      kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds));
@@ -94,6 +95,11 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
                          s.first_stuck_after_heal->index, s.first_stuck_after_heal->seed,
                          explore_replay_command(base, o, s.first_stuck_after_heal->seed));
   }
+  if (s.internal_errors)
+    out += fmt::format("\n  internal errors (a bug in locksim, not a verdict): {} failed, first run {} (seed {}): {}\n"
+                       "    {}\n",
+                       counted(s.internal_errors, "run"), s.first_internal_error->index, s.first_internal_error->seed,
+                       s.first_internal_error->internal_error, explore_replay_command(base, o, s.first_internal_error->seed));
   out += fmt::format("\n  {} of {} violated something; {} the budget ({} or {} simulated)\n", s.violating,
                      counted(s.runs, "run"), s.budget_exhausted == 1 ? "1 hit" : std::to_string(s.budget_exhausted) + " hit",
                      counted(o.max_events, "event"), format_duration(base.duration));
@@ -138,6 +144,13 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
                        {"replay", explore_replay_command(base, o, s.first_stuck_after_heal->seed)}};
     j["liveness"] = live;
   }
+  if (s.internal_errors) {
+    const RunOutcome& f = *s.first_internal_error;
+    j["internal_errors"] = {{"runs", s.internal_errors},
+                            {"first", {{"run", f.index}, {"seed", f.seed}, {"what", f.internal_error},
+                                       {"replay", explore_replay_command(base, o, f.seed)}}}};
+  }
+  if (s.partial) j["partial"] = {{"planned", s.planned}};
   return j.dump();
 }
 
@@ -183,6 +196,9 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
                           names[0] + ")");
     }
+    if (j.contains("partial"))
+      throw ScenarioError(names[i] + ": an interrupted shard (" + j["runs"].dump() + " of " + j["partial"]["planned"].dump() +
+                          " runs): run it again, its summary is not the shard's");
     const std::uint64_t shard = j["shard"][0];
     if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
     m.summary.runs += j["runs"].get<std::uint64_t>();
@@ -198,6 +214,15 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
         if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
           m.summary.first_stuck_after_heal = first;
       }
+    }
+    if (j.contains("internal_errors")) {
+      m.summary.internal_errors += j["internal_errors"]["runs"].get<std::uint64_t>();
+      RunOutcome first;
+      first.index = j["internal_errors"]["first"]["run"];
+      first.seed = j["internal_errors"]["first"]["seed"];
+      first.internal_error = j["internal_errors"]["first"]["what"];
+      if (!m.summary.first_internal_error || first.index < m.summary.first_internal_error->index)
+        m.summary.first_internal_error = first;
     }
     for (ViolationKind k : kAllViolationKinds) {
       const json& v = j["violations"][std::string(violation_name(k))];

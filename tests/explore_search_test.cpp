@@ -303,3 +303,51 @@ TEST_CASE("the boundary search refuses what it cannot move, and says what it can
   CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].by"), doctest::Contains("has no 'by'"), ScenarioError);
   CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].after"), doctest::Contains("not an 'after'"), ScenarioError);
 }
+
+TEST_CASE("a run that throws is counted and reported with its seed, and the search finishes the other runs") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  for (int jobs : {1, 2}) {
+    ExploreOptions o;
+    o.runs = 40;
+    o.jobs = jobs;
+    const ExploreSummary clean = explore(base, o);
+    o.before_run_for_test = [](std::uint64_t index) {
+      if (index == 7) throw std::logic_error("test hook: an internal check failed");
+    };
+    const ExploreSummary s = explore(base, o);
+    CHECK(s.runs == 40);
+    CHECK(!s.partial);
+    CHECK(s.internal_errors == 1);
+    REQUIRE(s.first_internal_error);
+    CHECK(s.first_internal_error->index == 7);
+    CHECK(s.first_internal_error->seed == run_seed(1, 7));
+    CHECK(s.first_internal_error->internal_error == "test hook: an internal check failed");
+    // Every other run judged as without the failure: at most run 7's verdict is missing.
+    CHECK(s.violating + 1 >= clean.violating);
+    CHECK(s.violating <= clean.violating);
+    const std::string text = explore_text(base, o, s);
+    CHECK(text.find("internal errors (a bug in locksim, not a verdict): 1 run failed, first run 7 (seed " +
+                    std::to_string(run_seed(1, 7)) + "): test hook: an internal check failed") != std::string::npos);
+    CHECK(text.find("--replay " + std::to_string(run_seed(1, 7))) != std::string::npos);
+    // Shards carry it to the merge.
+    const Merged m = merge_results({explore_json(base, o, s)}, {"one.json"});
+    CHECK(m.summary.internal_errors == 1);
+    CHECK(m.summary.first_internal_error->seed == run_seed(1, 7));
+  }
+}
+
+TEST_CASE("a stopped exploration sums the runs that finished and says it is partial") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  ExploreOptions o;
+  o.runs = 1000;
+  int asked = 0;
+  o.stop = [&asked] { return ++asked > 25; };
+  const ExploreSummary s = explore(base, o);
+  CHECK(s.partial);
+  CHECK(s.runs == 25);
+  CHECK(s.planned == 1000);
+  CHECK(explore_text(base, o, s).find("PARTIAL: interrupted; the summary of the 25 of 1000 runs that finished") !=
+        std::string::npos);
+  // A partial shard is not merged as if it were whole.
+  CHECK_THROWS_AS(merge_results({explore_json(base, o, s)}, {"cut.json"}), ScenarioError);
+}
