@@ -369,6 +369,7 @@ int cmd_explore(ExploreArgs a) {
   ExploreOptions stoppable = o;
   stoppable.stop = [] { return interrupted.load(); };
   const ExploreSummary summary = explore(base, stoppable, progress_bar(a));
+  if (summary.partial && isatty(STDERR_FILENO)) std::cerr << "\n  interrupted: the summary of the runs done follows\n";
   std::string result = a.result;
   if (result.empty() && o.shard_count > 1)
     result = fmt::format("{}.shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
