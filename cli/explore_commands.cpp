@@ -2,6 +2,7 @@
 // (random runs, --replay, --exhaustive, --boundary, --matrix), and what each
 // prints. JSON output is one JSON document on stdout and nothing else.
 #include "cli/explore_commands.hpp"
+#include "cli/output_file.hpp"
 
 #include <unistd.h>
 
@@ -168,26 +169,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Whole or absent: written to a temporary name beside `path`, then renamed
-// over it (rename is atomic within a file system), so a reader, or a Ctrl-C
-// or a full disk midway, never leaves a half-written file under `path`.
-void write_file(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".partial-" + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      throw ScenarioError(path + ": cannot write there");
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw ScenarioError(path + ": cannot write there");
-  }
-}
+// Whole or absent (cli/output_file.hpp): a temporary renamed into place.
+void write_file(const std::string& path, const std::string& text) { write_whole(path, text); }
 
 // Ctrl-C during a random exploration: the first stops the runs (those under
 // way finish) and the summary of the runs done is printed, marked partial;
@@ -195,21 +178,25 @@ void write_file(const std::string& path, const std::string& text) {
 std::atomic<bool> interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
+// The handler before ours (main's: remove unfinished temporaries, then die).
+void (*previous_interrupt)(int) = SIG_DFL;
+
 extern "C" void on_interrupt(int) {
   interrupted = true;
-  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGINT, previous_interrupt);
 }
 
 // Installs on_interrupt for the life of the object.
 class InterruptGuard {
  public:
-  InterruptGuard() : previous_(std::signal(SIGINT, on_interrupt)) { interrupted = false; }
-  ~InterruptGuard() { std::signal(SIGINT, previous_); }
+  InterruptGuard() {
+    interrupted = false;
+    previous_interrupt = std::signal(SIGINT, on_interrupt);
+    if (previous_interrupt == SIG_ERR) previous_interrupt = SIG_DFL;
+  }
+  ~InterruptGuard() { std::signal(SIGINT, previous_interrupt); }
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  void (*previous_)(int);
 };
 
 struct Shrunk {
@@ -244,16 +231,15 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   const bool whole = !a.svg_path.empty() || !a.html_path.empty();
   ro.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
   if (o.liveness) ro.liveness = liveness_window_of(base, o);
-  std::ofstream trace_out;
+  std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
   if (!a.trace_path.empty()) {
-    trace_out.open(a.trace_path);
-    if (!trace_out) throw ScenarioError(a.trace_path + ": cannot write the trace there");
+    trace_out.emplace(a.trace_path);
     ro.details = true;
-    ro.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
+    ro.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out->stream()); };
   }
   RunResult r = run_scenario(s, ro);
   r.replay = explore_replay_command(base, o, *a.replay);
-  if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
+  if (trace_out) trace_out->commit();
   std::string written;
   if (!a.out.empty()) {
     fs::create_directories(a.out);

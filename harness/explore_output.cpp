@@ -154,6 +154,76 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
   return j.dump();
 }
 
+namespace {
+// One shard's counts, first runs and notes added to `m` (a missing field
+// throws nlohmann's exception, which merge_results words).
+void add_shard(const nlohmann::json& j, Merged& m) {
+  m.summary.runs += j.at("runs").get<std::uint64_t>();
+  m.summary.violating += j.at("violating_runs").get<std::uint64_t>();
+  m.summary.budget_exhausted += j.at("budget_exhausted").get<std::uint64_t>();
+  if (j.contains("liveness")) {
+    const auto& live = j.at("liveness");
+    m.summary.stuck_after_heal += live.at("stuck_runs").get<std::uint64_t>();
+    if (live.contains("first")) {
+      RunOutcome first;
+      first.index = live.at("first").at("run");
+      first.seed = live.at("first").at("seed");
+      first.stuck_after_heal = true;
+      if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
+        m.summary.first_stuck_after_heal = first;
+    }
+  }
+  if (j.contains("internal_errors")) {
+    const auto& errors = j.at("internal_errors");
+    m.summary.internal_errors += errors.at("runs").get<std::uint64_t>();
+    RunOutcome first;
+    first.index = errors.at("first").at("run");
+    first.seed = errors.at("first").at("seed");
+    first.internal_error = errors.at("first").at("what");
+    if (!m.summary.first_internal_error || first.index < m.summary.first_internal_error->index)
+      m.summary.first_internal_error = first;
+  }
+  for (ViolationKind k : kAllViolationKinds) {
+    const auto& v = j.at("violations").at(std::string(violation_name(k)));
+    const std::uint64_t n = v.at("runs");
+    if (n == 0) continue;
+    m.summary.by_kind[k] += n;
+    RunOutcome first;
+    first.index = v.at("first").at("run");
+    first.seed = v.at("first").at("seed");
+    if (v.contains("found_by")) {
+      for (const auto& [label, count] : v.at("found_by").at("anchors").items()) m.summary.anchors[k][label] += count.get<std::uint64_t>();
+      for (const auto& [label, count] : v.at("found_by").at("lengths").items()) m.summary.lengths[k][label] += count.get<std::uint64_t>();
+    }
+    auto it = m.summary.first.find(k);
+    if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+  }
+}
+
+// The options the shards ran with, from the first shard's "options".
+void read_options(const nlohmann::json& j, Merged& m) {
+  m.scenario_path = j.at("scenario");
+  m.options.seed = j.at("base_seed");
+  const auto& opts = j.at("options");
+  m.options.runs = opts.at("runs");
+  m.options.max_faults = opts.at("max_faults");
+  m.options.keep_faults = opts.at("keep_faults");
+  m.options.max_events = opts.at("max_events");
+  auto bound = [&](const char* key) {
+    return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
+                                                      : std::nullopt;
+  };
+  m.options.max_pause = bound("max_pause_ns");
+  m.options.max_jump = bound("max_jump_ns");
+  m.options.max_outage = bound("max_outage_ns");
+  if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts.at("max_drift_ppm");
+  if (opts.contains("liveness")) m.options.liveness = opts.at("liveness");
+  m.options.liveness_window = bound("liveness_window_ns");
+  for (const auto& k : opts.at("faults"))
+    if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
+}
+}  // namespace
+
 Merged merge_results(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
   using json = nlohmann::json;
   Merged m;
@@ -167,77 +237,34 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
     } catch (const std::exception& e) {
       throw ScenarioError(names[i] + ": not an explore result (" + e.what() + ")");
     }
-    if (!j.contains("options") || !j.contains("shard") || !j.contains("violations"))
+    if (!j.is_object() || !j.contains("options") || !j.contains("shard") || !j.contains("violations"))
       throw ScenarioError(names[i] + ": not an explore result (write one with explore --format json or --result)");
-    const json identity = {j["scenario"], j["base_seed"], j["options"], j["shard"][1]};
-    if (i == 0) {
-      reference = identity;
-      m.scenario_path = j["scenario"];
-      m.options.seed = j["base_seed"];
-      m.options.runs = j["options"]["runs"];
-      m.options.max_faults = j["options"]["max_faults"];
-      m.options.keep_faults = j["options"]["keep_faults"];
-      m.options.max_events = j["options"]["max_events"];
-      const json& opts = j["options"];
-      auto bound = [&](const char* key) {
-        return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
-                                                          : std::nullopt;
-      };
-      m.options.max_pause = bound("max_pause_ns");
-      m.options.max_jump = bound("max_jump_ns");
-      m.options.max_outage = bound("max_outage_ns");
-      if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
-      if (opts.contains("liveness")) m.options.liveness = opts["liveness"];
-      m.options.liveness_window = bound("liveness_window_ns");
-      for (const auto& k : j["options"]["faults"])
-        if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
-      count = j["shard"][1];
-    } else if (identity != reference) {
-      throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
-                          names[0] + ")");
-    }
-    if (j.contains("partial"))
-      throw ScenarioError(names[i] + ": an interrupted shard (" + j["runs"].dump() + " of " + j["partial"]["planned"].dump() +
-                          " runs): run it again, its summary is not the shard's");
-    const std::uint64_t shard = j["shard"][0];
-    if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
-    m.summary.runs += j["runs"].get<std::uint64_t>();
-    m.summary.violating += j["violating_runs"].get<std::uint64_t>();
-    m.summary.budget_exhausted += j["budget_exhausted"].get<std::uint64_t>();
-    if (j.contains("liveness")) {
-      m.summary.stuck_after_heal += j["liveness"]["stuck_runs"].get<std::uint64_t>();
-      if (j["liveness"].contains("first")) {
-        RunOutcome first;
-        first.index = j["liveness"]["first"]["run"];
-        first.seed = j["liveness"]["first"]["seed"];
-        first.stuck_after_heal = true;
-        if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
-          m.summary.first_stuck_after_heal = first;
+    // A field missing or of the wrong type is the file's fault, said as such:
+    // .at() throws where a const operator[] was undefined behaviour.
+    try {
+      const json identity = {j.at("scenario"), j.at("base_seed"), j.at("options"), j.at("shard").at(1)};
+      if (i == 0) {
+        reference = identity;
+        read_options(j, m);
+        count = j.at("shard").at(1);
+        // No exploration has more shards than runs, and a count of 10^15 would
+        // have this list as many missing ones.
+        if (count < 1 || count > 1'000'000)
+          throw ScenarioError(names[i] + ": a shard count of " + std::to_string(count) + " (1 to 1,000,000)");
+      } else if (identity != reference) {
+        throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
+                            names[0] + ")");
       }
-    }
-    if (j.contains("internal_errors")) {
-      m.summary.internal_errors += j["internal_errors"]["runs"].get<std::uint64_t>();
-      RunOutcome first;
-      first.index = j["internal_errors"]["first"]["run"];
-      first.seed = j["internal_errors"]["first"]["seed"];
-      first.internal_error = j["internal_errors"]["first"]["what"];
-      if (!m.summary.first_internal_error || first.index < m.summary.first_internal_error->index)
-        m.summary.first_internal_error = first;
-    }
-    for (ViolationKind k : kAllViolationKinds) {
-      const json& v = j["violations"][std::string(violation_name(k))];
-      const std::uint64_t n = v["runs"];
-      if (n == 0) continue;
-      m.summary.by_kind[k] += n;
-      RunOutcome first;
-      first.index = v["first"]["run"];
-      first.seed = v["first"]["seed"];
-      if (v.contains("found_by")) {
-        for (const auto& [label, count] : v["found_by"]["anchors"].items()) m.summary.anchors[k][label] += count.get<std::uint64_t>();
-        for (const auto& [label, count] : v["found_by"]["lengths"].items()) m.summary.lengths[k][label] += count.get<std::uint64_t>();
-      }
-      auto it = m.summary.first.find(k);
-      if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+      if (j.contains("partial"))
+        throw ScenarioError(names[i] + ": an interrupted shard (" + j.at("runs").dump() + " of " +
+                            j.at("partial").at("planned").dump() + " runs): run it again, its summary is not the shard's");
+      const std::uint64_t shard = j.at("shard").at(0);
+      if (shard < 1 || shard > count)
+        throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " of " + std::to_string(count));
+      if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
+      add_shard(j, m);
+    } catch (const nlohmann::json::exception& e) {
+      throw ScenarioError(names[i] + ": not an explore result (a field is missing or of the wrong type: " + e.what() + ")");
     }
   }
   for (std::uint64_t k = 1; k <= count; ++k)

@@ -110,7 +110,7 @@ TEST_CASE("explore --out interrupted at any moment leaves only whole scenario fi
     for (const auto& entry : fs::directory_iterator(out)) {
       const std::string name = entry.path().filename().string();
       INFO(name);
-      CHECK(name.find(".partial-") == std::string::npos);
+      CHECK(name.find(".locksim-") == std::string::npos);  // cli/output_file.cpp's temporaries
       CHECK(entry.path().extension() == ".toml");
       // Whole: it loads and replays (exit 0 or 1, never 2: a cut file would not load).
       const Outcome r = locksim("run " + entry.path().string());
