@@ -17,6 +17,7 @@ namespace locksim {
 class EtcdServer : public CoordinationServer {
  public:
   EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision);
+  void digest(Digest& d) const override;
 
  protected:
   void on_crash() override;
