@@ -16,6 +16,8 @@
 #include <iostream>
 
 #include "cli/new_scenario.hpp"
+#include "cli/numbers.hpp"
+#include "cli/output_file.hpp"
 #include "cli/progress.hpp"
 #include "cli/quiz.hpp"
 #include "cli/version.hpp"
@@ -101,8 +103,10 @@ std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const 
 // which scripts/install-deps installs), run directly, not through a shell.
 void write_png(const std::string& svg, const std::string& png) {
   const std::string tmp = png + ".svg";
-  if (!(std::ofstream(tmp) << svg)) throw ScenarioError(tmp + ": cannot write there");
-  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", png.c_str(), tmp.c_str(), nullptr};
+  write_whole(tmp, svg);
+  OutputFile out(png);  // rsvg-convert writes its temporary; commit renames it over PATH
+  const std::string target = out.temporary_path();
+  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", target.c_str(), tmp.c_str(), nullptr};
   pid_t pid = 0;
   int status = -1;
   const bool ran = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0 &&
@@ -111,6 +115,7 @@ void write_png(const std::string& svg, const std::string& png) {
   if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
                               "or scripts/install-deps; or ask for PATH.svg)");
+  out.commit();
 }
 
 // How many events `run` keeps for its text story: the story of a long run is
@@ -144,14 +149,13 @@ int cmd_run(const RunArgs& a) {
     // check needs them all, the text story its beginning, JSON's story less.
     const bool whole = !a.svg_path.empty() || !a.html_path.empty() || !a.slides_path.empty() || a.check_determinism;
     opts.keep_events = whole ? kWholeKeep : a.format == "json" ? kJsonKeep : kTextKeep;
-    std::ofstream trace_out;
+    std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + ".jsonl";
-      trace_out.open(path);
-      if (!trace_out) throw ScenarioError(path + ": cannot write the trace there");
+      trace_out.emplace(path);
       opts.details = true;
-      opts.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out); };
+      opts.listener = [out = &trace_out->stream()](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, *out); };
     }
     std::optional<RunProgress> progress;
     if (progress_wanted()) {
@@ -167,7 +171,7 @@ int cmd_run(const RunArgs& a) {
     opts.details = false;
     if (a.format == "json") std::cout << json_report(r) << "\n";
     else std::cout << text_report(r, {.colour = use_colour(), .full = a.full}) << (a.files.size() > 1 ? "\n" : "");
-    if (trace_out.is_open() && !trace_out.flush()) throw ScenarioError(a.trace_path + ": cannot write the trace there");
+    if (trace_out) trace_out->commit();
     enum Picture { Svg, Html, Slides };
     for (auto [path, kind] : {std::pair{a.svg_path, Svg}, std::pair{a.html_path, Html}, std::pair{a.slides_path, Slides}}) {
       if (path.empty()) continue;
@@ -188,8 +192,7 @@ int cmd_run(const RunArgs& a) {
         write_png(picture, path);
         continue;
       }
-      std::ofstream out(path);
-      if (!(out << picture)) throw ScenarioError(path + ": cannot write there");
+      write_whole(path, picture);
     }
     if (a.check_determinism) {
       RunResult again = run_scenario(s, opts);
@@ -444,8 +447,7 @@ int cmd_new(const NewArgs& a) {
     return kExitOk;
   }
   if (fs::exists(out)) throw ScenarioError(out + ": exists already; not overwritten (remove it, or name another file)");
-  std::ofstream file(out);
-  if (!(file << text) || !file.flush()) throw ScenarioError(out + ": cannot write there");
+  write_whole(out, text);
   std::cout << "wrote " << out << " (" << name << "); run it: locksim run " << out << "\n";
   return kExitOk;
 }
@@ -488,6 +490,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_output_cleanup();  // a file being written when Ctrl-C comes is removed, not left half written
   CLI::App app{"locksim: a deterministic simulator and fault-injection harness for distributed locks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text(), "print the version (and the git commit it was built from)");
@@ -549,6 +552,7 @@ int main(int argc, char** argv) {
   shrink_cmd->add_flag("--keep-faults", shrink_args.options.keep_faults, "as given to explore");
   shrink_cmd->add_option("--out", shrink_args.out, "directory for the scenario files (default found/)");
 
+  refuse_negative_unsigned(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

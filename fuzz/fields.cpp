@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common.hpp"
+#include "lockalgos/redis_common.hpp"
 #include "harness/scenario.hpp"
 #include "sim/time.hpp"
 
@@ -88,7 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const ScenarioError&) {
     return 0;
   }
-  if (s.lock.retry_delay) check_range(*s.lock.retry_delay, "retry_delay");
+  // redis-single's own options (lockalgos/redis_common.hpp), parsed by the algorithm.
+  if (const auto* o = dynamic_cast<const SingleNodeOptions*>(s.lock.options.get())) check_range(o->retry_delay, "retry_delay");
   check_range(s.network.delay, "delay");
   check_range(s.clients.at(0).start, "start");
   check_range(s.clients.at(0).think, "think");

@@ -106,48 +106,60 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
     } catch (const std::exception& e) {
       throw ScenarioError(names[i] + ": not an explore result (" + e.what() + ")");
     }
-    if (!j.contains("options") || !j.contains("shard") || !j.contains("violations"))
+    if (!j.is_object() || !j.contains("options") || !j.contains("shard") || !j.contains("violations"))
       throw ScenarioError(names[i] + ": not an explore result (write one with explore --format json or --result)");
-    const json identity = {j["scenario"], j["base_seed"], j["options"], j["shard"][1]};
-    if (i == 0) {
-      reference = identity;
-      m.scenario_path = j["scenario"];
-      m.options.seed = j["base_seed"];
-      m.options.runs = j["options"]["runs"];
-      m.options.max_faults = j["options"]["max_faults"];
-      m.options.keep_faults = j["options"]["keep_faults"];
-      m.options.max_events = j["options"]["max_events"];
-      const json& opts = j["options"];
-      auto bound = [&](const char* key) {
-        return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
-                                                          : std::nullopt;
-      };
-      m.options.max_pause = bound("max_pause_ns");
-      m.options.max_jump = bound("max_jump_ns");
-      m.options.max_outage = bound("max_outage_ns");
-      if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts["max_drift_ppm"];
-      for (const auto& k : j["options"]["faults"])
-        if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
-      count = j["shard"][1];
-    } else if (identity != reference) {
-      throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
-                          names[0] + ")");
-    }
-    const std::uint64_t shard = j["shard"][0];
-    if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
-    m.summary.runs += j["runs"].get<std::uint64_t>();
-    m.summary.violating += j["violating_runs"].get<std::uint64_t>();
-    m.summary.budget_exhausted += j["budget_exhausted"].get<std::uint64_t>();
-    for (ViolationKind k : kAllViolationKinds) {
-      const json& v = j["violations"][std::string(violation_name(k))];
-      const std::uint64_t n = v["runs"];
-      if (n == 0) continue;
-      m.summary.by_kind[k] += n;
-      RunOutcome first;
-      first.index = v["first"]["run"];
-      first.seed = v["first"]["seed"];
-      auto it = m.summary.first.find(k);
-      if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+    // A field missing or of the wrong type is the file's fault, said as such:
+    // .at() throws where a const operator[] was undefined behaviour.
+    try {
+      const json identity = {j.at("scenario"), j.at("base_seed"), j.at("options"), j.at("shard").at(1)};
+      if (i == 0) {
+        reference = identity;
+        m.scenario_path = j.at("scenario");
+        m.options.seed = j.at("base_seed");
+        m.options.runs = j.at("options").at("runs");
+        m.options.max_faults = j.at("options").at("max_faults");
+        m.options.keep_faults = j.at("options").at("keep_faults");
+        m.options.max_events = j.at("options").at("max_events");
+        const json& opts = j.at("options");
+        auto bound = [&](const char* key) {
+          return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
+                                                            : std::nullopt;
+        };
+        m.options.max_pause = bound("max_pause_ns");
+        m.options.max_jump = bound("max_jump_ns");
+        m.options.max_outage = bound("max_outage_ns");
+        if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts.at("max_drift_ppm");
+        for (const auto& k : j.at("options").at("faults"))
+          if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
+        count = j.at("shard").at(1);
+        // No exploration has more shards than runs, and a count of 10^15 would
+        // have this list as many missing ones.
+        if (count < 1 || count > 1'000'000)
+          throw ScenarioError(names[i] + ": a shard count of " + std::to_string(count) + " (1 to 1,000,000)");
+      } else if (identity != reference) {
+        throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
+                            names[0] + ")");
+      }
+      const std::uint64_t shard = j.at("shard").at(0);
+      if (shard < 1 || shard > count)
+        throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " of " + std::to_string(count));
+      if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
+      m.summary.runs += j.at("runs").get<std::uint64_t>();
+      m.summary.violating += j.at("violating_runs").get<std::uint64_t>();
+      m.summary.budget_exhausted += j.at("budget_exhausted").get<std::uint64_t>();
+      for (ViolationKind k : kAllViolationKinds) {
+        const json& v = j.at("violations").at(std::string(violation_name(k)));
+        const std::uint64_t n = v.at("runs");
+        if (n == 0) continue;
+        m.summary.by_kind[k] += n;
+        RunOutcome first;
+        first.index = v.at("first").at("run");
+        first.seed = v.at("first").at("seed");
+        auto it = m.summary.first.find(k);
+        if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw ScenarioError(names[i] + ": not an explore result (a field is missing or of the wrong type: " + e.what() + ")");
     }
   }
   for (std::uint64_t k = 1; k <= count; ++k)

@@ -18,7 +18,8 @@ std::string quote(const std::string& s) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        // Control characters and DEL as escapes: the loader refuses them raw.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) out += fmt::format("\\u{:04x}", static_cast<int>(c));
         else out += c;
     }
   }
@@ -31,6 +32,8 @@ std::string block(const std::string& s) {
   for (char c : s) {
     if (c == '\\') body += "\\\\";
     else if (c == '"') body += "\\\"";
+    else if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+      body += fmt::format("\\u{:04x}", static_cast<int>(c));  // the loader refuses them raw
     else body += c;
   }
   return "\"\"\"\n" + body + (body.empty() || body.back() != '\n' ? "\n" : "") + "\"\"\"";

@@ -83,6 +83,11 @@ class Shrinker {
   }
 
   void shorten(Scenario& s) {
+    ceilings_.clear();
+    for (const FaultSpec& f : s.faults) {
+      const auto& m = fault_kind(f.kind).magnitude;
+      ceilings_.push_back({f.duration.value_or(Duration::zero()), m ? m->size(f) : Duration::zero()});
+    }
     for (std::size_t i = 0; i < s.faults.size(); ++i) {
       FaultSpec& f = s.faults[i];
       if (f.duration)
@@ -136,10 +141,18 @@ class Shrinker {
           // moved to the last millisecond up to the end would make the file
           // unreadable.
           if (f.at && *f.at >= s.duration) continue;
-          if (f.duration) f.duration = max(up(*f.duration), unit);
+          // Up to a readable unit, but never past what the run drew: a
+          // shrunk schedule is no bigger than the one it came from (12.25 s
+          // drawn, 12.25 s needed: 12 s is tried, never 13 s).
+          auto fit = [&](Duration d, Duration ceiling) {
+            const Duration u = max(up(d), unit), dn = down(d);
+            if (u <= ceiling) return u;
+            return dn.is_zero() ? d : dn;
+          };
+          if (f.duration) f.duration = fit(*f.duration, ceilings_[i].duration);
           const auto& m = fault_kind(f.kind).magnitude;
           const bool rounds = m && m->rounds;
-          if (rounds) m->resize(f, up(m->size(f)));
+          if (rounds) m->resize(f, fit(m->size(f), ceilings_[i].size));  // sizes are magnitudes; resize keeps the sign
           const bool same = t.faults[i].at == s.faults[i].at && t.faults[i].duration == s.faults[i].duration &&
                             (!rounds || m->size(t.faults[i]) == m->size(s.faults[i]));
           if (same) {
@@ -177,6 +190,12 @@ class Shrinker {
   int trials = 0;
 
  private:
+  // Each fault's duration and size as the failing run drew them (before
+  // shorten), indexed like the faults: rounding never goes past them.
+  struct Ceiling {
+    Duration duration, size;
+  };
+  std::vector<Ceiling> ceilings_;
   ViolationKind kind_;
   std::uint64_t max_events_;
 };

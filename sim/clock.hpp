@@ -54,7 +54,13 @@ class LocalClock {
  private:
   static std::int64_t scale(std::int64_t ns, std::int64_t ppb) {
     if (ppb == 0) return 0;  // the common case: no 128-bit division
-    return static_cast<std::int64_t>(static_cast<__int128>(ns) * ppb / 1'000'000'000);
+    // Floor, not C++'s truncation toward zero: with a negative drift,
+    // truncation read a nanosecond ahead, so the clock reached a target
+    // before when_reads() (an exact ceiling) said, and a sleeper woke late.
+    const __int128 p = static_cast<__int128>(ns) * ppb;
+    __int128 q = p / 1'000'000'000;
+    if (p % 1'000'000'000 != 0 && p < 0) --q;
+    return static_cast<std::int64_t>(q);
   }
   void reanchor(Instant now) {
     anchor_reading_ = read(now);

@@ -65,3 +65,19 @@ TEST_CASE("durations parse from strings with units, exactly") {
   CHECK(format_instant(at_ms(31'002)) == "31.002s");
   CHECK(format_duration(Duration::ms(1500)) == "1.5s");
 }
+
+TEST_CASE("a clock reaches a target exactly at the instant when_reads names, whatever the drift's sign") {
+  // when_reads is the exact ceiling of the inverse; read must floor for the
+  // two to agree. Truncating toward zero, a negative drift read 1 ns ahead at
+  // instants whose product is inexact, so the clock reached the target a
+  // nanosecond before when_reads said (and a sleeper woke late).
+  for (const std::int64_t ppb : {-333'333, -1, -999'999'999 + 1, 7, 41'766'000, -41'767'000}) {
+    const LocalClock c(Duration::ms(3), ppb);
+    for (std::int64_t target_ns = 3'000'001; target_ns < 3'000'001 + 5'000 * 7919; target_ns += 7919) {
+      const Instant target = Instant::from_ns(target_ns);
+      const Instant t = c.when_reads(target, Instant::zero());
+      CHECK(c.read(t) >= target);
+      if (t > Instant::zero()) CHECK(c.read(t - Duration::ns(1)) < target);
+    }
+  }
+}

@@ -67,3 +67,21 @@ TEST_CASE("tabs, CRLF line ends and escaped control characters in strings are st
   const Scenario t = parse_scenario("title = \"a\\u001Db\"\n" + scenario_with("[[client]]").substr(12), "x.toml");
   CHECK(t.title == "a\x1D" "b");
 }
+
+TEST_CASE("a table header that cannot start with a key is refused with its line, not parsed") {
+  // toml++ 3.3.0 asserts on these (marzer/tomlplusplus#294): fuzzing found them.
+  const std::string msg = ": a table header must start with a key name (a letter, digit, _, - or a quote)";
+  CHECK(error_of(scenario_with("[[[client]]")) == "x.toml:13" + msg);
+  CHECK(error_of(scenario_with("[&")) == "x.toml:13" + msg);
+  CHECK(error_of(scenario_with("  [ .a]")) == "x.toml:13" + msg);
+  CHECK(error_of(scenario_with("[[ *x]]")) == "x.toml:13" + msg);
+}
+
+TEST_CASE("lines inside strings and arrays that start with a bracket are not table headers") {
+  const std::string about = "title = \"t\"\nabout = \"\"\"\n[*] a note\n[&] another \\\"\"\" still\n\"\"\"\n";
+  const Scenario s = parse_scenario(about + scenario_with("[[client]]").substr(24), "x.toml");
+  CHECK(s.about == "[*] a note\n[&] another \"\"\" still\n");
+  const Scenario t = parse_scenario(scenario_with("[[client]]") + "\n[[fault]]\nkind = \"partition\"\nat = \"1s\"\ngroups = [\n"
+                                    "  [\"client1\"],\n  [\"redis1\"],\n]\n", "x.toml");
+  CHECK(t.faults.size() == 1);
+}

@@ -182,3 +182,22 @@ TEST_CASE("the drawn magnitudes stay within the bounds given") {
       CHECK(*f.at <= base.duration);
     }
 }
+
+TEST_CASE("the shrinker rounds a pause to a readable unit but never past the pause the run drew") {
+  // zookeeper/session-expiry-pause.toml explored from seed 234832 drew a
+  // 12.252780806 s pause that was needed whole; rounding it up to 13 s made
+  // the shrunk schedule larger than the one it came from.
+  const Scenario base = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
+  ExploreOptions o;
+  const Scenario failing = with_random_faults(base, 234832, o);
+  const RunResult r = run_scenario(failing);
+  REQUIRE_FALSE(r.verdict.empty());
+  const ShrinkResult shrunk = shrink(failing, *r.verdict.begin());
+  for (const FaultSpec& f : shrunk.scenario.faults) {
+    if (!f.duration) continue;
+    bool within_some = false;
+    for (const FaultSpec& g : failing.faults)
+      if (g.kind == f.kind && g.target == f.target && g.duration && *f.duration <= *g.duration) within_some = true;
+    CHECK(within_some);
+  }
+}

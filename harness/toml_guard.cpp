@@ -1,0 +1,119 @@
+#include "harness/toml_guard.hpp"
+
+#include "harness/scenario.hpp"
+
+namespace locksim {
+
+void refuse_control_characters(std::string_view text, const std::string& path) {
+  int line = 1;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\n') ++line;
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
+      const char* digits = "0123456789ABCDEF";
+      const std::string hex = {'0', 'x', digits[byte >> 4], digits[byte & 0xF]};
+      throw ScenarioError(path + ":" + std::to_string(line) + ": byte " + hex +
+                          " (a control character) is not allowed in a scenario file");
+    }
+  }
+}
+
+namespace {
+
+bool starts_key(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+         c == '"' || c == '\'' || c == ']';
+}
+
+// A small lexer, just enough to tell a header line from a line inside a
+// string (basic, literal, multi-line) or inside an array spanning lines.
+class HeaderScan {
+ public:
+  HeaderScan(std::string_view text, const std::string& path) : t_(text), path_(path) {}
+
+  void run() {
+    bool line_start = true;
+    while (i_ < t_.size()) {
+      if (line_start && depth_ == 0) header();
+      line_start = false;
+      if (i_ >= t_.size()) break;
+      const char c = t_[i_];
+      if (c == '\n') {
+        ++line_;
+        line_start = true;
+        ++i_;
+      } else if (c == '#') {
+        while (i_ < t_.size() && t_[i_] != '\n') ++i_;
+      } else if (c == '"' || c == '\'') {
+        string(c);
+      } else {
+        if (c == '[' || c == '{') ++depth_;
+        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+        ++i_;
+      }
+    }
+  }
+
+ private:
+  void blanks() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t')) ++i_;
+  }
+  bool at(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
+
+  // At a line's start outside any value: a header is checked and skipped whole.
+  void header() {
+    blanks();
+    if (i_ >= t_.size() || t_[i_] != '[') return;
+    ++i_;
+    blanks();
+    if (i_ < t_.size() && t_[i_] == '[') {
+      ++i_;
+      blanks();
+    }
+    if (i_ < t_.size() && !starts_key(t_[i_]))
+      throw ScenarioError(path_ + ":" + std::to_string(line_) +
+                          ": a table header must start with a key name (a letter, digit, _, - or a quote)");
+    while (i_ < t_.size() && t_[i_] != '\n') ++i_;
+  }
+
+  // From an opening quote to past the closing one, counting lines.
+  void string(char q) {
+    const std::string triple(3, q);
+    const bool multi = at(triple);
+    i_ += multi ? 3 : 1;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '\\' && q == '"' && i_ + 1 < t_.size()) {
+        if (t_[i_ + 1] == '\n') ++line_;
+        i_ += 2;
+        continue;
+      }
+      if (c == '\n') {
+        ++line_;
+        if (!multi) return;  // unterminated: the parser says so
+      }
+      if (multi && at(triple)) {
+        i_ += 3;
+        for (int extra = 0; extra < 2 && i_ < t_.size() && t_[i_] == q; ++extra) ++i_;  // """"" ends with quotes
+        return;
+      }
+      if (!multi && c == q) {
+        ++i_;
+        return;
+      }
+      ++i_;
+    }
+  }
+
+  std::string_view t_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+  int line_ = 1;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+void refuse_bad_table_headers(std::string_view text, const std::string& path) { HeaderScan(text, path).run(); }
+
+}  // namespace locksim
