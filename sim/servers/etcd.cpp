@@ -8,7 +8,7 @@ namespace {
 
 Process& build(ServiceBuild& b, std::size_t i) {
   const NodeConfig& n = b.nodes[i];
-  return b.world.add<EtcdServer>(n.name, n.clock, b.setup.first_token);
+  return b.world.add<EtcdServer>(n.name, n.clock, b.setup.first_token, b.setup.election_timeout);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
   X(Redis)                       \
   X(ZooKeeper)                   \
   X(Etcd)                        \
+  X(Chubby)                      \
   /* a new model: one line above this one */
 
 namespace locksim {
@@ -28,6 +29,7 @@ enum class ServerKind : std::uint8_t {
 struct ServerSetup {
   std::int64_t first_token = 1;         // the first fencing token (zxid, revision, index) the service issues
   Duration tick_time = Duration::s(2);  // ZooKeeper's tick
+  Duration election_timeout = Duration::s(1);  // etcd's --election-timeout (v3.6.14 server/embed/config.go:672)
   // A counter the lock keeps on the service for fencing tokens ("": none),
   // seeded so that its first INCR gives first_token.
   std::string token_key;
