@@ -15,16 +15,14 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/explore_commands.hpp"
 #include "cli/new_scenario.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output_file.hpp"
 #include "cli/progress.hpp"
 #include "cli/quiz.hpp"
 #include "cli/version.hpp"
-#include "harness/explore.hpp"
 #include "harness/faults.hpp"
-#include "harness/scenario_writer.hpp"
-#include "harness/shrink.hpp"
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
 #include "reports/diagram.hpp"
@@ -255,136 +253,6 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format) {
   return bad ? kExitBadInput : failed ? kExitUnexpected : kExitOk;
 }
 
-struct ExploreArgs {
-  std::string file;
-  ExploreOptions options;
-  std::string faults;
-  std::string shard;
-  std::string format = "text";
-  std::string out;
-  std::string result;  // write the JSON result here (a shard's result file)
-  std::vector<std::string> matrix;
-  std::string max_pause, max_jump, max_outage;
-  std::optional<std::uint64_t> replay;
-};
-
-// Shrink a failing run for `kind` and write it as a scenario file under `dir`.
-std::string write_shrunk(const Scenario& failing, ViolationKind kind, const ExploreOptions& o, const std::string& dir) {
-  ShrinkResult r = shrink(failing, kind, o.max_events);
-  fs::create_directories(dir);
-  const std::string path = (fs::path(dir) / (fs::path(failing.path).stem().string() + "-" + std::string(violation_name(kind)) +
-                                             "-" + std::to_string(failing.seed) + ".toml"))
-                               .string();
-  std::ofstream(path) << to_toml(r.scenario);
-  if (!std::ofstream(path, std::ios::app)) throw ScenarioError(path + ": cannot write there");
-  std::cout << "  " << violation_name(kind) << ": shrunk to " << r.scenario.faults.size() << " fault"
-            << (r.scenario.faults.size() == 1 ? "" : "s") << " in " << counted(static_cast<std::uint64_t>(r.trials), "run") << " -> " << path
-            << "   (locksim run " << path << ")\n";
-  return path;
-}
-
-// --faults, --shard and the bounds into the options (explore and shrink read them alike).
-void apply_flags(ExploreArgs& a) {
-  ExploreOptions& o = a.options;
-  for (auto [flag, text, bound] : {std::tuple{"--max-pause", &a.max_pause, &o.max_pause},
-                                   std::tuple{"--max-jump", &a.max_jump, &o.max_jump},
-                                   std::tuple{"--max-outage", &a.max_outage, &o.max_outage}}) {
-    if (text->empty()) continue;
-    const auto d = parse_duration(*text);
-    if (duration_too_long(*text))
-      throw ScenarioError(std::string(flag) + ": \"" + *text + "\" is too long: the longest duration is " + longest_duration());
-    if (!d || *d <= Duration::zero())
-      throw ScenarioError(std::string(flag) + ": \"" + *text + "\" is not a positive duration (write e.g. \"20s\")");
-    *bound = *d;
-  }
-  if (!a.faults.empty()) {
-    std::string rest = a.faults;
-    while (!rest.empty()) {
-      const std::string name = rest.substr(0, rest.find(','));
-      rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
-      const auto kind = find_fault_kind(name);
-      if (!kind || !fault_kind(*kind).draw)
-        throw ScenarioError("--faults: \"" + name + "\" is not a fault kind explore draws (" + fault_kind_names(", ", true) + ")");
-      o.kinds.push_back(*kind);
-    }
-  }
-  if (!a.shard.empty()) {
-    const auto slash = a.shard.find('/');
-    try {
-      o.shard_index = std::stoull(a.shard.substr(0, slash)) - 1;
-      o.shard_count = std::stoull(a.shard.substr(slash + 1));
-    } catch (const std::exception&) {
-      o.shard_count = 0;
-    }
-    if (slash == std::string::npos || o.shard_count == 0 || o.shard_index >= o.shard_count)
-      throw ScenarioError("--shard: \"" + a.shard + "\" is not K/N with 1 <= K <= N");
-  }
-}
-
-int cmd_explore(ExploreArgs a) {
-  const Scenario base = load_scenario(a.file);
-  apply_flags(a);
-  const ExploreOptions& o = a.options;
-  if (!a.matrix.empty()) {
-    std::cout << matrix_text(base, o, explore_matrix(base, o, a.matrix));
-    return kExitOk;
-  }
-  if (a.replay) {
-    // One run, told in full: the replay command the summary prints.
-    const Scenario s = with_random_faults(base, *a.replay, o);
-    RunOptions ro;
-    ro.max_events = o.max_events;
-    ro.keep_events = 0;
-    const RunResult r = run_scenario(s, ro);
-    std::cout << text_report(r, {.colour = use_colour()});
-    return r.verdict.empty() ? kExitOk : kExitUnexpected;
-  }
-  // The progress bar is the user's wall time, not the simulation's: the CLI may read a real clock.
-  const bool bar = a.format == "text" && isatty(STDERR_FILENO);
-  const auto started = std::chrono::steady_clock::now();
-  const auto progress = [bar, started](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
-    if (!bar || (done % 50 != 0 && done != total)) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
-    const int width = 30, filled = static_cast<int>(width * done / std::max<std::uint64_t>(total, 1));
-    std::cerr << "\r  [" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), '.')
-              << "] " << done << "/" << total << " runs, " << static_cast<std::uint64_t>(rate) << " runs/s, " << violating
-              << " violating, ETA " << static_cast<std::uint64_t>(eta) << "s   " << std::flush;
-    if (done == total) std::cerr << "\n";
-  };
-  const ExploreSummary summary = explore(base, o, progress);
-  std::cout << (a.format == "json" ? explore_json(base, o, summary) + "\n" : explore_text(base, o, summary));
-  std::string result = a.result;
-  if (result.empty() && o.shard_count > 1)
-    result = fmt::format("{}.shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
-  if (!result.empty()) {
-    std::ofstream out(result);
-    if (!(out << explore_json(base, o, summary) << "\n")) throw ScenarioError(result + ": cannot write the result there");
-    if (a.format != "json") std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
-  }
-  if (!a.out.empty() && !summary.first.empty()) {
-    if (a.format != "json") std::cout << "\nShrinking the first failing run of each kind:\n";
-    for (const auto& [kind, run] : summary.first) write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out);
-  }
-  return kExitOk;
-}
-
-// `locksim shrink FILE --seed N`: one explored run, shrunk for each kind it shows.
-int cmd_shrink(ExploreArgs a, std::uint64_t seed) {
-  const Scenario base = load_scenario(a.file);
-  const Scenario failing = with_random_faults(base, seed, a.options);
-  RunOptions ro;
-  ro.max_events = a.options.max_events;
-  const RunResult r = run_scenario(failing, ro);
-  if (r.verdict.empty()) {
-    std::cout << "run seed " << seed << " of " << a.file << " shows no violation: nothing to shrink\n";
-    return kExitUnexpected;
-  }
-  for (ViolationKind k : r.verdict) write_shrunk(failing, k, a.options, a.out.empty() ? "found" : a.out);
-  return kExitOk;
-}
-
 int cmd_list() {
   std::cout << "Algorithms ([lock] algorithm = ...):\n";
   for (const AlgorithmInfo& a : algorithms()) {
@@ -509,48 +377,7 @@ int main(int argc, char** argv) {
   NewArgs new_args;
   auto* new_cmd = add_new_command(app, new_args);
 
-  ExploreArgs explore_args;
-  auto* explore_cmd = app.add_subcommand("explore", "run a scenario under random fault schedules, seed after seed");
-  explore_cmd->add_option("file", explore_args.file, "scenario file (its topology, algorithm and clients)")->required();
-  explore_cmd->add_option("--runs", explore_args.options.runs, "how many runs (default 1000)");
-  explore_cmd->add_option("--seed", explore_args.options.seed, "base seed: run i has its own seed drawn from it (default 1)");
-  explore_cmd->add_option("--max-pause", explore_args.max_pause, "longest pause drawn (default 2 x the lease)");
-  explore_cmd->add_option("--max-jump", explore_args.max_jump, "largest clock jump drawn, either way (default 2 x the lease)");
-  explore_cmd->add_option("--max-outage", explore_args.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
-  explore_cmd->add_option("--max-drift-ppm", explore_args.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
-  explore_cmd->add_option("--faults", explore_args.faults, "fault kinds to draw from, comma-separated (default: all)");
-  explore_cmd->add_option("--jobs", explore_args.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
-  explore_cmd->add_option("--max-faults", explore_args.options.max_faults, "faults per run, at most (default 4)")->check(CLI::Range(1, 64));
-  explore_cmd->add_option("--max-events", explore_args.options.max_events, "event budget per run (default 2000000)");
-  explore_cmd->add_flag("--keep-faults", explore_args.options.keep_faults, "keep the scenario's own faults as well");
-  explore_cmd->add_option("--shard", explore_args.shard, "K/N: run only the K-th of N disjoint slices of the runs");
-  explore_cmd->add_option("--format", explore_args.format, "text | json")->check(CLI::IsMember({"text", "json"}));
-  explore_cmd->add_option("--replay", explore_args.replay, "tell one run in full, by its run seed (as the summary prints it)");
-  explore_cmd->add_option("--out", explore_args.out, "shrink the first failing run of each kind and write it there as a scenario");
-  explore_cmd->add_option("--matrix", explore_args.matrix,
-                          "the same runs for each ALGORITHM or ALGORITHM:FLAVOUR (comma-separated): one table")
-      ->delimiter(',');
-  explore_cmd->add_option("--result", explore_args.result, "also write the JSON result to PATH (with --shard: by default NAME.shard-K-of-N.json)");
-
-  std::vector<std::string> merge_files;
-  std::string merge_format = "text";
-  auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
-  merge_cmd->add_option("files", merge_files, "the shards' result files")->required();
-  merge_cmd->add_option("--format", merge_format, "text | json")->check(CLI::IsMember({"text", "json"}));
-
-  ExploreArgs shrink_args;
-  std::uint64_t shrink_seed = 0;
-  auto* shrink_cmd = app.add_subcommand("shrink", "shrink one explored run to the smallest scenario that fails the same way");
-  shrink_cmd->add_option("file", shrink_args.file, "the scenario explored")->required();
-  shrink_cmd->add_option("--seed", shrink_seed, "the run seed (as explore prints it)")->required();
-  shrink_cmd->add_option("--max-pause", shrink_args.max_pause, "longest pause drawn (default 2 x the lease)");
-  shrink_cmd->add_option("--max-jump", shrink_args.max_jump, "largest clock jump drawn, either way (default 2 x the lease)");
-  shrink_cmd->add_option("--max-outage", shrink_args.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
-  shrink_cmd->add_option("--max-drift-ppm", shrink_args.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
-  shrink_cmd->add_option("--faults", shrink_args.faults, "as given to explore");
-  shrink_cmd->add_option("--max-faults", shrink_args.options.max_faults, "as given to explore");
-  shrink_cmd->add_flag("--keep-faults", shrink_args.options.keep_faults, "as given to explore");
-  shrink_cmd->add_option("--out", shrink_args.out, "directory for the scenario files (default found/)");
+  const auto run_explore_commands = cli::add_explore_commands(app);
 
   refuse_negative_unsigned(app);
   try {
@@ -565,32 +392,7 @@ int main(int argc, char** argv) {
     if (*check_cmd) return cmd_check(check_args, check_format);
     if (*list_cmd) return cmd_list();
     if (*new_cmd) return cmd_new(new_args);
-    if (*explore_cmd) return cmd_explore(explore_args);
-    if (*merge_cmd) {
-      std::vector<std::string> texts;
-      for (const std::string& f : merge_files) {
-        std::ifstream in(f);
-        if (!in) throw ScenarioError(f + ": cannot read the file");
-        texts.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      }
-      const Merged m = merge_results(texts, merge_files);
-      Scenario named;
-      named.path = m.scenario_path;
-      named.lock.algorithm = "(merged)";
-      if (merge_format == "json") std::cout << explore_json(named, m.options, m.summary) << "\n";
-      else std::cout << explore_text(named, m.options, m.summary);
-      if (!m.missing_shards.empty()) {
-        std::cerr << "locksim merge: shards missing:";
-        for (auto k : m.missing_shards) std::cerr << " " << k;
-        std::cerr << "\n";
-        return kExitUnexpected;
-      }
-      return kExitOk;
-    }
-    if (*shrink_cmd) {
-      apply_flags(shrink_args);
-      return cmd_shrink(shrink_args, shrink_seed);
-    }
+    if (const auto status = run_explore_commands()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

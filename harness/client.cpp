@@ -17,7 +17,8 @@ Client::~Client() { destroy_coroutines(); }
 
 void Client::schedule_start() {
   world().at(Instant::zero() + config_.start.draw(rng()), [this] {
-    if (state() == State::Down) return;
+    // Down, or restarted already (on_restart started the job): no second job.
+    if (state() == State::Down || epoch() > 0) return;
     note(Ev::Started);
     start_job();
   });

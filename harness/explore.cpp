@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/explore_reference.hpp"
 #include "harness/explore_schedule.hpp"
 #include "lockalgos/registry.hpp"
 #include "judge/words.hpp"
@@ -38,8 +39,34 @@ Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
 
 ScheduleBounds schedule_bounds(const Scenario& s, const ExploreOptions& o) { return bounds_of(s, o); }
 
+void ExploreSummary::add_notes(const RunOutcome& r) {
+  for (ViolationKind k : r.verdict) {
+    // Once per run and label, however many of its faults share it.
+    for (const std::string& a : std::set<std::string>(r.notes.anchors.begin(), r.notes.anchors.end())) ++anchors[k][a];
+    for (const std::string& l : std::set<std::string>(r.notes.lengths.begin(), r.notes.lengths.end()))
+      if (!l.empty()) ++lengths[k][l];
+  }
+}
+
+void ExploreSummary::add_notes(const ExploreSummary& other) {
+  for (const auto& [k, m] : other.anchors)
+    for (const auto& [label, n] : m) anchors[k][label] += n;
+  for (const auto& [k, m] : other.lengths)
+    for (const auto& [label, n] : m) lengths[k][label] += n;
+}
+
 void ExploreSummary::add(const RunOutcome& r) {
+  add_notes(r);
   ++runs;
+  if (!r.internal_error.empty()) {
+    ++internal_errors;
+    if (!first_internal_error || r.index < first_internal_error->index) first_internal_error = r;
+    return;
+  }
+  if (r.stuck_after_heal) {
+    ++stuck_after_heal;
+    if (!first_stuck_after_heal || r.index < first_stuck_after_heal->index) first_stuck_after_heal = r;
+  }
   budget_exhausted += r.budget_exhausted;
   violating += !r.verdict.empty();
   for (ViolationKind k : r.verdict) {
@@ -49,6 +76,37 @@ void ExploreSummary::add(const RunOutcome& r) {
   }
 }
 
+Duration liveness_window_of(const Scenario& base, const ExploreOptions& o) {
+  if (o.liveness_window) return *o.liveness_window;
+  if (base.expect.liveness_window) return *base.expect.liveness_window;
+  return lease_of(base) * 2;
+}
+
+bool explore_as_expected(const Scenario& base, const ExploreSummary& s) {
+  std::set<ViolationKind> found;
+  for (const auto& [k, n] : s.by_kind)
+    if (n > 0) found.insert(k);
+  if (s.stuck_after_heal > 0) found.insert(ViolationKind::Stuck);
+  if (!base.expect.present) return found.empty();
+  return std::includes(base.expect.violations.begin(), base.expect.violations.end(), found.begin(), found.end());
+}
+
+namespace {
+// One random run: its schedule drawn, run, and its outcome filled in.
+void run_one(const Scenario& base, const ExploreOptions& o, const Reference& reference, Duration window, RunOutcome& out) {
+  Scenario s = with_random_faults(base, out.seed, o, reference, &out.notes);
+  out.faults = s.faults.size();
+  RunOptions ro;
+  ro.max_events = o.max_events;
+  ro.keep_events = 0;
+  if (o.liveness) ro.liveness = window;
+  const RunResult r = run_scenario(std::move(s), ro);
+  out.verdict = r.verdict;
+  out.budget_exhausted = r.budget_exhausted;
+  out.stuck_after_heal = r.liveness && r.liveness->stuck;
+}
+}  // namespace
+
 ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Progress& progress) {
   std::vector<std::uint64_t> indices;
   for (std::uint64_t i = 0; i < o.runs; ++i)
@@ -56,22 +114,37 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
   std::vector<RunOutcome> outcomes(indices.size());
   std::atomic<std::size_t> next{0}, done{0}, violating{0};
   std::mutex progress_mutex;
+  const Reference reference = reference_run(base, o);
+  const Duration window = liveness_window_of(base, o);
+  const int jobs = std::max(1, o.jobs);
+  std::vector<ExploreSummary> notes(static_cast<std::size_t>(jobs));
 
   // Each worker runs whole simulations, each single-threaded; results land by
   // index, so the summary does not depend on the number of jobs.
-  auto worker = [&] {
+  std::vector<char> ran(indices.size(), 0);  // a stop leaves the runs after it out
+  std::atomic<bool> stopped{false};
+  auto worker = [&](ExploreSummary& my_notes) {
     for (std::size_t slot = next++; slot < indices.size(); slot = next++) {
+      if (stopped || (o.stop && o.stop())) {
+        stopped = true;
+        break;
+      }
       RunOutcome& out = outcomes[slot];
       out.index = indices[slot];
       out.seed = run_seed(o.seed, out.index);
-      Scenario s = with_random_faults(base, out.seed, o);
-      out.faults = s.faults.size();
-      RunOptions ro;
-      ro.max_events = o.max_events;
-      ro.keep_events = 0;
-      const RunResult r = run_scenario(std::move(s), ro);
-      out.verdict = r.verdict;
-      out.budget_exhausted = r.budget_exhausted;
+      // A run that throws is a bug in locksim, not a verdict: it is counted
+      // with its seed, and the search goes on (FoundationDB's simulator does so).
+      try {
+        if (o.before_run_for_test) o.before_run_for_test(out.index);
+        run_one(base, o, reference, window, out);
+      } catch (const std::exception& e) {
+        out = RunOutcome{.index = out.index, .seed = out.seed, .internal_error = e.what()};
+      } catch (...) {
+        out = RunOutcome{.index = out.index, .seed = out.seed, .internal_error = "an exception that is not a std::exception"};
+      }
+      ran[slot] = 1;
+      my_notes.add_notes(out);  // kept as sums: a million runs' notes would not fit
+      out.notes = {};
       violating += !out.verdict.empty();
       const std::size_t d = ++done;
       if (progress) {
@@ -80,14 +153,17 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& o, const Prog
       }
     }
   };
-  const int jobs = std::max(1, o.jobs);
   std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker, std::ref(notes[static_cast<std::size_t>(j)]));
+  worker(notes[0]);
   for (std::thread& t : threads) t.join();
 
   ExploreSummary summary;
-  for (const RunOutcome& r : outcomes) summary.add(r);
+  summary.planned = indices.size();
+  summary.partial = stopped;
+  for (std::size_t slot = 0; slot < outcomes.size(); ++slot)
+    if (ran[slot]) summary.add(outcomes[slot]);
+  for (const ExploreSummary& n : notes) summary.add_notes(n);
   return summary;
 }
 

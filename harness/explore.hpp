@@ -30,11 +30,38 @@ struct ExploreOptions {
   std::optional<Duration> max_pause, max_jump, max_outage;
   std::int64_t max_drift_ppm = 50'000;
   std::uint64_t shard_index = 0, shard_count = 1;  // run only indices i with i % count == index
+  // The liveness phase after each run's faults (liveness.hpp); its window
+  // defaults to the scenario's [expect] liveness_window, else twice the lease.
+  bool liveness = false;
+  std::optional<Duration> liveness_window;
+  // Polled before each run; once it says true, no further run starts and the
+  // summary is marked partial (explore's Ctrl-C). Empty: never.
+  std::function<bool()> stop;
+  // Test-only: called before each run with its index; what it throws counts
+  // as that run's internal error, as a bug in locksim would.
+  std::function<void(std::uint64_t index)> before_run_for_test;
 };
+
+Duration liveness_window_of(const Scenario& base, const ExploreOptions& o);
+// The command that tells run `seed` again, with every option that shapes it.
+std::string explore_replay_command(const Scenario& base, const ExploreOptions& o, std::uint64_t seed);
 
 std::uint64_t run_seed(std::uint64_t base_seed, std::uint64_t index);
 
-// The scenario with a random fault schedule drawn from `seed` (and its seed set to it).
+struct Reference;  // explore_reference.hpp
+
+// How a run's faults were drawn: per fault, what it waited for ("client1
+// read", or "a time") and where its length came from ("lease", "until
+// client2 read", "random"; none for a fault without one).
+struct DrawNotes {
+  std::vector<std::string> anchors, lengths;
+};
+
+// The scenario with a random fault schedule drawn from `seed` (and its seed
+// set to it), measured against the base's reference run.
+Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& options,
+                            const Reference& reference, DrawNotes* notes = nullptr);
+// The same, running the reference first (a replay, a shrink: one run).
 Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& options);
 
 struct RunOutcome {
@@ -43,7 +70,15 @@ struct RunOutcome {
   std::set<ViolationKind> verdict;
   bool budget_exhausted = false;
   std::size_t faults = 0;
+  bool stuck_after_heal = false;  // the liveness phase found the lock stuck
+  DrawNotes notes;
+  // Not empty: the run threw (a bug in locksim, not a verdict): what it said.
+  std::string internal_error;
 };
+
+// Per violation kind, how many runs that showed it had a fault with each
+// label ("client1 read", "until client2 read"): what found it.
+using FoundBy = std::map<ViolationKind, std::map<std::string, std::uint64_t>>;
 
 struct ExploreSummary {
   std::uint64_t runs = 0;
@@ -51,7 +86,19 @@ struct ExploreSummary {
   std::uint64_t violating = 0;  // runs with any violation
   std::map<ViolationKind, std::uint64_t> by_kind;
   std::map<ViolationKind, RunOutcome> first;  // lowest index of each kind
+  FoundBy anchors, lengths;
+  std::uint64_t stuck_after_heal = 0;           // runs the liveness phase found stuck
+  std::optional<RunOutcome> first_stuck_after_heal;
+  // Runs that threw instead of finishing (each still counted in `runs`).
+  std::uint64_t internal_errors = 0;
+  std::optional<RunOutcome> first_internal_error;
+  // Interrupted (ExploreOptions::stop): `runs` of the `planned` ran.
+  bool partial = false;
+  std::uint64_t planned = 0;
   void add(const RunOutcome& r);
+  // r's notes only (a worker's share; the sums do not depend on the order).
+  void add_notes(const RunOutcome& r);
+  void add_notes(const ExploreSummary& other);
 };
 
 // The 95% Wilson score interval of k successes in n trials.
@@ -59,6 +106,10 @@ std::pair<double, double> wilson95(std::uint64_t k, std::uint64_t n);
 
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t violating)>;
 ExploreSummary explore(const Scenario& base, const ExploreOptions& options, const Progress& progress = {});
+
+// Whether every violation found is one the base scenario's [expect] allows
+// (without an [expect], none is); the liveness phase's stuck counts as stuck.
+bool explore_as_expected(const Scenario& base, const ExploreSummary& s);
 
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
 std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);

@@ -28,8 +28,32 @@ std::string kinds_list(const std::vector<FaultKind>& kinds) {
   for (FaultKind k : kinds) s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
   return s;
 }
-// Everything that shapes a run's schedule, so the command replays exactly that run.
-std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
+// "client1 read 40, a time 35, ...": the most frequent first, at most `top`.
+std::string top_labels(const std::map<std::string, std::uint64_t>& m, std::size_t top = 4) {
+  std::vector<std::pair<std::string, std::uint64_t>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (std::size_t i = 0; i < v.size() && i < top; ++i) out += fmt::format("{}{} ({})", i ? ", " : "", v[i].first, v[i].second);
+  if (v.size() > top) out += ", ...";
+  return out;
+}
+
+std::string found_by_text(const ExploreSummary& s) {
+  std::string out;
+  for (ViolationKind k : kAllViolationKinds) {
+    if (!s.by_kind.count(k) || (!s.anchors.count(k) && !s.lengths.count(k))) continue;
+    if (out.empty()) out = "\n  what found them (runs with a fault on each anchor, and of each length):\n";
+    if (s.anchors.count(k)) out += fmt::format("  {:<16} on: {}\n", violation_name(k), top_labels(s.anchors.at(k)));
+    if (s.lengths.count(k))
+      out += fmt::format("  {:<16} lengths: {}\n", s.anchors.count(k) ? "" : violation_name(k), top_labels(s.lengths.at(k)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// Everything that shapes a run, so the command replays exactly that run.
+std::string explore_replay_command(const Scenario& base, const ExploreOptions& o, std::uint64_t seed) {
   std::string cmd = fmt::format("locksim explore {} --replay {}", base.path, seed);
   if (!o.kinds.empty()) cmd += " --faults " + kinds_list(o.kinds);
   if (o.max_faults != ExploreOptions{}.max_faults) cmd += fmt::format(" --max-faults {}", o.max_faults);
@@ -39,13 +63,15 @@ std::string replay(const Scenario& base, const ExploreOptions& o, std::uint64_t 
   if (o.max_jump) cmd += " --max-jump " + format_duration(*o.max_jump);
   if (o.max_outage) cmd += " --max-outage " + format_duration(*o.max_outage);
   if (o.max_drift_ppm != ExploreOptions{}.max_drift_ppm) cmd += fmt::format(" --max-drift-ppm {}", o.max_drift_ppm);
+  if (o.liveness) cmd += " --liveness";
+  if (o.liveness_window) cmd += " --liveness-window " + format_duration(*o.liveness_window);
   return cmd;
 }
-}  // namespace
 
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
   std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
   if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
+  if (s.partial) out += fmt::format("\n  PARTIAL: interrupted; the summary of the {} of {} runs that finished", s.runs, s.planned);
   out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
                      base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
                      kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds));
@@ -54,10 +80,26 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     const auto [lo, hi] = wilson95(n, s.runs);
     std::string first = "—";
-    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, replay(base, o, s.first.at(k).seed));
+    if (n) first = fmt::format("run {} (seed {}): {}", s.first.at(k).index, s.first.at(k).seed, explore_replay_command(base, o, s.first.at(k).seed));
     out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
                        s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
   }
+  out += found_by_text(s);
+  if (o.liveness) {
+    out += fmt::format("\n  liveness: after the faults, every one healed, a fresh client must get the lock\n"
+                       "  (no wait longer than {} with nobody holding it): ",
+                       s.runs ? format_duration(liveness_window_of(base, o)) : "the window");
+    if (s.stuck_after_heal == 0) out += fmt::format("no run stuck\n");
+    else
+      out += fmt::format("{} stuck, first run {} (seed {}): {}\n", counted(s.stuck_after_heal, "run"),
+                         s.first_stuck_after_heal->index, s.first_stuck_after_heal->seed,
+                         explore_replay_command(base, o, s.first_stuck_after_heal->seed));
+  }
+  if (s.internal_errors)
+    out += fmt::format("\n  internal errors (a bug in locksim, not a verdict): {} failed, first run {} (seed {}): {}\n"
+                       "    {}\n",
+                       counted(s.internal_errors, "run"), s.first_internal_error->index, s.first_internal_error->seed,
+                       s.first_internal_error->internal_error, explore_replay_command(base, o, s.first_internal_error->seed));
   out += fmt::format("\n  {} of {} violated something; {} the budget ({} or {} simulated)\n", s.violating,
                      counted(s.runs, "run"), s.budget_exhausted == 1 ? "1 hit" : std::to_string(s.budget_exhausted) + " hit",
                      counted(o.max_events, "event"), format_duration(base.duration));
@@ -71,7 +113,10 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     const auto [lo, hi] = wilson95(n, s.runs);
     json entry = {{"runs", n}, {"ci95", {lo, hi}}};
-    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", replay(base, o, s.first.at(k).seed)}};
+    if (n) entry["first"] = {{"run", s.first.at(k).index}, {"seed", s.first.at(k).seed}, {"replay", explore_replay_command(base, o, s.first.at(k).seed)}};
+    // What found it: runs by what a fault waited for, and by where its length came from.
+    if (n) entry["found_by"] = {{"anchors", s.anchors.count(k) ? json(s.anchors.at(k)) : json::object()},
+                                {"lengths", s.lengths.count(k) ? json(s.lengths.at(k)) : json::object()}};
     kinds[std::string(violation_name(k))] = entry;
   }
   json fault_kinds = json::array();
@@ -86,12 +131,98 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
                          {"max_pause_ns", o.max_pause ? json(o.max_pause->count_ns()) : json(nullptr)},
                          {"max_jump_ns", o.max_jump ? json(o.max_jump->count_ns()) : json(nullptr)},
                          {"max_outage_ns", o.max_outage ? json(o.max_outage->count_ns()) : json(nullptr)},
-                         {"max_drift_ppm", o.max_drift_ppm}}},
+                         {"max_drift_ppm", o.max_drift_ppm},
+                         {"liveness", o.liveness},
+                         {"liveness_window_ns", o.liveness_window ? json(o.liveness_window->count_ns()) : json(nullptr)}}},
             {"violating_runs", s.violating},
             {"budget_exhausted", s.budget_exhausted},
             {"violations", kinds}};
+  if (o.liveness) {
+    json live = {{"stuck_runs", s.stuck_after_heal}};
+    if (s.first_stuck_after_heal)
+      live["first"] = {{"run", s.first_stuck_after_heal->index}, {"seed", s.first_stuck_after_heal->seed},
+                       {"replay", explore_replay_command(base, o, s.first_stuck_after_heal->seed)}};
+    j["liveness"] = live;
+  }
+  if (s.internal_errors) {
+    const RunOutcome& f = *s.first_internal_error;
+    j["internal_errors"] = {{"runs", s.internal_errors},
+                            {"first", {{"run", f.index}, {"seed", f.seed}, {"what", f.internal_error},
+                                       {"replay", explore_replay_command(base, o, f.seed)}}}};
+  }
+  if (s.partial) j["partial"] = {{"planned", s.planned}};
   return j.dump();
 }
+
+namespace {
+// One shard's counts, first runs and notes added to `m` (a missing field
+// throws nlohmann's exception, which merge_results words).
+void add_shard(const nlohmann::json& j, Merged& m) {
+  m.summary.runs += j.at("runs").get<std::uint64_t>();
+  m.summary.violating += j.at("violating_runs").get<std::uint64_t>();
+  m.summary.budget_exhausted += j.at("budget_exhausted").get<std::uint64_t>();
+  if (j.contains("liveness")) {
+    const auto& live = j.at("liveness");
+    m.summary.stuck_after_heal += live.at("stuck_runs").get<std::uint64_t>();
+    if (live.contains("first")) {
+      RunOutcome first;
+      first.index = live.at("first").at("run");
+      first.seed = live.at("first").at("seed");
+      first.stuck_after_heal = true;
+      if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
+        m.summary.first_stuck_after_heal = first;
+    }
+  }
+  if (j.contains("internal_errors")) {
+    const auto& errors = j.at("internal_errors");
+    m.summary.internal_errors += errors.at("runs").get<std::uint64_t>();
+    RunOutcome first;
+    first.index = errors.at("first").at("run");
+    first.seed = errors.at("first").at("seed");
+    first.internal_error = errors.at("first").at("what");
+    if (!m.summary.first_internal_error || first.index < m.summary.first_internal_error->index)
+      m.summary.first_internal_error = first;
+  }
+  for (ViolationKind k : kAllViolationKinds) {
+    const auto& v = j.at("violations").at(std::string(violation_name(k)));
+    const std::uint64_t n = v.at("runs");
+    if (n == 0) continue;
+    m.summary.by_kind[k] += n;
+    RunOutcome first;
+    first.index = v.at("first").at("run");
+    first.seed = v.at("first").at("seed");
+    if (v.contains("found_by")) {
+      for (const auto& [label, count] : v.at("found_by").at("anchors").items()) m.summary.anchors[k][label] += count.get<std::uint64_t>();
+      for (const auto& [label, count] : v.at("found_by").at("lengths").items()) m.summary.lengths[k][label] += count.get<std::uint64_t>();
+    }
+    auto it = m.summary.first.find(k);
+    if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
+  }
+}
+
+// The options the shards ran with, from the first shard's "options".
+void read_options(const nlohmann::json& j, Merged& m) {
+  m.scenario_path = j.at("scenario");
+  m.options.seed = j.at("base_seed");
+  const auto& opts = j.at("options");
+  m.options.runs = opts.at("runs");
+  m.options.max_faults = opts.at("max_faults");
+  m.options.keep_faults = opts.at("keep_faults");
+  m.options.max_events = opts.at("max_events");
+  auto bound = [&](const char* key) {
+    return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
+                                                      : std::nullopt;
+  };
+  m.options.max_pause = bound("max_pause_ns");
+  m.options.max_jump = bound("max_jump_ns");
+  m.options.max_outage = bound("max_outage_ns");
+  if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts.at("max_drift_ppm");
+  if (opts.contains("liveness")) m.options.liveness = opts.at("liveness");
+  m.options.liveness_window = bound("liveness_window_ns");
+  for (const auto& k : opts.at("faults"))
+    if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
+}
+}  // namespace
 
 Merged merge_results(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
   using json = nlohmann::json;
@@ -114,23 +245,7 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
       const json identity = {j.at("scenario"), j.at("base_seed"), j.at("options"), j.at("shard").at(1)};
       if (i == 0) {
         reference = identity;
-        m.scenario_path = j.at("scenario");
-        m.options.seed = j.at("base_seed");
-        m.options.runs = j.at("options").at("runs");
-        m.options.max_faults = j.at("options").at("max_faults");
-        m.options.keep_faults = j.at("options").at("keep_faults");
-        m.options.max_events = j.at("options").at("max_events");
-        const json& opts = j.at("options");
-        auto bound = [&](const char* key) {
-          return opts.contains(key) && !opts[key].is_null() ? std::optional<Duration>(Duration::ns(opts[key].get<std::int64_t>()))
-                                                            : std::nullopt;
-        };
-        m.options.max_pause = bound("max_pause_ns");
-        m.options.max_jump = bound("max_jump_ns");
-        m.options.max_outage = bound("max_outage_ns");
-        if (opts.contains("max_drift_ppm")) m.options.max_drift_ppm = opts.at("max_drift_ppm");
-        for (const auto& k : j.at("options").at("faults"))
-          if (const auto kind = find_fault_kind(k.get<std::string>())) m.options.kinds.push_back(*kind);
+        read_options(j, m);
         count = j.at("shard").at(1);
         // No exploration has more shards than runs, and a count of 10^15 would
         // have this list as many missing ones.
@@ -140,24 +255,14 @@ Merged merge_results(const std::vector<std::string>& texts, const std::vector<st
         throw ScenarioError(names[i] + ": a shard of another exploration (scenario, base seed, options or shard count differ from " +
                             names[0] + ")");
       }
+      if (j.contains("partial"))
+        throw ScenarioError(names[i] + ": an interrupted shard (" + j.at("runs").dump() + " of " +
+                            j.at("partial").at("planned").dump() + " runs): run it again, its summary is not the shard's");
       const std::uint64_t shard = j.at("shard").at(0);
       if (shard < 1 || shard > count)
         throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " of " + std::to_string(count));
       if (!seen.insert(shard).second) throw ScenarioError(names[i] + ": shard " + std::to_string(shard) + " given twice");
-      m.summary.runs += j.at("runs").get<std::uint64_t>();
-      m.summary.violating += j.at("violating_runs").get<std::uint64_t>();
-      m.summary.budget_exhausted += j.at("budget_exhausted").get<std::uint64_t>();
-      for (ViolationKind k : kAllViolationKinds) {
-        const json& v = j.at("violations").at(std::string(violation_name(k)));
-        const std::uint64_t n = v.at("runs");
-        if (n == 0) continue;
-        m.summary.by_kind[k] += n;
-        RunOutcome first;
-        first.index = v.at("first").at("run");
-        first.seed = v.at("first").at("seed");
-        auto it = m.summary.first.find(k);
-        if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
-      }
+      add_shard(j, m);
     } catch (const nlohmann::json::exception& e) {
       throw ScenarioError(names[i] + ": not an explore result (a field is missing or of the wrong type: " + e.what() + ")");
     }

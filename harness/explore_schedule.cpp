@@ -1,26 +1,84 @@
 // Drawing one run's fault schedule from its seed: which kinds this run
-// enables (the swarm), how many faults, when, and each fault's own draws
-// (harness/faults/).
+// enables (the swarm), how many faults, when — at a time, or on an event of
+// the reference run ("just after client1's read") — and each fault's own
+// draws (harness/faults/), whose lengths are measured against the scenario.
 #include "harness/explore_schedule.hpp"
 
+#include <algorithm>
+#include <span>
+
+#include "harness/explore_reference.hpp"
 #include "harness/faults/kind.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim {
 
+namespace {
+
+// When a fault starts: on an anchor before the horizon (half the time, when
+// there is one), just after it or a little later; else at a time. Returns
+// when that was in the reference run.
+Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, const ScheduleBounds& b, FaultSpec& f,
+                    FaultDraw& d) {
+  const auto end = std::lower_bound(anchors.begin(), anchors.end(), b.horizon,
+                                    [](const Anchor& a, Duration t) { return a.at < t; });
+  const auto n = static_cast<std::uint64_t>(end - anchors.begin());
+  if (n > 0 && rng.chance(0.5)) {
+    const Anchor& a = anchors[rng.below(n)];
+    f.on_process = a.process;
+    f.on_event = std::string(event_name(a.event));
+    f.on_occurrence = a.occurrence;
+    // "Just after the read", or a little later: up to a tenth of the lease, at most a second.
+    if (rng.chance(0.5)) f.after = rng.between(Duration::ms(1), max(Duration::ms(1), min(lease / 10, Duration::s(1))));
+    d.anchor_process = a.process;
+    return a.at + f.after;
+  }
+  f.at = rng.between(Duration::zero(), b.horizon);
+  d.anchor_process.clear();
+  return *f.at;
+}
+
+// Jepsen's nemeses strike one node, a minority, a majority or all of them at
+// once (a rack, a zone, a bad deploy). `drawn` (a fault and the restart that
+// goes with it) is struck on that many nodes, alike, at the same moment.
+// Returns how many nodes (0: the kind names no node, `drawn` is kept as is).
+std::size_t strike_together(Rng& rng, const std::vector<std::string>& nodes, std::vector<FaultSpec>& drawn) {
+  if (drawn.empty() || drawn.front().target.empty() || drawn.front().kind == FaultKind::Failover) return 0;
+  const std::size_t n = nodes.size(), majority = n / 2 + 1;
+  const std::uint64_t r = rng.below(4);
+  const std::size_t how_many = r < 2 ? majority : r == 2 ? n : std::max<std::size_t>(1, n - majority);
+  std::vector<std::string> pool = nodes, chosen;
+  for (std::size_t i = 0; i < how_many; ++i) {
+    const std::size_t j = rng.below(pool.size());
+    chosen.push_back(pool[j]);
+    pool.erase(pool.begin() + static_cast<long>(j));
+  }
+  std::vector<FaultSpec> out;
+  for (const std::string& node : chosen)
+    for (FaultSpec f : drawn) {
+      f.target = node;
+      out.push_back(std::move(f));
+    }
+  drawn = std::move(out);
+  return how_many;
+}
+
+}  // namespace
+
 Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& o) {
-  Scenario s = base;
+  return with_random_faults(base, seed, o, reference_run(base, o));
+}
+
+Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const ExploreOptions& o, const Reference& ref,
+                            DrawNotes* notes) {
+  Scenario s = unfaulted(base, o);
   s.seed = seed;
-  // What the base file expects was about its own faults, not these.
-  const auto window = s.expect.liveness_window;
-  s.expect = Expectation{};
-  s.expect.liveness_window = window;
-  if (!o.keep_faults) s.faults.clear();
   Rng rng = Rng(seed).fork("explore/schedule");
   const ScheduleBounds b = schedule_bounds(base, o);
 
   FaultDraw d{.rng = rng, .base = base, .max_pause = b.pause, .max_jump = b.jump, .max_outage = b.outage,
               .max_drift_ppm = o.max_drift_ppm};
+  d.constants = &ref.constants;
   for (const ClientConfig& c : base.clients) d.clients.push_back(c.name);
   for (const NodeConfig& n : base.nodes) {
     d.nodes.push_back(n.name);
@@ -39,13 +97,31 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
   if (enabled.empty() && !allowed.empty()) enabled.push_back(pick(rng, allowed));
   if (enabled.empty()) return s;
 
+  // Swarm over the strategies too: a run waits for events, measures its
+  // lengths against the scenario, both or neither (the plain random schedule).
+  const bool anchors = rng.chance(0.5), measured = rng.chance(0.5);
+  if (!measured) d.constants = nullptr;
+  // And a quarter of the runs strike several nodes at once with their first fault.
+  const bool together = d.nodes.size() >= 2 && rng.chance(0.25);
+  const Duration longest = max(b.pause, max(b.jump, b.outage));
   const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o.max_faults}));
   for (int i = 0; i < count; ++i) {
     FaultSpec f;
     f.kind = pick(rng, enabled);
-    f.at = rng.between(Duration::zero(), b.horizon);
+    const Duration start = draw_start(rng, anchors ? ref.anchors : std::span<const Anchor>{}, ref.lease, b, f, d);
+    if (measured) d.later = events_after(ref, start, longest);
+    d.length_source.clear();
+    const bool anchored = !f.at.has_value();
+    const std::string anchor = anchored ? f.on_process + " " + f.on_event : "a time";
     // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
-    if (const auto draw = fault_kind(f.kind).draw) draw(d, f, s.faults);
+    std::vector<FaultSpec> drawn;
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, f, drawn);
+    const std::size_t struck = i == 0 && together ? strike_together(rng, d.nodes, drawn) : 0;
+    s.faults.insert(s.faults.end(), drawn.begin(), drawn.end());
+    if (notes) {
+      notes->anchors.push_back(struck > 1 ? anchor + ", " + std::to_string(struck) + " nodes at once" : anchor);
+      notes->lengths.push_back(d.length_source);
+    }
   }
   // The fault engine schedules by time; keep the file readable in the same order.
   sort_faults(s.faults);

@@ -20,7 +20,8 @@ ProcId FaultContext::id(const std::string& name) const {
   return *p;
 }
 
-FaultEngine::FaultEngine(World& world, const Scenario& scenario) : ctx_{world, scenario, {}} {}
+FaultEngine::FaultEngine(World& world, const Scenario& scenario)
+    : ctx_{world, scenario, {}}, applied_(scenario.faults.size(), false) {}
 
 void FaultEngine::arm() {
   for (const FaultSpec& f : ctx_.scenario.faults) {
@@ -47,6 +48,46 @@ void FaultEngine::on_event(const TraceEvent& e) {
   }
 }
 
-void FaultEngine::apply(const FaultSpec& f) { fault_kind(f.kind).apply(ctx_, f); }
+void FaultEngine::apply(const FaultSpec& f) {
+  applied_[static_cast<std::size_t>(&f - ctx_.scenario.faults.data())] = true;
+  if (!healed_) fault_kind(f.kind).apply(ctx_, f);
+}
+
+void FaultEngine::digest(Digest& d) const {
+  d.add(healed_);
+  const auto& faults = ctx_.scenario.faults;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (applied_[i]) continue;
+    const FaultSpec& f = faults[i];
+    d.add(static_cast<std::uint64_t>(i));
+    d.add(static_cast<std::uint64_t>(f.kind));
+    d.add(f.target);
+    d.add(f.duration.value_or(Duration::zero()));
+    d.add(f.by);
+    d.add(f.drift_ppb);
+    d.add(f.from);
+    d.add(f.to);
+    d.add(f.at.value_or(Duration::zero()));
+    d.add(f.after);
+  }
+  for (const Trigger& t : triggers_) {
+    if (applied_[static_cast<std::size_t>(t.fault - faults.data())]) continue;
+    d.add(static_cast<std::uint64_t>(t.process));
+    d.add(static_cast<std::uint64_t>(t.event));
+    d.add(t.fault->on_occurrence - t.seen);
+  }
+}
+
+void FaultEngine::heal_all() {
+  healed_ = true;
+  World& world = ctx_.world;
+  world.network().heal();
+  world.network().clear_rules();
+  for (ProcId p = 0; p < world.process_count(); ++p) {
+    if (world.process(p).state() == Process::State::Paused) world.end_pause(p);
+    if (world.process(p).state() == Process::State::Down) world.restart(p);
+  }
+  world.note_world(Ev::Fault, "liveness phase: every fault healed");
+}
 
 }  // namespace locksim

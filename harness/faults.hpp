@@ -17,6 +17,14 @@ class FaultEngine {
   FaultEngine(World& world, const Scenario& scenario);
   // Schedule the timed faults and start listening to the trace for the others.
   void arm();
+  // Undo what can be undone, now, and apply no fault after: pauses end,
+  // crashed processes restart, partitions heal, link rules go (explore's
+  // liveness phase, TigerBeetle's VOPR). Clocks stay where faults put them.
+  void heal_all();
+  bool healed() const { return healed_; }
+  // The faults still to come (not applied yet), for explore --exhaustive's
+  // fingerprint of a state: what is applied lives on in the world.
+  void digest(Digest& d) const;
 
  private:
   struct Trigger {
@@ -30,6 +38,8 @@ class FaultEngine {
 
   FaultContext ctx_;
   std::vector<Trigger> triggers_;
+  bool healed_ = false;
+  std::vector<bool> applied_;  // by position in the scenario's faults
 };
 
 // Ev from its trace name ("acquired"), for `on = "client1 acquired"`.

@@ -2,6 +2,7 @@
 
 #include "harness/client.hpp"
 #include "harness/faults.hpp"
+#include "harness/state_fingerprint.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/servers/table.hpp"
 #include "sim/storage.hpp"
@@ -15,6 +16,24 @@ bool RunResult::as_expected() const {
 
 namespace {
 RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options);
+
+// Explore's liveness phase (liveness.hpp), once the fault phase is judged:
+// heal, let a fresh client ask for the lock, and run on.
+void liveness_phase(RunResult& result, FaultEngine& faults, LivenessWatch& watch, Duration window,
+                    std::uint64_t budget, const std::function<Client&(const ClientConfig&)>& add_client) {
+  World& world = *result.world;
+  faults.heal_all();
+  auto probe = std::make_shared<ClientConfig>();
+  probe->name = probe_name(world.trace());
+  probe->job = JobKind::Hold;
+  probe->hold = DurationRange::fixed(Duration::ms(1));
+  probe->start = DurationRange::fixed(world.now() - Instant::zero());
+  result.probe = probe;
+  watch.healed(world.now(), window);
+  add_client(*probe).schedule_start();
+  if (!world.run_until(world.now() + window * 2, budget)) result.budget_exhausted = true;
+  result.liveness = watch.finish(world.now());
+}
 }  // namespace
 
 RunResult run_scenario(const Scenario& given, const RunOptions& options) {
@@ -26,6 +45,17 @@ RunResult run_scenario(Scenario&& given, const RunOptions& options) {
 }
 
 namespace {
+// The state hash hook (RunOptions::at_anchor): clients' phases followed from
+// the trace, the fingerprint folded only when asked for.
+void watch_anchors(World& world, const FaultEngine& faults, const decltype(RunOptions::at_anchor)& at_anchor) {
+  auto phases = std::make_shared<StateFingerprint>();
+  world.trace().add_listener([&world, &faults, phases, at_anchor](const TraceEvent& e) {
+    phases->observe(e);
+    if (e.process == kNoProc || !fault_may_wait_for(e.kind) || faults.healed()) return;
+    at_anchor(world.trace(), e, [&] { return phases->value(world, faults); });
+  });
+}
+
 RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options) {
   RunResult result;
   result.owned_scenario = std::move(owned);
@@ -46,8 +76,9 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   check.liveness_window = s.expect.liveness_window;
   auto judge = std::make_shared<Judge>(trace, check);
   auto tally = std::make_shared<RunStats>();
-  trace.add_listener([judge, tally](const TraceEvent& e) {
-    judge->observe(e);
+  auto judging = std::make_shared<bool>(true);  // the fault phase only
+  trace.add_listener([judge, tally, judging](const TraceEvent& e) {
+    if (*judging) judge->observe(e);
     switch (e.kind) {
       case Ev::Delivered: ++tally->delivered; break;
       case Ev::Acquired: ++tally->acquisitions; break;
@@ -99,13 +130,25 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   FaultEngine faults(world, s);
   faults.arm();
+  if (options.at_anchor) watch_anchors(world, faults, options.at_anchor);
   for (Client* c : clients) c->schedule_start();
+  std::shared_ptr<LivenessWatch> watch;
+  if (options.liveness) {
+    watch = std::make_shared<LivenessWatch>(trace);
+    trace.add_listener([watch](const TraceEvent& e) { watch->observe(e); });
+  }
 
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
 
+  *judging = false;
   result.violations = judge->finish(world.now());
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
+  if (watch && !result.budget_exhausted)
+    liveness_phase(result, faults, *watch, *options.liveness, options.max_events - world.events_run(),
+                   [&](const ClientConfig& c) -> Client& {
+                     return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id);
+                   });
 
   result.stats = *tally;
   result.stats.events = trace.size();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/liveness.hpp"
 #include "harness/scenario.hpp"
 #include "judge/checkers.hpp"
 #include "sim/world.hpp"
@@ -28,12 +29,18 @@ struct RunResult {
   std::shared_ptr<const Scenario> owned_scenario;
   const Scenario* scenario = nullptr;
   std::uint64_t seed = 0;
+  std::shared_ptr<const ClientConfig> probe;  // the liveness phase's client (the world refers to it)
   std::unique_ptr<World> world;   // the trace, for reports
   std::vector<Violation> violations;
   std::set<ViolationKind> verdict;  // the kinds found
   RunStats stats;
   std::string trace_hash;
   bool budget_exhausted = false;
+  // The command that replays this run, when it is not `locksim run FILE
+  // --seed N` (an explored run: its schedule is drawn, not in the file).
+  std::string replay;
+  // Explore's liveness phase, when asked for (RunOptions::liveness).
+  std::optional<LivenessVerdict> liveness;
 
   // As the scenario's [expect] says (without one: no violation at all).
   bool as_expected() const;
@@ -49,6 +56,15 @@ struct RunOptions {
   bool details = false;
   // Called with every event as it is recorded (a streaming --trace writer).
   std::function<void(const Trace&, const TraceEvent&)> listener;
+  // Explore's liveness phase (liveness.hpp): after the scenario's duration,
+  // heal every fault, let a fresh client ask for the lock, and run twice this
+  // window longer. The verdict still judges the scenario's duration only.
+  std::optional<Duration> liveness;
+  // Called at each event a fault can wait for (faults.hpp), once the faults
+  // are armed, before any fault it triggers; `fingerprint()` folds the state
+  // of the run there (state_fingerprint.hpp). Explore's anchors and its
+  // exhaustive search's states.
+  std::function<void(const Trace&, const TraceEvent&, const std::function<std::uint64_t()>& fingerprint)> at_anchor;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

@@ -200,10 +200,6 @@ class Shrinker {
   std::uint64_t max_events_;
 };
 
-std::string describe_fault(const FaultSpec& f) {
-  return fmt::format("at {} ", format_duration(f.at.value_or(Duration::zero()))) + fault_kind(f.kind).describe(f);
-}
-
 }  // namespace
 
 ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events) {

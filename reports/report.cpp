@@ -32,6 +32,7 @@ std::size_t count_events(const Trace& t, Ev kind) {
 }  // namespace
 
 std::string replay_command(const RunResult& r) {
+  if (!r.replay.empty()) return r.replay;
   return fmt::format("locksim run {} --seed {}", r.scenario->path, r.seed);
 }
 

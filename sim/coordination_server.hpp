@@ -26,6 +26,12 @@ namespace locksim {
 class CoordinationServer : public Process {
  public:
   CoordinationServer(World& world, std::string name, const ClockSpec& clock);
+  void digest(Digest& d) const override {
+    for (const auto& [client, n] : stream_) {
+      d.add(static_cast<std::uint64_t>(client));
+      d.add(n);
+    }
+  }
 
  protected:
   // A coord::Request: answered with handle(), its reply numbered after

@@ -114,4 +114,26 @@ Task<void> EtcdServer::revoke_expired() {
   }
 }
 
+// Leases, keys and watches.
+void EtcdServer::digest(Digest& d) const {
+  CoordinationServer::digest(d);
+  d.add(revision_);
+  d.add(next_lease_);
+  for (const auto& [id, l] : leases_) {
+    d.add(id);
+    d.add(static_cast<std::uint64_t>(l.client));
+    d.add(l.ttl);
+    d.add(l.expires);
+  }
+  for (const auto& [key, k] : keys_) {
+    d.add(key);
+    d.add(k.create_revision);
+    d.add(k.lease);
+  }
+  for (const auto& [key, watchers] : delete_watches_) {
+    d.add(key);
+    for (ProcId p : watchers) d.add(static_cast<std::uint64_t>(p));
+  }
+}
+
 }  // namespace locksim

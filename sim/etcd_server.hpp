@@ -24,6 +24,7 @@ class EtcdServer : public CoordinationServer {
   // x heartbeat) in whole seconds, with the default 100 ms heartbeat — 2 s for
   // the default 1 s election timeout (etcd v3.6.14 server/etcdserver/server.go:353-358).
   static Duration min_lease_ttl(Duration election_timeout);
+  void digest(Digest& d) const override;
 
  protected:
   void on_crash() override;

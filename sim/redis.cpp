@@ -754,4 +754,21 @@ void RedisNode::active_expire_cycle() {
   }
 }
 
+// The keyspace, the subscriptions, the role and what is still to replicate.
+void RedisNode::digest(Digest& d) const {
+  d.add(static_cast<std::uint64_t>(keys_.size()));
+  for (const auto& [key, e] : keys_) {
+    d.add(key);
+    d.add(e.value);
+    d.add(e.expires_at.value_or(Instant::never()));
+  }
+  for (const auto& [channel, subs] : subscribers_) {
+    d.add(channel);
+    for (ProcId p : subs) d.add(static_cast<std::uint64_t>(p));
+  }
+  d.add(static_cast<std::uint64_t>(master_));
+  for (const std::string& k : dirty_) d.add(k);
+  d.add(expiry_target_);
+}
+
 }  // namespace locksim

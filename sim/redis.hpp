@@ -92,6 +92,7 @@ class RedisNode : public Process {
   void on_crash() override;
   void on_restart() override;
   void on_clock_jump() override { nudge_expiry(); }
+  void digest(Digest& d) const override;
 
  private:
   Task<void> active_expire_loop();

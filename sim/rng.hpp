@@ -60,6 +60,8 @@ class Rng {
     for (auto& w : s_) w = splitmix64(sm);
   }
   std::uint64_t seed() const { return seed_; }
+  // Where the stream is (explore --exhaustive's fingerprint of a state).
+  std::uint64_t position() const { return hash_mix(hash_mix(hash_mix(hash_mix(seed_, s_[0]), s_[1]), s_[2]), s_[3]); }
 
   // A child stream named `name`: independent of every sibling, and of how many
   // draws this stream has made.

@@ -107,6 +107,39 @@ std::optional<ProcId> Sentinel::current_master(const std::string& group) const {
   return std::nullopt;
 }
 
+// For explore --exhaustive: what decides this sentinel's next steps (its
+// view of each instance, the failover's progress, its epoch and TILT).
+void Sentinel::digest(Digest& d) const {
+  d.add(current_epoch_);
+  d.add(tilt_);
+  d.add(tilt_start_time_);
+  for (const Master& m : masters_) {
+    digest_instance(d, m);
+    d.add(m.config_epoch);
+    d.add(m.failover_epoch);
+    d.add(static_cast<std::uint64_t>(m.failover_state));
+    d.add(m.failover_state_change_time);
+    d.add(static_cast<std::uint64_t>(m.promoted));
+    for (const Instance& s : m.slaves) digest_instance(d, s);
+    for (const Instance& s : m.sentinels) digest_instance(d, s);
+  }
+}
+
+void Sentinel::digest_instance(Digest& d, const Instance& ri) {
+  d.add(static_cast<std::uint64_t>(ri.id));
+  d.add(static_cast<std::uint64_t>(ri.flags));
+  d.add(ri.link.disconnected);
+  d.add(ri.link.pending);
+  d.add(ri.link.act_ping_time);
+  d.add(ri.link.last_avail_time);
+  d.add(ri.s_down_since);
+  d.add(ri.o_down_since);
+  d.add(static_cast<std::uint64_t>(ri.role_reported));
+  d.add(ri.slave_master_host);
+  d.add(ri.leader);
+  d.add(ri.leader_epoch);
+}
+
 // sentinelGetCurrentMasterAddress (:1664-1677): the promoted replica once its
 // INFO has confirmed the promotion, else the master's address.
 ProcId Sentinel::current_address(const Master& m) const {

@@ -53,6 +53,7 @@ class Sentinel : public Process {
   // The master this sentinel names for a group now (get-master-addr-by-name).
   std::optional<ProcId> current_master(const std::string& group) const;
   bool in_tilt() const { return tilt_; }
+  void digest(Digest& d) const override;
 
  protected:
   void on_message(Message& m) override;
@@ -106,6 +107,7 @@ class Sentinel : public Process {
     std::vector<Instance> slaves, sentinels;
   };
   enum class Reply : std::uint8_t { Ping, Info, AskDown, Publish, Discard };
+  static void digest_instance(Digest& d, const Instance& ri);
 
   ms_t mstime() const;
   Instance make_instance(unsigned flags, ProcId id) const;

@@ -19,6 +19,11 @@ class Storage : public Process {
 
   std::int64_t counter() const { return counter_; }
   std::int64_t highest_token() const { return highest_token_; }
+  void digest(Digest& d) const override {
+    d.add(counter_);
+    d.add(highest_token_);
+    d.add(owner_);
+  }
 
  protected:
   void on_message(Message& m) override;

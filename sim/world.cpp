@@ -547,6 +547,71 @@ void World::pause(ProcId id, Duration for_how_long) {
   });
 }
 
+void Network::digest(Digest& d) const {
+  d.add(static_cast<std::uint64_t>(partitions_.size()));
+  for (const Partition& p : partitions_) {
+    d.add(p.one_way);
+    for (const auto& g : p.groups) {
+      d.add(static_cast<std::uint64_t>(g.size()));
+      for (ProcId id : g) d.add(static_cast<std::uint64_t>(id));
+    }
+  }
+  for (const Link& l : links_) {
+    d.add(l.rng.position());
+    d.add(l.last_delivery);
+  }
+  d.add(static_cast<std::uint64_t>(rules_.size()));
+  for (const LinkRule& r : rules_) {
+    d.add(static_cast<std::uint64_t>(r.kind));
+    d.add(static_cast<std::uint64_t>(r.from));
+    d.add(static_cast<std::uint64_t>(r.to));
+    d.add(r.from_time);
+    d.add(r.until);
+    d.add(r.remaining);
+    d.add(r.extra);
+  }
+}
+
+void World::digest(Digest& d) const {
+  d.add(now_);
+  for (const auto& p : processes_) {
+    d.add(static_cast<std::uint64_t>(p->state_));
+    d.add(static_cast<std::uint64_t>(p->epoch_));
+    if (p->state_ == Process::State::Paused) d.add(p->pause_until_);
+    d.add(p->clocks_.wall.read(now_));
+    d.add(p->clocks_.mono.read(now_));
+    d.add(p->clocks_.mono.drift_ppb());
+    d.add(static_cast<std::uint64_t>(p->timers_.size()));
+    for (const Process::Timer& t : p->timers_) d.add(t.deadline);
+    d.add(static_cast<std::uint64_t>(p->calls_.size()));
+    d.add(p->rng_.position());
+    for (const Event& e : p->held_) {
+      d.add(static_cast<std::uint64_t>(e.kind));
+      if (e.kind == Event::Kind::Deliver) d.add(messages_[e.arg].content);
+    }
+    p->digest(d);
+  }
+  // The queue as a multiset: its heap order depends on how it was filled.
+  for (const Event& e : queue_.events()) {
+    Digest one;
+    one.add(e.at);
+    one.add(static_cast<std::uint64_t>(e.pid));
+    one.add(static_cast<std::uint64_t>(e.epoch));
+    one.add(static_cast<std::uint64_t>(e.kind));
+    if (e.kind == Event::Kind::Deliver) one.add(messages_[e.arg].content);
+    d.unordered(one.value());
+  }
+  network_.digest(d);
+}
+
+void World::end_pause(ProcId id) {
+  Process& p = process(id);
+  if (p.state() != Process::State::Paused) return;
+  p.pause_until_ = now_;  // the pending resume finds a different deadline and does nothing
+  p.resume();
+  p.note(Ev::Resumed);
+}
+
 void World::crash(ProcId id) {
   Process& p = process(id);
   if (p.state() == Process::State::Down) return;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/clock.hpp"
+#include "sim/digest.hpp"
 #include "sim/message.hpp"
 #include "sim/rng.hpp"
 #include "sim/task.hpp"
@@ -64,6 +65,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   std::uint64_t next_seq() { return seq_++; }
+  const std::vector<Event>& events() const { return heap_; }  // in heap order
 
  private:
   static bool before(const Event& a, const Event& b) {
@@ -168,6 +170,11 @@ class Process {
   std::size_t timers_set() const { return timers_.size(); }
   // The first error thrown out of one of this process's coroutines, if any.
   std::exception_ptr failed_root() const;
+  // What this process's model holds that decides what it does next (a
+  // server's keys and sessions, the storage's counter), for explore
+  // --exhaustive's fingerprint of the world. The kernel's part (state,
+  // clocks, timers, held events) is World::digest's. Default: nothing.
+  virtual void digest(Digest&) const {}
 
  protected:
   // A message that is not a reply to one of our calls.
@@ -369,9 +376,12 @@ class Network {
   std::uint64_t partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label);
   void heal(std::optional<std::uint64_t> id = std::nullopt);
   void add_rule(LinkRule r) { rules_.push_back(std::move(r)); }
+  // No more holding, dropping or delaying (messages already held keep their time).
+  void clear_rules() { rules_.clear(); }
   bool blocked(ProcId from, ProcId to) const;
 
   std::uint64_t messages_sent() const { return sent_; }
+  void digest(Digest& d) const;  // partitions and rules
 
  private:
   struct Link {
@@ -434,9 +444,18 @@ class World {
   bool run_until(Instant end, std::uint64_t max_events = ~std::uint64_t{0});
   std::uint64_t events_run() const { return events_run_; }
   std::size_t pending_events() const { return queue_.size(); }
+  // Fold the world's state into `d`: the time, every process (its kernel
+  // state and its model's digest()), the pending events and the messages
+  // in flight, the partitions and link rules. Coroutine frames are not
+  // visible: two states that agree on all of this but differ in a local
+  // variable of a process's code fold alike (the timers and messages that
+  // variable will cause usually tell them apart).
+  void digest(Digest& d) const;
 
   // Faults, applied now.
   void pause(ProcId p, Duration for_how_long);
+  // A paused process resumes now, its pause cut short (explore's liveness phase).
+  void end_pause(ProcId p);
   void crash(ProcId p);
   void restart(ProcId p);
   void clock_jump(ProcId p, Duration by);

@@ -145,4 +145,32 @@ Task<void> ZooKeeperServer::expire_sessions() {
   }
 }
 
+// Sessions, znodes, sequence counters and watches.
+void ZooKeeperServer::digest(Digest& d) const {
+  CoordinationServer::digest(d);
+  d.add(zxid_);
+  d.add(next_session_);
+  for (const auto& [id, s] : sessions_) {
+    d.add(id);
+    d.add(static_cast<std::uint64_t>(s.client));
+    d.add(s.timeout);
+    d.add(s.expires);
+    for (const std::string& e : s.ephemerals) d.add(e);
+  }
+  for (const auto& [path, n] : nodes_) {
+    d.add(path);
+    d.add(n.czxid);
+    d.add(n.session);
+  }
+  for (const auto& [parent, n] : sequence_) {
+    d.add(parent);
+    d.add(n);
+  }
+  for (const Watches* w : {&exists_watches_, &child_watches_})
+    for (const auto& [path, watchers] : *w) {
+      d.add(path);
+      for (const Watch& x : watchers) d.add(x.session);
+    }
+}
+
 }  // namespace locksim

@@ -21,6 +21,7 @@ class ZooKeeperServer : public CoordinationServer {
  public:
   ZooKeeperServer(World& world, std::string name, const ClockSpec& clock, Duration tick_time,
                   std::int64_t first_zxid);
+  void digest(Digest& d) const override;
 
  protected:
   void on_crash() override;

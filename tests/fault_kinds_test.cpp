@@ -221,3 +221,33 @@ TEST_CASE("a kind's shrinkable magnitude resizes to what it then measures, keepi
   }
   CHECK(magnitudes >= 1);
 }
+
+TEST_CASE("every kind explore draws has choices for the exhaustive search, each a fault the loader takes back") {
+  const Scenario base = parse_scenario(kTopology, "topology.toml");
+  FaultChoices c;
+  c.clients = {"client1", "client2"};
+  c.nodes = {"redis1", "redis2"};
+  c.storage = "storage";
+  c.everyone = {"client1", "client2", "redis1", "redis2", "storage"};
+  c.masters_with_replicas = {"redis1"};
+  c.lengths = {Duration::ms(5), Duration::s(6)};
+  c.max_drift_ppm = 1000;
+  for (const FaultKindInfo* k : fault_kinds()) {
+    INFO(k->name);
+    if (k->draw) CHECK_MESSAGE((k->choices != nullptr), "drawn by explore, but the exhaustive search cannot try it");
+    if (!k->choices) continue;
+    std::vector<FaultChoice> choices;
+    k->choices(c, choices);
+    CHECK(!choices.empty());
+    Scenario s = base;
+    for (FaultChoice& choice : choices)
+      for (FaultSpec& f : choice) {
+        f.on_process = "client1";
+        f.on_event = "acquired";
+        s.faults.push_back(f);
+      }
+    const Scenario again = parse_scenario(to_toml(s), "choices.toml");
+    REQUIRE(again.faults.size() == s.faults.size());
+    for (std::size_t i = 0; i < s.faults.size(); ++i) CHECK(same_fault(again.faults[i], s.faults[i]));
+  }
+}

@@ -97,7 +97,10 @@ TEST_CASE("every command of the course lab runs as printed, and each scenario it
     // Never a terminal on stdin: --quiz prints its question and the command that reveals the run.
     const auto o = run_command(dir.run(command + " < /dev/null 2>&1"));
     INFO(o.output.substr(0, 300));
-    CHECK(o.status == 0);
+    // explore exits 1 when its runs found what the scenario's [expect] does
+    // not allow: a finding, which the lab asks the reader to predict.
+    const bool explore = command.rfind("locksim explore ", 0) == 0;
+    CHECK((o.status == 0 || (explore && o.status == 1)));
     const auto quiz = command.find(" --quiz");
     if (quiz == std::string::npos) continue;
     CHECK(o.output.find("--predict KINDS") != std::string::npos);

@@ -29,9 +29,23 @@ std::string describe(const FaultSpec& f) {
 }
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = d.rng.chance(0.7) ? pick(d.rng, d.nodes) : pick(d.rng, d.clients);
+  f.target = d.target(d.rng.chance(0.7) ? d.nodes : d.clients);
   f.drift_ppb = d.rng.between(-d.max_drift_ppm, d.max_drift_ppm) * 1000;
   out.push_back(f);
+}
+
+// As fast or as slow as explore draws them.
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  std::vector<std::string> targets = c.nodes;
+  targets.insert(targets.end(), c.clients.begin(), c.clients.end());
+  for (const std::string& t : targets)
+    for (int sign : {1, -1}) {
+      FaultSpec f;
+      f.kind = FaultKind::ClockDrift;
+      f.target = t;
+      f.drift_ppb = sign * c.max_drift_ppm * 1000;
+      out.push_back({f});
+    }
 }
 
 // Parts per billion read as nanoseconds, so that the shrinker bisects them
@@ -56,6 +70,7 @@ drift_ppm = -20)",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
     .magnitude = Magnitude{.size = size, .resize = resize},
 };
 

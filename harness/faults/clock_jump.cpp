@@ -22,10 +22,25 @@ void write(FaultWriter& out, const FaultSpec& f) {
 std::string describe(const FaultSpec& f) { return f.target + "'s wall clock jumps " + format_duration(f.by); }
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = d.rng.chance(0.7) ? pick(d.rng, d.nodes) : pick(d.rng, d.clients);
-  f.by = d.rng.between(-d.max_jump, d.max_jump);
-  if (f.by.is_zero()) f.by = Duration::ms(1);
+  f.target = d.target(d.rng.chance(0.7) ? d.nodes : d.clients);
+  const bool back = d.rng.chance(0.5);
+  f.by = d.length(d.max_jump);
+  if (back) f.by = -f.by;
   out.push_back(f);
+}
+
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  std::vector<std::string> targets = c.nodes;
+  targets.insert(targets.end(), c.clients.begin(), c.clients.end());
+  for (const std::string& t : targets)
+    for (Duration d : c.lengths)
+      for (int sign : {1, -1}) {
+        FaultSpec f;
+        f.kind = FaultKind::ClockJump;
+        f.target = t;
+        f.by = d * sign;
+        out.push_back({f});
+      }
 }
 
 // The jump's size, either way; never zero (the loader refuses a zero jump).
@@ -49,6 +64,7 @@ by = "-3s")",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
     .magnitude = Magnitude{.size = size, .resize = resize, .rounds = true},
 };
 

@@ -19,14 +19,42 @@ void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target
 std::string describe(const FaultSpec& f) { return f.target + " crashes"; }
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = d.rng.chance(0.5) ? pick(d.rng, d.clients) : pick(d.rng, d.nodes);
+  f.target = d.target(d.rng.chance(0.5) ? d.clients : d.nodes);
   out.push_back(f);
   if (d.rng.chance(0.7)) {  // and comes back, with or without its keys
     FaultSpec r;
     r.kind = FaultKind::Restart;
     r.target = f.target;
-    r.at = *f.at + d.rng.between(Duration::ms(1), d.max_outage);
+    if (f.at) {
+      // Within the run: a restart after its end would make the file unreadable.
+      const Duration room = d.base.duration - *f.at - Duration::ms(1);
+      r.at = *f.at + d.length(min(d.max_outage, room), f.target);
+    } else {  // on the crash's event, later
+      r.on_process = f.on_process;
+      r.on_event = f.on_event;
+      r.on_occurrence = f.on_occurrence;
+      r.after = f.after + d.length(d.max_outage, f.target);
+    }
     out.push_back(r);
+  }
+}
+
+// Down for good, or back after each length.
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  std::vector<std::string> targets = c.clients;
+  targets.insert(targets.end(), c.nodes.begin(), c.nodes.end());
+  for (const std::string& t : targets) {
+    FaultSpec crash;
+    crash.kind = FaultKind::Crash;
+    crash.target = t;
+    out.push_back({crash});
+    for (Duration d : c.lengths) {
+      FaultSpec restart;
+      restart.kind = FaultKind::Restart;
+      restart.target = t;
+      restart.after = d;
+      out.push_back({crash, restart});
+    }
   }
 }
 
@@ -43,6 +71,7 @@ constinit const FaultKindInfo kCrashFault{
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
 };
 
 }  // namespace locksim

@@ -47,6 +47,17 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   out.push_back(f);
 }
 
+// The next message on each link held back for each length.
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  for (Duration d : c.lengths) {
+    FaultSpec f;
+    f.kind = FaultKind::Delay;
+    f.duration = d;
+    f.count = 1;
+    link_fault::each_link(c, f, out);
+  }
+}
+
 }  // namespace
 
 constinit const FaultKindInfo kDelayFault{
@@ -63,6 +74,7 @@ count = 3)",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
 };
 
 }  // namespace locksim

@@ -40,6 +40,14 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   out.push_back(f);
 }
 
+// The next message on each link lost.
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  FaultSpec f;
+  f.kind = FaultKind::Drop;
+  f.count = 1;
+  link_fault::each_link(c, f, out);
+}
+
 }  // namespace
 
 constinit const FaultKindInfo kDropFault{
@@ -55,6 +63,7 @@ probability = 0.5)",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
 };
 
 }  // namespace locksim

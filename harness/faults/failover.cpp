@@ -38,6 +38,15 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   out.push_back(f);
 }
 
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  for (const std::string& m : c.masters_with_replicas) {
+    FaultSpec f;
+    f.kind = FaultKind::Failover;
+    f.target = m;
+    out.push_back({f});
+  }
+}
+
 // A sentinel to ask, and a master with a replica for it to promote.
 bool offered(const Scenario& base) {
   return base.sentinel.present &&
@@ -58,6 +67,7 @@ constinit const FaultKindInfo kFailoverFault{
     .describe = describe,
     .draw = draw,
     .offered = offered,
+    .choices = choices,
 };
 
 }  // namespace locksim

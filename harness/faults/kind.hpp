@@ -73,6 +73,16 @@ class FaultWriter {
   std::string& out_;
 };
 
+// A duration of the scenario's own that breaking a lock is measured against
+// (the lease, a validity, a replication lag, a client's work), or how long
+// after a fault's start some event came in the reference run ("client2
+// read"): what explore measures the faults it draws by.
+struct NamedDuration {
+  std::string name;
+  Duration value;
+  std::string process;  // the event's process, for an event ("" for a constant)
+};
+
 // What explore draws a fault from: the base scenario's processes and the
 // bounds of the magnitudes. Every draw comes from `rng`, in the order the
 // kind makes them: a run is a function of its seed.
@@ -84,7 +94,37 @@ struct FaultDraw {
   std::vector<std::string> clients, nodes;
   std::vector<std::string> everyone;               // clients, nodes, then the storage
   std::vector<std::string> masters_with_replicas;  // one entry per replica
+  // The scenario's own durations (explore_reference.hpp), and the events of
+  // the reference run after this fault's start, measured from it.
+  const std::vector<NamedDuration>* constants = nullptr;
+  std::vector<NamedDuration> later;
+  // The process whose event the fault waits for ("" for a fault at a time):
+  // a kind prefers it as its target.
+  std::string anchor_process;
+  // Where the last length() came from: "random", "lease", "until client2 read".
+  std::string length_source;
+
+  // A length for a pause, an outage or a window, in [1ms, max] (at least
+  // 1ms): uniform, or a constant of the scenario or the time until another
+  // process's event (not `target`'s), each give or take a little.
+  Duration length(Duration max, const std::string& target = "");
+  // One of `pool`, `anchor_process` with probability `p` when it is in the pool.
+  const std::string& target(const std::vector<std::string>& pool, double p = 0.5);
 };
+
+// What explore --exhaustive tries at an anchor: the processes, and the few
+// lengths it measures faults by (around the scenario's constants).
+struct FaultChoices {
+  std::vector<std::string> clients, nodes;
+  std::vector<std::string> everyone;               // clients, nodes, then the storage
+  std::vector<std::string> masters_with_replicas;  // distinct
+  std::string storage;
+  std::vector<Duration> lengths;
+  std::int64_t max_drift_ppm = 0;
+};
+// One choice: a fault, with what goes with it (a crash's restart, its `after`
+// the outage); the search sets when (on = the anchor) on every one.
+using FaultChoice = std::vector<FaultSpec>;
 
 template <typename T>
 const T& pick(Rng& rng, const std::vector<T>& v) {
@@ -121,6 +161,9 @@ struct FaultKindInfo {
   void (*draw)(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) = nullptr;
   // Whether the base scenario can take this kind; null: every scenario can.
   bool (*offered)(const Scenario& base) = nullptr;
+  // Explore --exhaustive: every fault of this kind it tries at one anchor
+  // (each target, each length). Null: the search never tries it on its own.
+  void (*choices)(const FaultChoices& c, std::vector<FaultChoice>& out) = nullptr;
   std::optional<Magnitude> magnitude;
   // A fault of this kind undoes one of that kind on the same target: it must
   // come later, and the shrinker keeps or drops the two together.
@@ -142,5 +185,7 @@ std::string fault_kind_names(std::string_view separator, bool drawn_only = false
 bool undoes(const FaultSpec& later, const FaultSpec& earlier);
 // In the order the engine applies timed faults: by time, stable. Triggered faults count as time zero.
 void sort_faults(std::vector<FaultSpec>& faults);
+// "at 1s client1 pauses for 40s", "on client1 read, 5ms after: client1 pauses for 40s".
+std::string describe_fault(const FaultSpec& f);
 
 }  // namespace locksim

@@ -35,13 +35,26 @@ void write(FaultWriter& out, const FaultSpec& f) {
   if (f.duration) out.duration("duration", *f.duration);
 }
 
+void each_link(const FaultChoices& c, const FaultSpec& f, std::vector<FaultChoice>& out) {
+  std::vector<std::string> servers = c.nodes;
+  servers.push_back(c.storage);
+  for (const std::string& client : c.clients)
+    for (const std::string& server : servers)
+      for (bool outward : {true, false}) {
+        FaultSpec g = f;
+        g.from = outward ? client : server;
+        g.to = outward ? server : client;
+        out.push_back({g});
+      }
+}
+
 void draw(FaultDraw& d, FaultSpec& f) {
   std::vector<std::string> servers = d.nodes;
   servers.push_back(d.base.storage.name);
-  f.from = pick(d.rng, d.clients);
-  f.to = pick(d.rng, servers);
+  f.from = d.target(d.clients);
+  f.to = d.target(servers);
   if (d.rng.chance(0.5)) std::swap(f.from, f.to);
-  f.duration = d.rng.between(Duration::ms(1), d.max_outage);
+  f.duration = d.length(d.max_outage);
 }
 
 }  // namespace locksim::link_fault

@@ -18,5 +18,7 @@ void add(FaultContext& ctx, const FaultSpec& f, LinkRule r, std::string what);
 void write(FaultWriter& out, const FaultSpec& f);
 // A link between a client and a server (a lock node or the storage), either way, and a window.
 void draw(FaultDraw& d, FaultSpec& f);
+// Every link between a client and a server, either way, with f's other keys.
+void each_link(const FaultChoices& c, const FaultSpec& f, std::vector<FaultChoice>& out);
 
 }  // namespace locksim::link_fault

@@ -49,18 +49,37 @@ std::string describe(const FaultSpec& f) {
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   // A random nonempty proper subset against everyone else.
+  // Or the process whose event it waits for, alone.
   std::vector<std::string> a, rest;
-  for (const std::string& p : d.everyone) (d.rng.chance(0.5) ? a : rest).push_back(p);
+  const bool alone = !d.anchor_process.empty() && d.rng.chance(0.5);
+  if (!alone)
+    for (const std::string& p : d.everyone) (d.rng.chance(0.5) ? a : rest).push_back(p);
   if (a.empty() || rest.empty()) {
-    a = {pick(d.rng, d.clients)};
+    a = {alone ? d.anchor_process : pick(d.rng, d.clients)};
     rest.clear();
     for (const std::string& p : d.everyone)
       if (p != a[0]) rest.push_back(p);
   }
   f.groups = {a, rest};
   f.one_way = d.rng.chance(0.2);
-  f.duration = d.rng.between(Duration::ms(1), d.max_outage);
+  f.duration = d.length(d.max_outage);
   out.push_back(f);
+}
+
+// One process cut off from all the others, for each length.
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  for (const std::string& alone : c.everyone) {
+    std::vector<std::string> rest;
+    for (const std::string& p : c.everyone)
+      if (p != alone) rest.push_back(p);
+    for (Duration d : c.lengths) {
+      FaultSpec f;
+      f.kind = FaultKind::Partition;
+      f.groups = {{alone}, rest};
+      f.duration = d;
+      out.push_back({f});
+    }
+  }
 }
 
 }  // namespace
@@ -78,6 +97,7 @@ duration = "2s")",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
 };
 
 }  // namespace locksim

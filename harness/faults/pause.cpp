@@ -22,9 +22,21 @@ void write(FaultWriter& out, const FaultSpec& f) {
 std::string describe(const FaultSpec& f) { return f.target + " pauses for " + format_duration(*f.duration); }
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = d.rng.chance(0.7) ? pick(d.rng, d.clients) : pick(d.rng, d.nodes);
-  f.duration = d.rng.between(Duration::ms(1), d.max_pause);
+  f.target = d.target(d.rng.chance(0.7) ? d.clients : d.nodes);
+  f.duration = d.length(d.max_pause, f.target);
   out.push_back(f);
+}
+
+void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
+  std::vector<std::string> targets = c.everyone;  // the storage too: it holds a request back
+  for (const std::string& t : targets)
+    for (Duration d : c.lengths) {
+      FaultSpec f;
+      f.kind = FaultKind::Pause;
+      f.target = t;
+      f.duration = d;
+      out.push_back({f});
+    }
 }
 
 }  // namespace
@@ -41,6 +53,7 @@ duration = "2s")",
     .write = write,
     .describe = describe,
     .draw = draw,
+    .choices = choices,
 };
 
 }  // namespace locksim

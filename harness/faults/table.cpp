@@ -1,5 +1,7 @@
 // Everything about the fault kinds that is not one kind's own: read from the
 // table (table.hpp), once each.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
@@ -43,6 +45,14 @@ std::string fault_kind_names(std::string_view separator, bool drawn_only) {
 
 bool undoes(const FaultSpec& later, const FaultSpec& earlier) {
   return fault_kind(later.kind).undoes == earlier.kind && later.target == earlier.target;
+}
+
+std::string describe_fault(const FaultSpec& f) {
+  const std::string what = fault_kind(f.kind).describe(f);
+  if (f.at) return fmt::format("at {} {}", format_duration(*f.at), what);
+  const std::string occurrence = f.on_occurrence != 1 ? fmt::format("#{}", f.on_occurrence) : "";
+  const std::string after = f.after.is_zero() ? "" : fmt::format(", {} after", format_duration(f.after));
+  return fmt::format("on {} {}{}{}: {}", f.on_process, f.on_event, occurrence, after, what);
 }
 
 void sort_faults(std::vector<FaultSpec>& faults) {

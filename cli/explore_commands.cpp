@@ -1,0 +1,544 @@
+// locksim explore, merge and shrink: flags to options, the modes of explore
+// (random runs, --replay, --exhaustive, --boundary, --matrix), and what each
+// prints. JSON output is one JSON document on stdout and nothing else.
+#include "cli/explore_commands.hpp"
+#include "cli/output_file.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "harness/explore.hpp"
+#include "harness/explore_boundary.hpp"
+#include "harness/explore_exhaustive.hpp"
+#include "harness/faults/kind.hpp"
+#include "harness/run.hpp"
+#include "harness/scenario_writer.hpp"
+#include "harness/shrink.hpp"
+#include "judge/words.hpp"
+#include "reports/diagram.hpp"
+#include "reports/report.hpp"
+#include "reports/trace_jsonl.hpp"
+
+namespace locksim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBug = 3;
+// Interrupted by Ctrl-C: 128 + SIGINT, as a shell reports a process SIGINT ended.
+constexpr int kExitInterrupted = 130;
+// As `run` keeps them (main.cpp): the text story's events, a diagram's.
+constexpr std::uint64_t kTextKeep = 250'000, kWholeKeep = 2'000'000;
+
+bool use_colour() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
+
+struct ExploreArgs {
+  std::string file;
+  ExploreOptions options;
+  std::string faults, shard, format = "text", out, result;
+  std::vector<std::string> matrix;
+  std::string max_pause, max_jump, max_outage, liveness_window;
+  std::optional<std::uint64_t> replay;
+  std::string trace_path, svg_path, html_path;  // --replay's reports, as `run` writes them
+  std::size_t arrows = DiagramOptions{}.max_arrows;
+  bool exhaustive = false, no_prune = false;
+  ExhaustiveOptions search;
+  std::string lengths;  // --lengths
+  std::string boundary;
+  std::string from;     // shrink --from RESULT.json
+};
+
+// The flags that shape a run's schedule: explore and shrink take them alike,
+// so a replay command's flags can be given to shrink as they are.
+void add_schedule_flags(CLI::App* cmd, ExploreArgs& a) {
+  cmd->add_option("--max-pause", a.max_pause, "longest pause drawn (default 2 x the lease)");
+  cmd->add_option("--max-jump", a.max_jump, "largest clock jump drawn, either way (default 2 x the lease)");
+  cmd->add_option("--max-outage", a.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
+  cmd->add_option("--max-drift-ppm", a.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
+  cmd->add_option("--faults", a.faults, "fault kinds to draw from, comma-separated (default: all; --exhaustive: pause,crash)");
+  cmd->add_option("--max-faults", a.options.max_faults, "faults per run, at most (default 4)")->check(CLI::Range(1, 64));
+  cmd->add_option("--max-events", a.options.max_events, "event budget per run (default 2000000)");
+  cmd->add_flag("--keep-faults", a.options.keep_faults, "keep the scenario's own faults as well");
+  cmd->add_flag("--liveness", a.options.liveness,
+                "after each run's faults, heal them all and check a fresh client gets the lock (reported apart from safety)");
+  cmd->add_option("--liveness-window", a.liveness_window, "how long a wait with nobody holding the lock is stuck (default: [expect]'s, else 2 x the lease)");
+}
+
+Duration positive_duration(const std::string& flag, const std::string& text) {
+  const auto d = parse_duration(text);
+  if (duration_too_long(text))
+    throw ScenarioError(flag + ": \"" + text + "\" is too long: the longest duration is " + longest_duration());
+  if (!d || *d <= Duration::zero()) throw ScenarioError(flag + ": \"" + text + "\" is not a positive duration (write e.g. \"20s\")");
+  return *d;
+}
+
+std::vector<FaultKind> kinds_of(const std::string& list, bool exhaustive) {
+  std::vector<FaultKind> kinds;
+  std::string rest = list;
+  while (!rest.empty()) {
+    const std::string name = rest.substr(0, rest.find(','));
+    rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
+    const auto kind = find_fault_kind(name);
+    const bool usable = kind && (exhaustive ? fault_kind(*kind).choices != nullptr : fault_kind(*kind).draw != nullptr);
+    if (!usable)
+      throw ScenarioError("--faults: \"" + name + "\" is not a fault kind explore " + (exhaustive ? "tries" : "draws") + " (" +
+                          fault_kind_names(", ", true) + ")");
+    kinds.push_back(*kind);
+  }
+  return kinds;
+}
+
+// The flags into the options (explore and shrink read them alike).
+void apply_flags(ExploreArgs& a) {
+  ExploreOptions& o = a.options;
+  for (auto [flag, text, bound] : {std::tuple{"--max-pause", &a.max_pause, &o.max_pause},
+                                   std::tuple{"--max-jump", &a.max_jump, &o.max_jump},
+                                   std::tuple{"--max-outage", &a.max_outage, &o.max_outage},
+                                   std::tuple{"--liveness-window", &a.liveness_window, &o.liveness_window}})
+    if (!text->empty()) *bound = positive_duration(flag, *text);
+  if (!a.faults.empty()) {
+    if (a.exhaustive) a.search.kinds = kinds_of(a.faults, true);
+    else o.kinds = kinds_of(a.faults, false);
+  }
+  std::string rest = a.lengths;
+  while (!rest.empty()) {
+    a.search.lengths.push_back(positive_duration("--lengths", rest.substr(0, rest.find(','))));
+    rest = rest.find(',') == std::string::npos ? "" : rest.substr(rest.find(',') + 1);
+  }
+  a.search.prune = !a.no_prune;
+  if (!a.shard.empty()) {
+    const auto slash = a.shard.find('/');
+    try {
+      o.shard_index = std::stoull(a.shard.substr(0, slash)) - 1;
+      o.shard_count = std::stoull(a.shard.substr(slash + 1));
+    } catch (const std::exception&) {
+      o.shard_count = 0;
+    }
+    if (slash == std::string::npos || o.shard_count == 0 || o.shard_index >= o.shard_count)
+      throw ScenarioError("--shard: \"" + a.shard + "\" is not K/N with 1 <= K <= N");
+  }
+}
+
+// One mode at a time, and the flags that go with it.
+void check_modes(const ExploreArgs& a) {
+  const int modes = !a.matrix.empty() + a.replay.has_value() + a.exhaustive + !a.boundary.empty();
+  if (modes > 1) throw ScenarioError("explore: give one of --replay, --exhaustive, --boundary and --matrix");
+  const bool reports = !a.svg_path.empty() || !a.html_path.empty() || !a.trace_path.empty();
+  if (reports && !a.replay) throw ScenarioError("explore: --svg, --html and --trace tell one run: give --replay SEED");
+  if (!a.lengths.empty() && !a.exhaustive) throw ScenarioError("explore: --lengths goes with --exhaustive");
+}
+
+// Says whether every violation found is one the base scenario's [expect] allows.
+bool allowed(const Scenario& base, const std::set<ViolationKind>& found) {
+  if (!base.expect.present) return found.empty();
+  return std::includes(base.expect.violations.begin(), base.expect.violations.end(), found.begin(), found.end());
+}
+
+// The progress bar (stderr, a terminal, text output only): the user's wall
+// time, not the simulation's.
+Progress progress_bar(const ExploreArgs& a) {
+  if (a.format != "text" || !isatty(STDERR_FILENO)) return {};
+  const auto started = std::chrono::steady_clock::now();
+  return [started](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
+    if (done % 50 != 0 && done != total) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
+    const double eta = rate > 0 && total > done ? static_cast<double>(total - done) / rate : 0.0;
+    const int width = 30, filled = static_cast<int>(width * std::min(done, total) / std::max<std::uint64_t>(total, 1));
+    std::cerr << "\r  [" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), '.')
+              << "] " << done << "/" << total << " runs, " << static_cast<std::uint64_t>(rate) << " runs/s, " << violating
+              << " violating, ETA " << static_cast<std::uint64_t>(eta) << "s   " << std::flush;
+    if (done == total) std::cerr << "\n";
+  };
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Whole or absent (cli/output_file.hpp): a temporary renamed into place.
+void write_file(const std::string& path, const std::string& text) { write_whole(path, text); }
+
+// Ctrl-C during a random exploration: the first stops the runs (those under
+// way finish) and the summary of the runs done is printed, marked partial;
+// a second ends locksim at once, as SIGINT's default does.
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+// The handler before ours (main's: remove unfinished temporaries, then die).
+void (*previous_interrupt)(int) = SIG_DFL;
+
+extern "C" void on_interrupt(int) {
+  interrupted = true;
+  std::signal(SIGINT, previous_interrupt);
+}
+
+// Installs on_interrupt for the life of the object.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    interrupted = false;
+    previous_interrupt = std::signal(SIGINT, on_interrupt);
+    if (previous_interrupt == SIG_ERR) previous_interrupt = SIG_DFL;
+  }
+  ~InterruptGuard() { std::signal(SIGINT, previous_interrupt); }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+};
+
+struct Shrunk {
+  ViolationKind kind;
+  std::string path;
+  std::size_t faults = 0;
+  int trials = 0;
+  std::string line() const {
+    return fmt::format("  {}: shrunk to {} in {} -> {}   (locksim run {})\n", violation_name(kind), counted(faults, "fault"),
+                       counted(static_cast<std::uint64_t>(trials), "run"), path, path);
+  }
+  json to_json() const { return {{"path", path}, {"faults", faults}, {"trials", trials}}; }
+};
+
+// Shrinks a failing run for `kind` and writes it as a scenario file under `dir`.
+Shrunk write_shrunk(const Scenario& failing, ViolationKind kind, const ExploreOptions& o, const std::string& dir) {
+  ShrinkResult r = shrink(failing, kind, o.max_events);
+  fs::create_directories(dir);
+  const std::string path = (fs::path(dir) / (fs::path(failing.path).stem().string() + "-" + std::string(violation_name(kind)) +
+                                             "-" + std::to_string(failing.seed) + ".toml"))
+                               .string();
+  write_file(path, to_toml(r.scenario));
+  return {kind, path, r.scenario.faults.size(), r.trials};
+}
+
+// --replay: one explored run, told in full, with every report `run` writes.
+int cmd_replay(const Scenario& base, const ExploreArgs& a) {
+  const ExploreOptions& o = a.options;
+  const Scenario s = with_random_faults(base, *a.replay, o);
+  RunOptions ro;
+  ro.max_events = o.max_events;
+  const bool whole = !a.svg_path.empty() || !a.html_path.empty();
+  ro.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+  if (o.liveness) ro.liveness = liveness_window_of(base, o);
+  std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
+  if (!a.trace_path.empty()) {
+    trace_out.emplace(a.trace_path);
+    ro.details = true;
+    ro.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out->stream()); };
+  }
+  RunResult r = run_scenario(s, ro);
+  r.replay = explore_replay_command(base, o, *a.replay);
+  if (trace_out) trace_out->commit();
+  std::string written;
+  if (!a.out.empty()) {
+    fs::create_directories(a.out);
+    written = (fs::path(a.out) / fmt::format("{}-seed-{}.toml", fs::path(base.path).stem().string(), *a.replay)).string();
+    write_file(written, to_toml(s));
+  }
+  std::set<ViolationKind> found = r.verdict;
+  if (r.liveness && r.liveness->stuck) found.insert(ViolationKind::Stuck);
+  if (a.format == "json") {
+    json j = json::parse(json_report(r));
+    json faults = json::array();
+    for (const FaultSpec& f : s.faults) faults.push_back(describe_fault(f));
+    j["explore"] = {{"scenario", base.path}, {"run_seed", *a.replay}, {"faults", faults}, {"allowed", allowed(base, found)}};
+    if (r.liveness)
+      j["explore"]["liveness"] = {{"stuck", r.liveness->stuck}, {"healed_at_ns", r.liveness->healed_at.ns()},
+                                  {"window_ns", r.liveness->window.count_ns()}, {"detail", r.liveness->detail}};
+    if (!written.empty()) j["explore"]["written"] = written;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << fmt::format("Explored run {} of {}: its faults, drawn from its seed:\n", *a.replay, base.path);
+    for (const FaultSpec& f : s.faults) std::cout << "  - " << describe_fault(f) << "\n";
+    if (s.faults.empty()) std::cout << "  - none\n";
+    std::cout << "\n" << text_report(r, {.colour = use_colour()});
+    if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
+    if (!written.empty()) std::cout << "written to " << written << " (locksim run " << written << " replays it)\n";
+  }
+  for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
+    if (path.empty()) continue;
+    if (!r.world->trace().complete())
+      std::cerr << "locksim: " << path << " shows the first " << r.world->trace().events().size() << " of " << r.stats.events
+                << " events (a diagram of more would not be read)\n";
+    DiagramOptions d;
+    d.max_arrows = a.arrows;
+    write_file(path, html ? html_report(r, d) : svg_diagram(r, d));
+  }
+  return allowed(base, found) ? kExitOk : kExitUnexpected;
+}
+
+int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
+  const BoundaryResult b = find_boundary(base, a.boundary, a.options.max_events);
+  std::vector<std::string> written;
+  if (!a.out.empty() && b.found) {
+    fs::create_directories(a.out);
+    for (const auto& [side, name] : {std::pair{&b.below, "below"}, std::pair{&b.above, "above"}}) {
+      Scenario s = side->scenario;
+      s.expect.present = true;
+      s.expect.violations = side->verdict;
+      s.title = fmt::format("{} ({} = {}, {} the boundary)", base.title, a.boundary, format_duration(side->value), name);
+      written.push_back((fs::path(a.out) / fmt::format("{}-boundary-{}.toml", fs::path(base.path).stem().string(), name)).string());
+      write_file(written.back(), to_toml(s));
+    }
+  }
+  if (a.format == "json") {
+    json j = json::parse(boundary_json(base, b));
+    j["written"] = written;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << boundary_text(base, b);
+    for (const std::string& w : written) std::cout << "  written: " << w << "   (locksim run " << w << ")\n";
+  }
+  return kExitOk;
+}
+
+int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
+  const ExploreOptions& o = a.options;
+  const auto started = std::chrono::steady_clock::now();
+  const ExhaustiveSummary s = explore_exhaustive(base, o, a.search, progress_bar(a));
+  const double secs = seconds_since(started);
+  ExhaustiveOptions shown = a.search;
+  json found = json::object();
+  if (!a.out.empty() && !s.first.empty()) {
+    fs::create_directories(a.out);
+    for (const auto& [kind, f] : s.first) {
+      const std::string path = (fs::path(a.out) / fmt::format("{}-exhaustive-{}.toml", fs::path(base.path).stem().string(),
+                                                               violation_name(kind))).string();
+      write_file(path, to_toml(exhaustive_scenario(base, o, f)));
+      found[std::string(violation_name(kind))] = path;
+    }
+  }
+  std::string result = a.result;
+  if (result.empty() && o.shard_count > 1)
+    result = fmt::format("{}.exhaustive-shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
+  if (!result.empty()) write_file(result, exhaustive_json(base, o, shown, s) + "\n");
+  if (a.format == "json") {
+    json j = json::parse(exhaustive_json(base, o, shown, s));
+    j["seconds"] = secs;
+    if (!found.empty()) j["written"] = found;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << exhaustive_text(base, o, shown, s);
+    std::cout << fmt::format("  ({} in {:.1f} s)\n", counted(s.total(), "run"), secs);
+    for (const auto& [kind, path] : found.items())
+      std::cout << "  " << kind << ": written to " << path.get<std::string>() << "   (locksim run " << path.get<std::string>() << ")\n";
+    if (!result.empty()) std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
+  }
+  return exhaustive_as_expected(base, s) ? kExitOk : kExitUnexpected;
+}
+
+int cmd_explore(ExploreArgs a) {
+  const Scenario base = load_scenario(a.file);
+  apply_flags(a);
+  check_modes(a);
+  const ExploreOptions& o = a.options;
+  if (!a.matrix.empty()) {
+    std::cout << matrix_text(base, o, explore_matrix(base, o, a.matrix));
+    return kExitOk;
+  }
+  if (a.replay) return cmd_replay(base, a);
+  if (!a.boundary.empty()) return cmd_boundary(base, a);
+  if (a.exhaustive) return cmd_exhaustive(base, a);
+
+  const InterruptGuard guard;
+  ExploreOptions stoppable = o;
+  stoppable.stop = [] { return interrupted.load(); };
+  const ExploreSummary summary = explore(base, stoppable, progress_bar(a));
+  if (summary.partial && isatty(STDERR_FILENO)) std::cerr << "\n  interrupted: the summary of the runs done follows\n";
+  std::string result = a.result;
+  if (result.empty() && o.shard_count > 1)
+    result = fmt::format("{}.shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
+  if (!result.empty()) write_file(result, explore_json(base, o, summary) + "\n");
+  std::vector<Shrunk> shrunk;
+  if (!a.out.empty())
+    for (const auto& [kind, run] : summary.first) {
+      if (interrupted) break;  // each file written is whole; the rest are not started
+      shrunk.push_back(write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out));
+    }
+  if (a.format == "json") {
+    json j = json::parse(explore_json(base, o, summary));
+    if (!shrunk.empty()) {
+      j["shrunk"] = json::object();
+      for (const Shrunk& s : shrunk) j["shrunk"][std::string(violation_name(s.kind))] = s.to_json();
+    }
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << explore_text(base, o, summary);
+    if (!result.empty()) std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
+    if (!shrunk.empty()) std::cout << "\nShrinking the first failing run of each kind:\n";
+    for (const Shrunk& s : shrunk) std::cout << s.line();
+    if (interrupted && !a.out.empty() && shrunk.size() < summary.first.size())
+      std::cout << "  (interrupted: the other kinds' runs were not shrunk)\n";
+  }
+  std::cout << std::flush;
+  if (interrupted) return kExitInterrupted;
+  if (summary.internal_errors) return kExitBug;
+  return explore_as_expected(base, summary) ? kExitOk : kExitUnexpected;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot read the file");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int cmd_merge(const std::vector<std::string>& files, const std::string& format) {
+  std::vector<std::string> texts;
+  for (const std::string& f : files) texts.push_back(read_file(f));
+  // The scenario, for what its [expect] allows and its lease (a missing file: allow nothing).
+  auto scenario_at = [](const std::string& path) {
+    try {
+      return load_scenario(path);
+    } catch (const ScenarioError&) {
+      Scenario named;
+      named.path = path;
+      named.lock.algorithm = "(merged)";
+      return named;
+    }
+  };
+  std::vector<std::uint64_t> missing;
+  bool ok = true;
+  if (!texts.empty() && is_exhaustive_result(texts.front())) {
+    const MergedExhaustive m = merge_exhaustive(texts, files);
+    const Scenario base = scenario_at(m.scenario_path);
+    std::cout << (format == "json" ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
+                                   : exhaustive_text(base, m.options, m.exhaustive, m.summary));
+    missing = m.missing_shards;
+    ok = exhaustive_as_expected(base, m.summary);
+  } else {
+    const Merged m = merge_results(texts, files);
+    const Scenario base = scenario_at(m.scenario_path);
+    std::cout << (format == "json" ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
+    missing = m.missing_shards;
+    ok = explore_as_expected(base, m.summary);
+  }
+  if (!missing.empty()) {
+    std::cerr << "locksim merge: shards missing:";
+    for (auto k : missing) std::cerr << " " << k;
+    std::cerr << "\n";
+  }
+  return missing.empty() && ok ? kExitOk : kExitUnexpected;
+}
+
+// "--faults pause,crash --max-faults 2": the schedule-shaping flags given.
+std::string flags_given(const ExploreArgs& a) {
+  const std::string cmd = explore_replay_command(Scenario{}, a.options, 0);
+  const std::string tail = cmd.substr(cmd.find("--replay 0") + 10);
+  return tail.empty() ? "the default options" : tail.substr(1);
+}
+
+// `locksim shrink FILE --seed N [flags]`, or `--from RESULT.json`: explored
+// runs, shrunk for each kind they show.
+int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
+  apply_flags(a);
+  std::vector<std::pair<std::uint64_t, std::set<ViolationKind>>> runs;  // seeds, and the kinds to shrink each for
+  if (!a.from.empty()) {
+    const Merged m = merge_results({read_file(a.from)}, {a.from});
+    if (!a.file.empty() && a.file != m.scenario_path)
+      throw ScenarioError("shrink: " + a.from + " explored " + m.scenario_path + ", not " + a.file);
+    a.file = m.scenario_path;
+    a.options = m.options;
+    for (const auto& [kind, run] : m.summary.first)
+      if (!seed || run.seed == *seed) runs.push_back({run.seed, {kind}});
+    if (runs.empty()) {
+      std::cout << a.from << " has no failing run" << (seed ? " with seed " + std::to_string(*seed) : "") << ": nothing to shrink\n";
+      return kExitUnexpected;
+    }
+  } else if (!seed || a.file.empty()) {
+    throw ScenarioError("shrink: give FILE --seed RUNSEED (with the flags explore ran with), or --from RESULT.json");
+  } else {
+    runs.push_back({*seed, {}});
+  }
+  const Scenario base = load_scenario(a.file);
+  const std::string dir = a.out.empty() ? "found" : a.out;
+  int shown = 0;
+  for (const auto& [run, kinds] : runs) {
+    const Scenario failing = with_random_faults(base, run, a.options);
+    RunOptions ro;
+    ro.max_events = a.options.max_events;
+    ro.keep_events = 0;
+    const RunResult r = run_scenario(failing, ro);
+    if (r.verdict.empty()) {
+      std::cout << fmt::format(
+          "run seed {} of {}, drawn with {}, shows no violation: nothing to shrink.\n"
+          "  A run's faults are drawn from its seed and the options explore ran with: --faults, --max-faults,\n"
+          "  --max-pause, --max-jump, --max-outage, --max-drift-ppm, --keep-faults, --max-events. Give shrink\n"
+          "  the same flags (explore's replay command lists every one it used), or --from RESULT.json.\n",
+          run, a.file, flags_given(a));
+      continue;
+    }
+    for (ViolationKind k : r.verdict)
+      if (kinds.empty() || kinds.count(k)) {
+        std::cout << write_shrunk(failing, k, a.options, dir).line();
+        ++shown;
+      }
+  }
+  return shown ? kExitOk : kExitUnexpected;
+}
+
+}  // namespace
+
+std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
+  auto explore_args = std::make_shared<ExploreArgs>();
+  ExploreArgs& e = *explore_args;
+  auto* explore_cmd = app.add_subcommand("explore", "run a scenario under random fault schedules, seed after seed");
+  explore_cmd->add_option("file", e.file, "scenario file (its topology, algorithm and clients)")->required();
+  explore_cmd->add_option("--runs", e.options.runs, "how many runs (default 1000)");
+  explore_cmd->add_option("--seed", e.options.seed, "base seed: run i has its own seed drawn from it (default 1)");
+  add_schedule_flags(explore_cmd, e);
+  explore_cmd->add_option("--jobs", e.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
+  explore_cmd->add_option("--shard", e.shard, "K/N: run only the K-th of N disjoint slices of the runs (or schedules)");
+  explore_cmd->add_option("--format", e.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  explore_cmd->add_option("--replay", e.replay, "tell one run in full, by its run seed (as the summary prints it)");
+  explore_cmd->add_option("--trace", e.trace_path, "with --replay: write every event as JSON Lines to PATH");
+  explore_cmd->add_option("--svg", e.svg_path, "with --replay: write the space-time diagram to PATH");
+  explore_cmd->add_option("--html", e.html_path, "with --replay: write the diagram, story and verdict as one page");
+  explore_cmd->add_option("--arrows", e.arrows, "with --replay: draw at most this many message arrows (default 400)");
+  explore_cmd->add_option("--out", e.out,
+                          "shrink the first failing run of each kind and write it there as a scenario "
+                          "(--replay: the run; --exhaustive: each first finding; --boundary: both sides)");
+  explore_cmd->add_option("--matrix", e.matrix, "the same runs for each ALGORITHM or ALGORITHM:FLAVOUR (comma-separated): one table")
+      ->delimiter(',');
+  explore_cmd->add_option("--result", e.result, "also write the JSON result to PATH (with --shard: by default NAME.shard-K-of-N.json)");
+  explore_cmd->add_flag("--exhaustive", e.exhaustive, "every schedule of up to --depth faults over the fault-free run's events");
+  explore_cmd->add_option("--depth", e.search.depth, "--exhaustive: faults per schedule, at most (default 2)")->check(CLI::Range(1, 4));
+  explore_cmd->add_option("--lengths", e.lengths, "--exhaustive: the lengths tried, comma-separated (default: around the scenario's constants)");
+  explore_cmd->add_option("--window", e.search.window, "--exhaustive: a fault within this many events of the one before (default: any)");
+  explore_cmd->add_flag("--no-prune", e.no_prune, "--exhaustive: explore states already explored again");
+  explore_cmd->add_option("--boundary", e.boundary, "where the verdict flips as this number moves: " + boundary_parameters());
+
+  auto merge_files = std::make_shared<std::vector<std::string>>();
+  auto merge_format = std::make_shared<std::string>("text");
+  auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
+  merge_cmd->add_option("files", *merge_files, "the shards' result files")->required();
+  merge_cmd->add_option("--format", *merge_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+
+  auto shrink_args = std::make_shared<ExploreArgs>();
+  auto shrink_seed = std::make_shared<std::optional<std::uint64_t>>();
+  auto* shrink_cmd = app.add_subcommand("shrink", "shrink an explored run to the smallest scenario that fails the same way");
+  shrink_cmd->add_option("file", shrink_args->file, "the scenario explored");
+  shrink_cmd->add_option("--seed", *shrink_seed, "the run seed (as explore prints it)");
+  shrink_cmd->add_option("--from", shrink_args->from, "an explore JSON result: its scenario, options and first failing runs");
+  add_schedule_flags(shrink_cmd, *shrink_args);
+  shrink_cmd->add_option("--out", shrink_args->out, "directory for the scenario files (default found/)");
+
+  return [=]() -> std::optional<int> {
+    if (*explore_cmd) return cmd_explore(*explore_args);
+    if (*merge_cmd) return cmd_merge(*merge_files, *merge_format);
+    if (*shrink_cmd) return cmd_shrink(*shrink_args, *shrink_seed);
+    return std::nullopt;
+  };
+}
+
+}  // namespace locksim::cli

@@ -1,0 +1,364 @@
+// The explorer's search power: what it finds in the catalogue without the
+// scripted faults, its anchored schedules, the liveness phase, the bounded
+// exhaustive search and the boundary search.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "harness/explore.hpp"
+#include "harness/explore_boundary.hpp"
+#include "harness/explore_exhaustive.hpp"
+#include "harness/explore_reference.hpp"
+#include "harness/scenario_writer.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+using enum ViolationKind;
+
+namespace {
+
+struct Expected {
+  const char* file;
+  std::set<ViolationKind> kinds;
+  std::uint64_t runs;  // from base seed 1, the run that shows the last of them is below this
+};
+
+// Every catalogue scenario with violations, its faults removed: the kinds
+// its [expect] declares, and how many runs from seed 1 find them all (the
+// measurements of docs/explore.md). gc-pause-fenced declares an overlap;
+// the search also finds its fenced read-modify-write window.
+const Expected kCatalogue[] = {
+    {"antirez/lock-value-cas-token.toml", {Overlap}, 8},
+    {"antirez/lock-value-cas.toml", {Overlap, StaleWrite}, 2540},
+    {"etcd/lease-expires-while-waiting-3.4.toml", {Overlap}, 10},
+    {"etcd/pause-after-lock-fenced.toml", {Overlap}, 3},
+    {"etcd/pause-after-lock.toml", {Overlap, StaleWrite, LostUpdate}, 3},
+    {"kleppmann/check-then-pause.toml", {Overlap, StaleWrite, LostUpdate}, 8},
+    {"kleppmann/gc-pause-fenced.toml", {Overlap, StaleWrite}, 8},
+    {"kleppmann/gc-pause.toml", {Overlap, StaleWrite, LostUpdate}, 8},
+    {"kleppmann/network-delay-unfenced.toml", {Overlap, StaleWrite, LostUpdate}, 8},
+    {"kleppmann/network-delay.toml", {Overlap}, 8},
+    {"kleppmann/redlock-clock-jump-fenced.toml", {Overlap}, 317},
+    {"kleppmann/redlock-clock-jump.toml", {Overlap, StaleWrite, LostUpdate}, 317},
+    {"kleppmann/redlock-pause-in-flight-node-v5.toml", {Overlap, StaleWrite, LostUpdate}, 60},
+    {"redis/del-without-owner-check-fixed.toml", {Overlap}, 14},
+    {"redis/del-without-owner-check.toml", {ForeignRelease, Overlap, StaleWrite, LostUpdate}, 62},
+    {"redis/failover-async-replication.toml", {Overlap, StaleWrite, LostUpdate}, 8},
+    {"redis/get-then-del.toml", {ForeignRelease, Overlap, StaleWrite, LostUpdate}, 904},
+    {"redis/get-then-set-race.toml", {Overlap, StaleWrite, LostUpdate}, 1},
+    {"redis/redlock-drift.toml", {Overlap, StaleWrite, LostUpdate}, 2},
+    {"redis/redlock-fault-tolerance-3-down.toml", {Stuck}, 238},
+    {"redis/redlock-restart-no-persistence.toml", {Overlap, StaleWrite, LostUpdate}, 18},
+    {"redis/setnx-no-ttl-crash.toml", {Stuck}, 50},
+    {"redis/setnx-timestamp-race.toml", {Overlap}, 52},
+    {"redisson/fenced-lock-failover.toml", {Overlap, StaleWrite, LostUpdate}, 61},
+    {"redisson/multilock-node-down-redlock.toml", {Overlap, StaleWrite, LostUpdate}, 377},
+    {"redisson/multilock-node-down.toml", {Stuck}, 160},
+    {"redisson/watchdog-stw-pause.toml", {Overlap, StaleWrite, LostUpdate}, 3},
+    {"zookeeper/partition-suspended-vs-lost.toml", {Overlap, StaleWrite, LostUpdate}, 20},
+    {"zookeeper/session-expiry-pause-fenced.toml", {Overlap}, 3},
+    {"zookeeper/session-expiry-pause.toml", {Overlap, StaleWrite, LostUpdate}, 3},
+};
+
+std::set<ViolationKind> found(const ExploreSummary& s) {
+  std::set<ViolationKind> out;
+  for (const auto& [k, n] : s.by_kind)
+    if (n) out.insert(k);
+  return out;
+}
+
+// The scenario's first fault anchored on an event of the reference run.
+const FaultSpec* anchored(const Scenario& s) {
+  for (const FaultSpec& f : s.faults)
+    if (!f.at) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("unscripted, explore finds every violation kind of every catalogue scenario within the runs listed") {
+  int scenarios = 0;
+  for (const Expected& e : kCatalogue) {
+    const Scenario base = catalogue(std::string("scenarios/") + e.file);
+    INFO(std::string(e.file));
+    std::set<ViolationKind> declared = base.expect.violations;
+    if (std::string(e.file) == "kleppmann/gc-pause-fenced.toml") declared.insert(StaleWrite);
+    CHECK(e.kinds == declared);  // the table follows the catalogue
+    ExploreOptions o;
+    o.runs = e.runs;
+    const std::clock_t cpu_start = std::clock();  // this process's CPU time: one core, whatever else runs
+    const ExploreSummary s = explore(base, o);
+    const double cpu_s = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+    const std::set<ViolationKind> got = found(s);
+    CHECK(std::includes(got.begin(), got.end(), e.kinds.begin(), e.kinds.end()));
+    MESSAGE(std::string(e.file) << ": " << e.runs << " runs, " << cpu_s << " s CPU");
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    // docs/explore.md's table: each within a second of one core, but
+    // redlock-fault-tolerance-3-down (about 1.0 s: its clients retry forever
+    // for the whole run while a majority is down); the margin is for a
+    // loaded machine's caches.
+    CHECK(cpu_s < 1.5);
+#endif
+    ++scenarios;
+  }
+  CHECK(scenarios == 30);
+}
+
+TEST_CASE("a schedule that waits for events is written and read back, and replays to the same trace") {
+  const Scenario base = catalogue("scenarios/kleppmann/check-then-pause.toml");
+  const ExploreOptions o;
+  const Reference ref = reference_run(base, o);
+  REQUIRE(!ref.anchors.empty());
+  CHECK(ref.lease == Duration::s(10));
+  int with_anchor = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const Scenario s = with_random_faults(base, seed, o, ref);
+    const Scenario again = parse_scenario(to_toml(s), "drawn.toml");
+    CHECK(run_scenario(s).trace_hash == run_scenario(again).trace_hash);
+    with_anchor += anchored(s) != nullptr;
+  }
+  CHECK(with_anchor >= 5);
+}
+
+TEST_CASE("the reference run's anchors are the events the fault engine sees, counted per process and event") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  const Reference ref = reference_run(base, ExploreOptions{});
+  // The storage announces itself before the faults are armed: not an anchor.
+  CHECK(std::none_of(ref.anchors.begin(), ref.anchors.end(), [](const Anchor& a) { return a.process == "storage" && a.event == Ev::Started; }));
+  const auto read = std::find_if(ref.anchors.begin(), ref.anchors.end(), [](const Anchor& a) { return a.name() == "client2 read"; });
+  REQUIRE(read != ref.anchors.end());
+  CHECK(read->on() == "client2 read");
+  CHECK(read->at == Duration::ms(31004));
+  // The lengths it measures by include the lease and a grant's validity.
+  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.name == "lease" && c.value == Duration::s(30); }));
+  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.name == "validity"; }));
+}
+
+TEST_CASE("explore's drawn restarts fall within the run, so every drawn schedule is a loadable file") {
+  // A late crash with a long outage drew its restart after the end before.
+  const Scenario base = catalogue("scenarios/redis/setnx-no-ttl-crash.toml");
+  ExploreOptions o;
+  o.kinds = {FaultKind::Crash};
+  o.max_outage = Duration::s(50);
+  const Reference ref = reference_run(base, o);
+  int restarts = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    const Scenario s = with_random_faults(base, seed, o, ref);
+    for (const FaultSpec& f : s.faults) {
+      if (f.kind != FaultKind::Restart || !f.at) continue;
+      ++restarts;
+      CHECK(*f.at < s.duration);
+    }
+    CHECK_NOTHROW(parse_scenario(to_toml(s), "drawn.toml"));
+  }
+  CHECK(restarts >= 50);
+}
+
+TEST_CASE("the summary says what found each violation, the same with 1 or 2 jobs") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  ExploreOptions o;
+  o.runs = 400;
+  const ExploreSummary one = explore(base, o);
+  o.jobs = 2;
+  const ExploreSummary two = explore(base, o);
+  REQUIRE(one.anchors.count(Overlap) == 1);
+  CHECK(one.anchors == two.anchors);
+  CHECK(one.lengths == two.lengths);
+  std::uint64_t labelled = 0;
+  for (const auto& [label, n] : one.anchors.at(Overlap)) labelled += n;
+  CHECK(labelled >= one.by_kind.at(Overlap));  // every overlapping run has at least one fault, so one label
+  const std::string text = explore_text(base, ExploreOptions{.runs = 400}, one);
+  CHECK(text.find("what found them") != std::string::npos);
+}
+
+TEST_CASE("the liveness phase finds a lock without a TTL stuck once its crashed holder restarts, and a TTL lock never") {
+  ExploreOptions o;
+  o.runs = 300;
+  o.liveness = true;
+  o.kinds = {FaultKind::Crash, FaultKind::Pause};
+  const ExploreSummary setnx = explore(catalogue("scenarios/redis/setnx-no-ttl-crash-fixed.toml"), o);
+  CHECK(setnx.stuck_after_heal == 0);  // the fixed twin has a TTL: the lock comes back
+  const ExploreSummary no_ttl = explore(catalogue("scenarios/redis/setnx-no-ttl-crash.toml"), o);
+  REQUIRE(no_ttl.stuck_after_heal > 0);
+  // The safety verdict judges the fault phase alone: the same with or without the phase.
+  ExploreOptions without = o;
+  without.liveness = false;
+  CHECK(explore(catalogue("scenarios/redis/setnx-no-ttl-crash.toml"), without).by_kind == no_ttl.by_kind);
+  // The first stuck run, replayed: healed at the end of the fault phase, stuck after.
+  const Scenario base = catalogue("scenarios/redis/setnx-no-ttl-crash.toml");
+  RunOptions ro;
+  ro.liveness = liveness_window_of(base, o);
+  const RunResult r = run_scenario(with_random_faults(base, no_ttl.first_stuck_after_heal->seed, o), ro);
+  REQUIRE(r.liveness);
+  CHECK(r.liveness->stuck);
+  CHECK(r.liveness->healed_at == Instant::zero() + base.duration);
+}
+
+TEST_CASE("the same schedule gives the same fingerprints, and a pause that changes nothing leads back to the fault-free state") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  auto fingerprints = [](const Scenario& s) {
+    std::map<std::string, std::uint64_t> out;
+    std::map<std::string, int> seen;
+    RunOptions ro;
+    ro.at_anchor = [&](const Trace& t, const TraceEvent& e, const std::function<std::uint64_t()>& fp) {
+      const std::string name = t.name(e.process) + " " + std::string(event_name(e.kind));
+      out[name + "#" + std::to_string(++seen[name])] = fp();
+    };
+    run_scenario(s, ro);
+    return out;
+  };
+  Scenario quiet = base;
+  quiet.faults.clear();
+  const auto clean = fingerprints(quiet);
+  CHECK(clean == fingerprints(quiet));
+  // client2 paused for 10 s at 5 s, long before it starts at 31 s: it had nothing to do.
+  Scenario idle = quiet;
+  FaultSpec pause;
+  pause.kind = FaultKind::Pause;
+  pause.target = "client2";
+  pause.at = Duration::s(5);
+  pause.duration = Duration::s(10);
+  idle.faults.push_back(pause);
+  const auto after = fingerprints(idle);
+  CHECK(after.at("client2 started#1") == clean.at("client2 started#1"));
+  // client1 paused for as long right after its read: a different state from then on.
+  Scenario busy = quiet;
+  pause.target = "client1";
+  pause.at = Duration::ms(5);
+  busy.faults.push_back(pause);
+  CHECK(fingerprints(busy).at("client2 started#1") != clean.at("client2 started#1"));
+}
+
+TEST_CASE("the exhaustive search finds the fenced read-modify-write window with one fault, and says how large its space was") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  ExhaustiveOptions x;
+  x.depth = 1;
+  const ExhaustiveSummary s = explore_exhaustive(base, ExploreOptions{}, x);
+  CHECK(s.anchors == 24);
+  CHECK(s.lengths == exhaustive_lengths(base, ExploreOptions{}));
+  CHECK(s.total() == s.anchors * s.choices);
+  REQUIRE(s.by_kind.count(StaleWrite) == 1);
+  REQUIRE(s.first.at(StaleWrite).faults.size() == 1);
+  // The finding replays as a scenario file with the stale write it shows.
+  const Scenario found = parse_scenario(to_toml(exhaustive_scenario(base, ExploreOptions{}, s.first.at(StaleWrite))), "found.toml");
+  CHECK(run_scenario(found).verdict.count(StaleWrite) == 1);
+  const std::string text = exhaustive_text(base, ExploreOptions{}, x, s);
+  CHECK(text.find("Shown: no foreign-release or stuck in any schedule of 1 fault (pause, crash) over 24 anchors") != std::string::npos);
+}
+
+TEST_CASE("pruning explores fewer schedules than no pruning and finds the same kinds") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  ExhaustiveOptions x;
+  x.kinds = {FaultKind::Pause};
+  x.lengths = {Duration::ms(2), Duration::ms(30001)};
+  const ExhaustiveSummary pruned = explore_exhaustive(base, ExploreOptions{}, x);
+  x.prune = false;
+  const ExhaustiveSummary all = explore_exhaustive(base, ExploreOptions{}, x);
+  CHECK(pruned.skipped > 0);
+  CHECK(pruned.total() < all.total());
+  CHECK(all.skipped == 0);
+  std::set<ViolationKind> a, b;
+  for (const auto& [k, n] : pruned.by_kind) a.insert(k);
+  for (const auto& [k, n] : all.by_kind) b.insert(k);
+  CHECK(a == b);
+}
+
+TEST_CASE("the shards of an exhaustive search add up to the unsharded search, with 1 or 2 jobs") {
+  const Scenario base = catalogue("scenarios/kleppmann/check-then-pause.toml");
+  ExhaustiveOptions x;
+  x.kinds = {FaultKind::Pause, FaultKind::Crash};
+  x.lengths = {Duration::ms(10001)};
+  x.window = 4;  // a second fault within 4 events of the first: a smaller search, the same bookkeeping
+  ExploreOptions o;
+  const ExhaustiveSummary whole = explore_exhaustive(base, o, x);
+  std::vector<std::string> texts, names;
+  o.shard_count = 3;
+  o.jobs = 2;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    o.shard_index = k;
+    texts.push_back(exhaustive_json(base, o, x, explore_exhaustive(base, o, x)));
+    names.push_back("shard" + std::to_string(k + 1));
+  }
+  const MergedExhaustive m = merge_exhaustive(texts, names);
+  CHECK(m.missing_shards.empty());
+  CHECK(m.summary.schedules == whole.schedules);
+  CHECK(m.summary.states == whole.states);
+  CHECK(m.summary.skipped == whole.skipped);
+  CHECK(m.summary.by_kind == whole.by_kind);
+  for (const auto& [k, f] : whole.first) CHECK(m.summary.first.at(k).path == f.path);
+  CHECK_THROWS_AS(merge_exhaustive({texts[0], texts[0]}, {"a", "b"}), ScenarioError);
+}
+
+TEST_CASE("the boundary search finds the pause gc-pause needs, to the nanosecond, with the run on each side") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  const BoundaryResult b = find_boundary(base, "fault[1].duration");
+  REQUIRE(b.found);
+  CHECK(b.above.value - b.below.value == Duration::ns(1));
+  CHECK(b.above.verdict == base.expect.violations);  // the file's verdict starts here
+  CHECK(b.below.verdict != b.above.verdict);
+  CHECK(b.above.value > Duration::s(30));  // the lease, and the network's few milliseconds
+  CHECK(b.above.value < Duration::s(31));
+  // Each side, run again, gives its verdict.
+  CHECK(run_scenario(b.below.scenario).verdict == b.below.verdict);
+  CHECK(run_scenario(b.above.scenario).verdict == b.above.verdict);
+  CHECK(boundary_text(base, b).find("needs a pause of at least " + format_duration(b.above.value)) != std::string::npos);
+}
+
+TEST_CASE("the boundary search refuses what it cannot move, and says what it can") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  CHECK_THROWS_WITH_AS(find_boundary(base, "lock.ttl"), doctest::Contains("fault[N].duration"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "fault[2].duration"), doctest::Contains("has 1 fault"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].by"), doctest::Contains("has no 'by'"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].after"), doctest::Contains("not an 'after'"), ScenarioError);
+}
+
+TEST_CASE("a run that throws is counted and reported with its seed, and the search finishes the other runs") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  for (int jobs : {1, 2}) {
+    ExploreOptions o;
+    o.runs = 40;
+    o.jobs = jobs;
+    const ExploreSummary clean = explore(base, o);
+    o.before_run_for_test = [](std::uint64_t index) {
+      if (index == 7) throw std::logic_error("test hook: an internal check failed");
+    };
+    const ExploreSummary s = explore(base, o);
+    CHECK(s.runs == 40);
+    CHECK(!s.partial);
+    CHECK(s.internal_errors == 1);
+    REQUIRE(s.first_internal_error);
+    CHECK(s.first_internal_error->index == 7);
+    CHECK(s.first_internal_error->seed == run_seed(1, 7));
+    CHECK(s.first_internal_error->internal_error == "test hook: an internal check failed");
+    // Every other run judged as without the failure: at most run 7's verdict is missing.
+    CHECK(s.violating + 1 >= clean.violating);
+    CHECK(s.violating <= clean.violating);
+    const std::string text = explore_text(base, o, s);
+    CHECK(text.find("internal errors (a bug in locksim, not a verdict): 1 run failed, first run 7 (seed " +
+                    std::to_string(run_seed(1, 7)) + "): test hook: an internal check failed") != std::string::npos);
+    CHECK(text.find("--replay " + std::to_string(run_seed(1, 7))) != std::string::npos);
+    // Shards carry it to the merge.
+    const Merged m = merge_results({explore_json(base, o, s)}, {"one.json"});
+    CHECK(m.summary.internal_errors == 1);
+    CHECK(m.summary.first_internal_error->seed == run_seed(1, 7));
+  }
+}
+
+TEST_CASE("a stopped exploration sums the runs that finished and says it is partial") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  ExploreOptions o;
+  o.runs = 1000;
+  int asked = 0;
+  o.stop = [&asked] { return ++asked > 25; };
+  const ExploreSummary s = explore(base, o);
+  CHECK(s.partial);
+  CHECK(s.runs == 25);
+  CHECK(s.planned == 1000);
+  CHECK(explore_text(base, o, s).find("PARTIAL: interrupted; the summary of the 25 of 1000 runs that finished") !=
+        std::string::npos);
+  // A partial shard is not merged as if it were whole.
+  CHECK_THROWS_AS(merge_results({explore_json(base, o, s)}, {"cut.json"}), ScenarioError);
+}
