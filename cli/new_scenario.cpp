@@ -4,6 +4,7 @@
 
 #include "cli/version.hpp"
 #include "harness/faults/kind.hpp"
+#include "sim/servers/table.hpp"
 
 namespace locksim {
 
@@ -20,12 +21,9 @@ int starting_nodes(const AlgorithmInfo& a) {
 }
 
 std::string node_name(const AlgorithmInfo& a, int i, int n) {
-  switch (a.service) {
-    case Service::ZooKeeper: return n == 1 ? "zk" : fmt::format("zk{}", i);
-    case Service::Etcd: return n == 1 ? "etcd" : fmt::format("etcd{}", i);
-    case Service::Redis: break;
-  }
-  return fmt::format("redis{}", i);
+  const ServerModel& model = server_model(a.server);
+  if (n == 1 && !model.replicates) return std::string(model.node_prefix);
+  return fmt::format("{}{}", model.node_prefix, i);
 }
 
 // Text as "# " comment lines of at most 80 columns.

@@ -4,9 +4,7 @@
 #include "harness/faults.hpp"
 #include "harness/state_fingerprint.hpp"
 #include "lockalgos/registry.hpp"
-#include "sim/coordination.hpp"
-#include "sim/redis.hpp"
-#include "sim/sentinel.hpp"
+#include "sim/servers/table.hpp"
 #include "sim/storage.hpp"
 
 namespace locksim {
@@ -110,75 +108,25 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   for (const ClientConfig& c : s.clients)
     clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
-  const ServerSetup server = s.lock.options->server();
-  std::vector<RedisNode*> redis_nodes;
-  // A master and its replicas run one Redis version: a replica's
-  // expiry_propagation = "px" (6.x) holds for whichever of them is master.
-  auto group_of = [&](const NodeConfig* n) {
-    while (!n->replica_of.empty()) n = &s.nodes[node_id(n->replica_of) - first_node];
-    return n;
-  };
-  for (const NodeConfig& n : s.nodes) {
-    switch (algorithm->service) {
-      case Service::ZooKeeper:
-        world.add<ZooKeeperServer>(n.name, n.clock, server.tick_time, server.first_token);
-        break;
-      case Service::Etcd:
-        world.add<EtcdServer>(n.name, n.clock, server.first_token);
-        break;
-      case Service::Redis: {
-        RedisConfig rc;
-        rc.aof_always = n.persistence == Persistence::AofAlways;
-        rc.aof_everysec = n.persistence == Persistence::AofEverysec;
-        rc.replica_priority = n.replica_priority;
-        rc.replication_lag = n.replication_lag;
-        for (const NodeConfig& other : s.nodes)
-          if (group_of(&other) == group_of(&n) && !other.expiry_as_pxat) rc.expiry_as_pxat = false;
-        redis_nodes.push_back(&world.add<RedisNode>(n.name, n.clock, rc));
-        break;
-      }
-    }
+  // The lock service, through its model in the server table (sim/servers/table.hpp).
+  const ServerModel& model = server_model(algorithm->server);
+  ServiceBuild service{.world = world, .nodes = s.nodes, .first_id = first_node, .setup = s.lock.options->server()};
+  if (s.lock.fencing == Fencing::Token) service.setup.token_key = s.lock.key + ":token";
+  if (s.sentinel.present) {
+    for (int i = 0; i < s.sentinel.sentinels; ++i) service.sentinels.names.push_back(s.sentinel.process_name(i));
+    service.sentinels.clock = s.sentinel.clock;
+    service.sentinels.settings.down_after = s.sentinel.down_after;
+    service.sentinels.settings.ping_period = s.sentinel.ping_period;
+    service.sentinels.settings.failover_timeout = s.sentinel.failover_timeout;
+    service.sentinels.settings.quorum = s.sentinel.quorum_or_default();
   }
-  for (std::size_t i = 0; i < redis_nodes.size(); ++i) {
-    const NodeConfig& n = s.nodes[i];
-    if (n.replica_of.empty()) continue;
-    RedisNode& master = static_cast<RedisNode&>(world.process(node_id(n.replica_of)));
-    master.add_replica(redis_nodes[i]->id(), n.replication_lag, master.config().expiry_as_pxat);
-    redis_nodes[i]->replicate_from(master.id());
-  }
-  // The fencing counter's history (first_token), as an operator's earlier use left it.
-  if (s.lock.fencing == Fencing::Token && server.first_token != 1)
-    for (RedisNode* node : redis_nodes)
-      if (!node->is_replica())
-        node->execute({.op = redis::Op::Set, .key = s.lock.key + ":token",
-                       .value = std::to_string(server.first_token - 1)}, kNoProc);
+  build_service(model, service);
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token       ? StorageFencing::Token
                      : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
                                                             : StorageFencing::None);
-  if (s.sentinel.present) {
-    // The sentinels follow the storage, the first at sentinel_id, and watch
-    // every master that has a replica.
-    SentinelSettings settings;
-    settings.down_after = s.sentinel.down_after;
-    settings.ping_period = s.sentinel.ping_period;
-    settings.failover_timeout = s.sentinel.failover_timeout;
-    settings.quorum = s.sentinel.quorum_or_default();
-    std::vector<Sentinel*> sentinels;
-    std::vector<ProcId> sentinel_ids;
-    for (int i = 0; i < s.sentinel.sentinels; ++i) {
-      sentinels.push_back(&world.add<Sentinel>(s.sentinel.process_name(i), s.sentinel.clock, settings));
-      sentinel_ids.push_back(sentinels.back()->id());
-    }
-    for (ProcId m : masters) {
-      Sentinel::Group g{world.trace().name(m), m, {}};
-      for (RedisNode* node : redis_nodes)
-        for (std::size_t i = 0; i < s.nodes.size(); ++i)
-          if (s.nodes[i].name == node->name() && s.nodes[i].replica_of == g.name) g.replicas.push_back(node->id());
-      if (g.replicas.empty()) continue;
-      for (Sentinel* sentinel : sentinels) sentinel->monitor(g, sentinel_ids);
-    }
-  }
+  // The sentinels follow the storage, the first at sentinel_id.
+  add_companions(model, service);
 
   FaultEngine faults(world, s);
   faults.arm();

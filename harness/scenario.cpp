@@ -13,6 +13,7 @@
 #include "harness/faults.hpp"
 #include "harness/toml_guard.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/servers/table.hpp"
 
 namespace locksim {
 
@@ -371,11 +372,13 @@ class Loader {
     c.options = algo->parse(reader, c);
   }
 
-  // Only Redis nodes replicate (the lock's algorithm decides what the nodes are).
+  // Only a model that replicates (Redis) takes replica_of (the lock's algorithm decides what the nodes are).
   void check_replicas(const Scenario& s) const {
     for (const NodeConfig& n : s.nodes)
-      if (!n.replica_of.empty() && find_algorithm(s.lock.algorithm)->service != Service::Redis)
+      if (!n.replica_of.empty() && !server_model(find_algorithm(s.lock.algorithm)->server).replicates)
         fail(n.line, "[[node]]", "replica_of", "only Redis nodes replicate; " + s.lock.algorithm + " models its ensemble as one service");
+    if (s.sentinel.present && !server_model(find_algorithm(s.lock.algorithm)->server).replicates)
+      fail(s.sentinel.line, "[sentinel]", "sentinels", "Sentinel watches Redis masters; " + s.lock.algorithm + " has none");
   }
 
  private:

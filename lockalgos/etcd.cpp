@@ -127,7 +127,9 @@ class EtcdMutex final : public Lock {
       if (r && r->ok) {
         lease_ = r->id;
         session_done_ = false;
-        env_.spawn(keep_alive(lease_));
+        // The server's TTL, which may be raised to its minimum: clientv3 keeps
+        // alive by the reply's TTL (etcd v3.6.14 client/v3/lease.go:542-543).
+        env_.spawn(keep_alive(lease_, r->ttl));
         co_return;
       }
       co_await env_.sleep(Duration::s(1));
@@ -148,8 +150,7 @@ class EtcdMutex final : public Lock {
   // each response, and one overdue goes out every 500 ms until answered; a
   // whole TTL without a response (or "lease not found") closes the session,
   // Session.Done() — which nobody tells the holder.
-  Task<void> keep_alive(std::int64_t lease) {
-    const Duration ttl = options_.lease_ttl;
+  Task<void> keep_alive(std::int64_t lease, Duration ttl) {
     Instant next = env_.mono_now() + ttl / 3;
     Instant deadline = env_.mono_now() + ttl;
     while (lease == lease_ && !session_done_) {
@@ -194,6 +195,7 @@ std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockCo
   if (auto v = r.duration("request_timeout", Sign::Positive)) o->request_timeout = *v;
   if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
   if (auto v = r.duration("lease_ttl", Sign::Positive)) o->lease_ttl = *v;
+  if (auto v = r.duration("election_timeout", Sign::Positive)) o->election_timeout = *v;
   if (auto v = r.choice<EtcdVersion>("version", {{"3.4", EtcdVersion::V3_4}, {"3.5", EtcdVersion::V3_5}})) o->version = *v;
   return o;
 }

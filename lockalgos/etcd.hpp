@@ -16,8 +16,9 @@ struct EtcdOptions : AlgorithmOptions {
   EtcdVersion version = EtcdVersion::V3_5;
   Duration request_timeout = Duration::s(5);
   std::int64_t first_token = 1;             // the revision the store starts from
+  Duration election_timeout = Duration::s(1);  // the cluster's: sets the minimum TTL and Promote's extension
   Duration lease() const override { return lease_ttl; }
-  ServerSetup server() const override { return {.first_token = first_token}; }
+  ServerSetup server() const override { return {.first_token = first_token, .election_timeout = election_timeout}; }
 };
 
 std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockConfig& common);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/rng.hpp"
+#include "sim/servers/kind.hpp"
 #include "sim/time.hpp"
 
 namespace locksim {
@@ -48,12 +49,6 @@ class OptionReader {
     if (!i) return std::nullopt;
     return (options.begin() + *i)->second;
   }
-};
-
-// How the lock service's servers start (the harness makes them).
-struct ServerSetup {
-  std::int64_t first_token = 1;       // the first fencing token (zxid, revision) the service issues
-  Duration tick_time = Duration::s(2);  // ZooKeeper's tick
 };
 
 // What every algorithm's options struct answers, whatever else it holds.

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "lockalgos/chubby.hpp"
 #include "lockalgos/etcd.hpp"
 #include "lockalgos/redis_common.hpp"
 #include "lockalgos/redisson.hpp"
@@ -101,24 +102,37 @@ const std::vector<AlgorithmInfo>& table() {
                    {"tick_time", "the server's tick: session expiry is rounded up to it (default 2s)"},
                    {"on_suspended", "\"continue\" (default: Curator never interrupts a holder; give up at LOST) | \"stop\""},
                    {"watch", "\"predecessor\" (default) | \"parent\" (every waiter wakes on every change: the herd)"},
+                   {"client", "the ZooKeeper client: \"3.9.3\" (default, Curator 5.9.0's: LOST 4/3 of the timeout after it last heard) | \"3.9.2\" (no client-side expiry)"},
                    {"first_token", "the zxid the ensemble starts from (tokens are czxids; default 1)"}},
        .takes_ttl = false,
        .monotonic_token = true,
        .parse = parse_zookeeper,
        .make = typed<ZooKeeperOptions, make_zookeeper>,
-       .service = Service::ZooKeeper},
+       .server = ServerKind::ZooKeeper},
       {.name = "etcd",
        .help = "etcd's concurrency.Mutex: a leased key, wait for every older key to go; token = create revision",
        .source = "etcd client/v3/concurrency mutex.go, session.go; Jepsen etcd 3.4.3",
        .options = {{"lease_ttl", "the session lease, kept alive every third of it (default 10s, etcdctl lock's)"},
                    {"version", "\"3.5\" (default: re-checks its key after waiting) | \"3.4\" (does not: #11456)"},
+                   {"election_timeout", "the cluster's election timeout (default 1s): leases shorter than ceil(1.5 x it) s are raised to that; a new leader adds it to every lease"},
                    {"request_timeout", "per request (default 5s)"},
                    {"first_token", "the revision the store starts from (default 1)"}},
        .takes_ttl = false,
        .monotonic_token = true,
        .parse = parse_etcd,
        .make = typed<EtcdOptions, make_etcd>,
-       .service = Service::Etcd},
+       .server = ServerKind::Etcd},
+      {.name = "chubby",
+       .help = "Chubby's lock: a session kept by held KeepAlives, Acquire answered on grant, lock-delay after a failed holder",
+       .source = "Burrows 2006, The Chubby lock service, §2.3-2.8 (OSDI '06)",
+       .options = {{"lock_delay", "how long a lock freed by its holder's failure stays unclaimable, at most 60s (default 60s: the paper's bound; it names no default)"},
+                   {"grace", "the grace period after the local lease ends (default 45s)"},
+                   {"first_token", "the first generation number (default 1)"}},
+       .takes_ttl = false,
+       .monotonic_token = true,
+       .parse = parse_chubby,
+       .make = typed<ChubbyOptions, make_chubby>,
+       .server = ServerKind::Chubby},
       {.name = "setnx",
        .help = "SETNX key value with no TTL, release DEL: a crashed holder keeps the lock forever",
        .source = "redis.io, SETNX: the naive locking pattern",

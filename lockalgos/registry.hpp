@@ -17,9 +17,6 @@ struct OptionInfo {
   std::string_view help;  // one line, with the default
 };
 
-// What the lock service's [[node]]s are.
-enum class Service : std::uint8_t { Redis, ZooKeeper, Etcd };
-
 struct AlgorithmInfo {
   std::string_view name;
   std::string_view help;                 // one line
@@ -35,7 +32,7 @@ struct AlgorithmInfo {
   // A lock for one client, with `config.options` as `parse` made them: its
   // environment is all it may use.
   std::unique_ptr<Lock> (*make)(ClientEnv& env, const LockTargets& targets, const LockConfig& config) = nullptr;
-  Service service = Service::Redis;  // what the [[node]]s are (the harness makes them)
+  ServerKind server = ServerKind::Redis;  // the server model its [[node]]s are (sim/servers/table.hpp)
 };
 
 std::span<const AlgorithmInfo> algorithms();

@@ -11,11 +11,16 @@
 //            answer is retried in the background for as long as the session
 //            lives, or the node would block everyone behind it
 //
-// The session: the client pings after a third of the timeout with nothing
-// sent, goes Disconnected (Curator: SUSPENDED) after 2/3 of it with nothing
-// heard, and learns Expired only when the server tells it; Curator declares
-// LOST one timeout (on the wall clock) after SUSPENDED. The server alone
-// expires the session and deletes its ephemeral nodes. A state change wakes
+// The session (ZooKeeper 3.9.3 ClientCnxn, Curator 5.9.0): the client's send
+// loop pings by ClientCnxn's rule (readTimeout/2 minus what was idle, a second
+// early once more than a second idle, or after 10 s idle), goes Disconnected
+// (Curator: SUSPENDED) after readTimeout = 2/3 of the timeout with nothing
+// heard, and declares Expired itself 4/3 of the timeout after it last heard
+// (3.9.3's client-side expiry; "3.9.2" and older learn it only from the
+// server); Curator also declares LOST one timeout (wall clock) after
+// SUSPENDED, whichever is first. After LOST it opens a new session without
+// closing the old one: the server alone expires the session and deletes its
+// ephemeral nodes. A state change wakes
 // a waiter (ZooKeeper delivers it to every watcher), which looks again.
 // InterProcessMutex never interrupts a holder: on_suspended = "continue"
 // works on until LOST, "stop" gives up at SUSPENDED (the job sees it through
@@ -32,6 +37,9 @@
 
 namespace locksim {
 namespace {
+
+// MAX_SEND_PING_INTERVAL (ZooKeeper 3.9.3 ClientCnxn.java:1184).
+constexpr Duration kMaxSendPingInterval = Duration::s(10);
 
 class ZooKeeperLock final : public Lock {
  public:
@@ -73,6 +81,7 @@ class ZooKeeperLock final : public Lock {
       }
       // Steps 2-4 until ours is the lowest.
       for (;;) {
+        if (state_ == State::Lost) break;  // a new session, and a new node in it
         coord::Request list = coord_request(coord::Op::GetChildren, "/lock", session_);
         list.watch = herd;
         const auto now = co_await request(std::move(list));
@@ -108,6 +117,7 @@ class ZooKeeperLock final : public Lock {
     if (!n) return false;
     stream_.gap(n->seq);
     heard();
+    send_loop_pass();
     watch_fired_.fire();
     return true;
   }
@@ -117,15 +127,20 @@ class ZooKeeperLock final : public Lock {
  private:
   enum class State : std::uint8_t { Connected, Suspended, Lost };
 
-  Duration read_timeout() const { return timeout_ * 2 / 3; }
+  // In whole milliseconds, as Java computes them: readTimeout = T*2/3 and
+  // expirationTimeout = T*4/3 (ZooKeeper 3.9.3 ClientCnxn.java:1430-1432).
+  Duration read_timeout() const { return Duration::ms(timeout_.whole_ms() * 2 / 3); }
+  Duration expiration_timeout() const { return Duration::ms(timeout_.whole_ms() * 4 / 3); }
 
   Task<void> connect() {
     if (session_ != 0) {
-      // Curator closes the old handle before it opens a new one, and
-      // ZooKeeper.close() ends the session: its nodes go now, not at expiry.
-      const std::int64_t old = std::exchange(session_, 0);
+      // After LOST the old handle is already CLOSED, so Curator's
+      // closeAndReset() -> ZooKeeper.close() sends nothing ("Close called on
+      // already closed client", ZooKeeper 3.9.3 ZooKeeper.java:1216-1220;
+      // Curator 5.9.0 HandleHolder.java:117): the old session, and its lock
+      // node, live until the server expires it.
+      session_ = 0;
       ++generation_;
-      co_await env_.call_coord(zk_, coord_request(coord::Op::CloseSession, "", old), timeout_ / 3);
     }
     coord::Request hello = coord_request(coord::Op::Connect);
     hello.ttl = options_.session_timeout;
@@ -138,7 +153,8 @@ class ZooKeeperLock final : public Lock {
         state_ = State::Connected;
         heard();
         const std::uint64_t generation = ++generation_;
-        env_.spawn(heartbeat(generation));
+        ping_at_ = Instant::never();
+        send_loop_pass();
         env_.spawn(monitor(generation));
         co_return;
       }
@@ -152,10 +168,12 @@ class ZooKeeperLock final : public Lock {
   // the callers here retry.
   Task<std::optional<coord::Reply>> request(coord::Request req) {
     last_sent_ = env_.mono_now();
+    send_loop_pass();  // a queued packet wakes the send loop
     auto r = co_await env_.call_coord(zk_, std::move(req), timeout_ / 3);
     if (r) {
       if (stream_.gap(r->seq)) watch_fired_.fire();  // a lost message: look again (ServerStream)
       heard();
+      send_loop_pass();  // so does a packet read
       if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
     }
     co_return r;
@@ -177,19 +195,57 @@ class ZooKeeperLock final : public Lock {
     }
   }
 
-  // A ping once the connection has been idle (nothing sent) for a third of
-  // the timeout: readTimeout / 2 in ClientCnxn. A lost ping does not hold up
-  // the next one.
-  Task<void> heartbeat(std::uint64_t generation) {
-    while (generation == generation_ && state_ != State::Lost) {
-      const Duration idle = env_.mono_now() - last_sent_;
-      if (idle < timeout_ / 3) co_await env_.sleep(timeout_ / 3 - idle);
-      else co_await request(coord_request(coord::Op::Ping, "", session_));
+  // One pass of ClientCnxn's send loop, run whenever the loop would wake (its
+  // timer, a packet read, a packet queued) — ZooKeeper 3.9.3
+  // ClientCnxn.java:1263-1273:
+  //   timeToNextPing = readTimeout/2 - idleSend - (idleSend > 1000 ? 1000 : 0)
+  //   if (timeToNextPing <= 0 || idleSend > MAX_SEND_PING_INTERVAL) sendPing()
+  //   else to = min(to, timeToNextPing)
+  // An idle connection whose ping replies come within a second so pings every
+  // readTimeout/2; a loop woken more than a second idle pings up to 1 s early.
+  // A lost ping does not hold up the next one.
+  void send_loop_pass() {
+    if (state_ == State::Lost || session_ == 0) return;
+    const Instant now = env_.mono_now();
+    // The loop checks expiry before it pings (ClientCnxn.java:1244-1252):
+    // past the expiration timeout the session is closed, not pinged. (Past
+    // readTimeout alone it would drop the connection and reconnect, which
+    // touches the session as a ping does: the ping stands for that here.)
+    if (options_.client == ZkClient::V3_9_3 && now - last_heard_ >= expiration_timeout()) return;
+    const Duration idle_send = now - last_sent_;
+    Duration next = read_timeout() / 2 - idle_send - (idle_send > Duration::s(1) ? Duration::s(1) : Duration::zero());
+    if (next <= Duration::zero() || idle_send > kMaxSendPingInterval) {
+      last_sent_ = now;
+      env_.spawn(ping(generation_));
+      next = read_timeout() / 2;
+    }
+    // select(to): the loop's timer is the earliest it was ever set to.
+    if (now + next < ping_at_ || ping_at_ <= now) {
+      ping_at_ = now + next;
+      env_.spawn(send_loop_timer(generation_, ping_at_));
     }
   }
 
-  // Connected -> SUSPENDED after read_timeout of silence -> LOST one timeout
-  // later on the wall clock (Curator's ConnectionStateManager).
+  Task<void> send_loop_timer(std::uint64_t generation, Instant at) {
+    co_await env_.sleep(at - env_.mono_now());
+    if (generation == generation_ && ping_at_ == at) send_loop_pass();
+  }
+
+  Task<void> ping(std::uint64_t generation) {
+    if (generation != generation_) co_return;
+    auto r = co_await env_.call_coord(zk_, coord_request(coord::Op::Ping, "", session_), timeout_ / 3);
+    if (!r || generation != generation_) co_return;
+    if (stream_.gap(r->seq)) watch_fired_.fire();
+    heard();
+    if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
+    send_loop_pass();
+  }
+
+  // Connected -> SUSPENDED after read_timeout of silence -> LOST at the
+  // earlier of ZooKeeper 3.9.3's client-side expiry, expirationTimeout after
+  // it last heard on the monotonic clock (ClientCnxn.java:1244-1252), and
+  // Curator's one timeout after SUSPENDED on the wall clock (Curator 5.9.0
+  // ConnectionStateManager.java:237-301).
   Task<void> monitor(std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
       if (state_ == State::Connected) {
@@ -198,17 +254,41 @@ class ZooKeeperLock final : public Lock {
           co_await env_.sleep(read_timeout() - silent);
           continue;
         }
+        // Woken past the expiration timeout (after a pause), the loop closes
+        // the session before it would drop the connection (ClientCnxn.java:1244-1258).
+        if (options_.client == ZkClient::V3_9_3 && silent >= expiration_timeout()) {
+          env_.spawn(client_expired(generation));
+          co_return;
+        }
         suspended_wall_ = env_.wall_now();
         lose(State::Suspended, "nothing heard from the ensemble for " + format_duration(silent) + ": SUSPENDED");
         continue;
       }
-      const Duration left = *suspended_wall_ + timeout_ - env_.wall_now();
-      if (left > Duration::zero()) {
-        co_await env_.sleep(left);
+      const Duration curator_left = *suspended_wall_ + timeout_ - env_.wall_now();
+      const Duration client_left = options_.client == ZkClient::V3_9_3
+                                       ? last_heard_ + expiration_timeout() - env_.mono_now()
+                                       : Duration::max();
+      if (curator_left > Duration::zero() && client_left > Duration::zero()) {
+        co_await env_.sleep(min(curator_left, client_left));
         continue;
       }
-      if (state_ == State::Suspended) lose(State::Lost, "SUSPENDED for a whole session timeout: LOST");
+      if (state_ != State::Suspended) continue;
+      if (client_left <= Duration::zero()) {
+        // The send thread closes the session; the Expired event reaches
+        // Curator through the event thread: an application thread woken at
+        // the same moment (after a pause) may act first.
+        env_.spawn(client_expired(generation));
+        co_return;
+      } else {
+        lose(State::Lost, "SUSPENDED for a whole session timeout: LOST");
+      }
     }
+  }
+
+  Task<void> client_expired(std::uint64_t generation) {
+    if (generation == generation_ && state_ != State::Lost)
+      lose(State::Lost, "nothing heard for 4/3 of the session timeout: the client expires its session itself, LOST");
+    co_return;
   }
 
   void lose(State to, const std::string& why) {
@@ -234,6 +314,7 @@ class ZooKeeperLock final : public Lock {
   State state_ = State::Lost;
   Instant last_heard_;
   Instant last_sent_;
+  Instant ping_at_ = Instant::never();  // when the send loop's timer fires
   std::optional<Instant> suspended_wall_;
   std::uint64_t generation_ = 0;
   bool holding_ = false;
@@ -249,6 +330,7 @@ std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const L
   if (auto v = r.duration("tick_time", Sign::Positive)) o->tick_time = *v;
   if (auto v = r.choice<OnSuspended>("on_suspended", {{"continue", OnSuspended::Continue}, {"stop", OnSuspended::Stop}}))
     o->on_suspended = *v;
+  if (auto v = r.choice<ZkClient>("client", {{"3.9.3", ZkClient::V3_9_3}, {"3.9.2", ZkClient::V3_9_2}})) o->client = *v;
   if (auto v = r.choice<Watch>("watch", {{"predecessor", Watch::Predecessor}, {"parent", Watch::Parent}})) o->watch = *v;
   return o;
 }

@@ -10,12 +10,16 @@ namespace locksim {
 
 enum class OnSuspended : std::uint8_t { Continue, Stop };  // Curator never interrupts a holder | give up at SUSPENDED
 enum class Watch : std::uint8_t { Predecessor, Parent };   // parent: every waiter wakes on every change (the herd)
+// The ZooKeeper client: 3.9.3 (Curator 5.9.0's) expires its session itself
+// 4/3 of the timeout after it last heard; 3.9.2 and older wait for the server.
+enum class ZkClient : std::uint8_t { V3_9_3, V3_9_2 };
 
 struct ZooKeeperOptions : AlgorithmOptions {
   Duration session_timeout = Duration::s(10);  // asked for; the server clamps it to [2, 20] ticks
   Duration tick_time = Duration::s(2);         // the server's
   OnSuspended on_suspended = OnSuspended::Continue;
   Watch watch = Watch::Predecessor;
+  ZkClient client = ZkClient::V3_9_3;
   std::int64_t first_token = 1;                // the zxid the ensemble starts from
   Duration lease() const override { return session_timeout; }
   ServerSetup server() const override { return {.first_token = first_token, .tick_time = tick_time}; }

@@ -11,12 +11,26 @@ void CoordinationServer::on_message(Message& m) {
     Process::on_message(m);
     return;
   }
+  current_ = &m;
+  held_ = false;
   coord::Reply r = handle(*req, m.from);
+  current_ = nullptr;
+  if (!held_) answer(m, *req, std::move(r));
+}
+
+CoordinationServer::Held CoordinationServer::hold() {
+  held_ = true;
+  return Held{*current_, std::get<coord::Request>(current_->body)};
+}
+
+void CoordinationServer::answer(const Held& held, coord::Reply r) { answer(held.request, held.req, std::move(r)); }
+
+void CoordinationServer::answer(const Message& m, const coord::Request& req, coord::Reply r) {
   r.seq = ++stream_[m.from];
   // Record the command with its answer.
-  std::string detail = describe(*req) + " -> " + describe(r);
+  std::string detail = describe(req) + " -> " + describe(r);
   const std::uint64_t content = fnv1a64(detail);
-  note(Ev::Command, {.peer = m.from, .key = req->path, .content = content, .detail = std::move(detail)});
+  note(Ev::Command, {.peer = m.from, .key = req.path, .content = content, .detail = std::move(detail)});
   reply(m, std::move(r));
 }
 

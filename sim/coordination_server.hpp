@@ -39,6 +39,15 @@ class CoordinationServer : public Process {
   void on_message(Message& m) override;
   // The server's answer to one request from `from`.
   virtual coord::Reply handle(const coord::Request& req, ProcId from) = 0;
+  // A request answered later (a held KeepAlive, a blocked Acquire): handle()
+  // calls hold() and its return value is dropped; answer() sends the reply,
+  // numbered and recorded as if handle() had returned it then.
+  struct Held {
+    Message request;
+    coord::Request req;
+  };
+  Held hold();
+  void answer(const Held& held, coord::Reply r);
   // A watch notification to `to`, numbered in its stream.
   void notify(ProcId to, const std::string& path, const char* what);
 
@@ -51,7 +60,11 @@ class CoordinationServer : public Process {
   }
 
  private:
+  void answer(const Message& m, const coord::Request& req, coord::Reply r);
+
   std::map<ProcId, std::uint64_t> stream_;  // messages sent to each client: coord::Notify::seq
+  const Message* current_ = nullptr;        // the request handle() is answering
+  bool held_ = false;                       // handle() held it
 };
 
 }  // namespace locksim

@@ -6,15 +6,29 @@ using coord::Op;
 using coord::Reply;
 using coord::Request;
 
-EtcdServer::EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision)
-    : CoordinationServer(world, std::move(name), clock), revision_(first_revision - 1) {
+EtcdServer::EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision,
+                       Duration election_timeout)
+    : CoordinationServer(world, std::move(name), clock), election_timeout_(election_timeout),
+      revision_(first_revision - 1) {
   spawn(revoke_expired());
 }
 
+Duration EtcdServer::min_lease_ttl(Duration election_timeout) {
+  // etcd v3.6.14 server/etcdserver/server.go:353: minTTL :=
+  // (3*ElectionTicks)/2 * heartbeat; :358 MinLeaseTTL = ceil(minTTL seconds).
+  const std::int64_t heartbeat_ns = Duration::ms(100).count_ns();  // TickMs (embed/config.go:671)
+  const std::int64_t election_ticks = election_timeout.count_ns() / heartbeat_ns;
+  const std::int64_t min_ns = (3 * election_ticks) / 2 * heartbeat_ns;
+  const std::int64_t second = Duration::s(1).count_ns();
+  return Duration::s((min_ns + second - 1) / second);
+}
+
 void EtcdServer::on_crash() {}
-// A new leader's Promote: every lease gets its whole TTL again.
+// A new leader's Promote(ElectionTimeout()): every lease gets the election
+// timeout on top of its whole TTL (etcd v3.6.14 server/etcdserver/server.go:1971-1973,
+// server/lease/lessor.go:480-492, refresh(extend) in lease.go:84-89).
 void EtcdServer::on_restart() {
-  for (auto& [id, lease] : leases_) lease.expires = mono_now() + lease.ttl;
+  for (auto& [id, lease] : leases_) lease.expires = mono_now() + election_timeout_ + lease.ttl;
   spawn(revoke_expired());
 }
 
@@ -23,9 +37,12 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
   switch (req.op) {
     case Op::LeaseGrant: {
       const std::int64_t id = next_lease_++;
-      leases_[id] = Lease{from, req.ttl, mono_now() + req.ttl};
+      // A TTL below the minimum is raised to it, silently; the reply carries
+      // the raised TTL (etcd v3.6.14 server/lease/lessor.go:301-303, apply/apply.go:194).
+      const Duration ttl = max(req.ttl, min_lease_ttl(election_timeout_));
+      leases_[id] = Lease{from, ttl, mono_now() + ttl};
       r.id = id;
-      r.ttl = req.ttl;
+      r.ttl = ttl;
       break;
     }
     case Op::KeepAlive: {

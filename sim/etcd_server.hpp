@@ -1,8 +1,9 @@
 // EtcdServer (algorithms.md §6): leases with a TTL kept by the leader on its
 // monotonic clock and revoked by a periodic check, keys with a global
 // revision and a lease, Txn put-if-absent (+ the first-created key under the
-// prefix), and delete watches. A restart is a new leader (etcd's Promote):
-// every lease gets its whole TTL again.
+// prefix), and delete watches. A grant shorter than the minimum TTL is
+// raised to it silently; a restart is a new leader (etcd's Promote): every
+// lease gets the election timeout plus its whole TTL.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,13 @@ namespace locksim {
 
 class EtcdServer : public CoordinationServer {
  public:
-  EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision);
+  EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision,
+             Duration election_timeout = Duration::s(1));
+
+  // The shortest lease the server grants: ceil(floor(3 x election ticks / 2)
+  // x heartbeat) in whole seconds, with the default 100 ms heartbeat — 2 s for
+  // the default 1 s election timeout (etcd v3.6.14 server/etcdserver/server.go:353-358).
+  static Duration min_lease_ttl(Duration election_timeout);
   void digest(Digest& d) const override;
 
  protected:
@@ -39,6 +46,7 @@ class EtcdServer : public CoordinationServer {
   Task<void> revoke_expired();  // every 500 ms, like the lessor's revokeExpiredLeases loop
   void delete_key(const std::string& key, const char* why, ProcId requester);
 
+  Duration election_timeout_;
   std::int64_t revision_;
   std::int64_t next_lease_ = 0x694d;  // lease ids look like etcd's
   std::map<std::int64_t, Lease> leases_;

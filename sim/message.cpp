@@ -101,6 +101,8 @@ std::string describe(const Request& r) {
     case Op::Range: return "RANGE " + r.path + "*";
     case Op::WatchDelete: return "WATCH delete " + r.path;
     case Op::DeleteKey: return "DELETE " + r.path;
+    case Op::Acquire: return "ACQUIRE " + r.path + " session=" + std::to_string(r.id) + " lock-delay=" + format_duration(r.delay);
+    case Op::Release: return "RELEASE " + r.path + " session=" + std::to_string(r.id);
   }
   return "?";
 }

@@ -125,6 +125,9 @@ enum class Op : std::uint8_t {
   Range,        // keys under the prefix `path`, with create revisions
   WatchDelete,  // notify when `path` is deleted (at once if it does not exist)
   DeleteKey,    // delete `path`
+  // Chubby (and Ping as its KeepAlive, Connect as its session)
+  Acquire,      // the lock `path` for session `id`, lock-delay `delay`; answered when granted: id = its generation
+  Release,      // the lock `path`, held by session `id`
 };
 
 struct Request {
@@ -133,6 +136,7 @@ struct Request {
   std::string data;
   std::int64_t id = 0;             // session or lease
   Duration ttl = Duration::zero();
+  Duration delay = Duration::zero();  // Chubby, Consul: the lock-delay
   bool watch = false;
 };
 

@@ -189,7 +189,8 @@ TEST_CASE("a ZooKeeper client goes SUSPENDED after 2/3 of its session timeout wi
     return e.process == c1 && e.kind == Ev::Delivered && e.peer == *r.world->find("zk");
   });
   REQUIRE(heard != nullptr);
-  CHECK(lost->at - heard->at == Duration::s(10) * 2 / 3);
+  // readTimeout = T*2/3 in whole milliseconds, as Java computes it (ClientCnxn.java:1430).
+  CHECK(lost->at - heard->at == Duration::ms(6666));
   CHECK(lost->at < first_of(r, Ev::Expired, *r.world->find("zk"))->at);  // before the server decides
 }
 
@@ -311,9 +312,9 @@ TEST_CASE("the etcd server refuses to renew a lease that has expired but not yet
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& renewed) -> Task<void> {
     SimClientEnv env(self);
     coord::Request grant = coord_request(coord::Op::LeaseGrant);
-    grant.ttl = Duration::s(1);
+    grant.ttl = Duration::s(2);
     const auto lease = co_await env.call_coord(etcd, grant, Duration::zero());
-    co_await self.sleep(Duration::ms(1200));  // expired at 1.001 s; the revoke loop's next tick is 1.5 s
+    co_await self.sleep(Duration::ms(2200));  // expired at 2.001 s; the revoke loop's next tick is 2.5 s
     renewed = co_await env.call_coord(etcd, coord_request(coord::Op::KeepAlive, "", lease->id), Duration::zero());
   }(client, etcd.id(), renewed));
   w.run_until(at(Duration::s(5)));
