@@ -14,6 +14,7 @@
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/servers/table.hpp"
 #include "sim/storage.hpp"
 
 namespace locksim::live {
@@ -51,9 +52,9 @@ bool needs_shim(const Scenario& s, const NodeConfig& n) {
 std::optional<std::string> live_unsupported(const Scenario& s) {
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
-  if (algorithm->service != Service::Redis)
+  if (algorithm->server != ServerKind::Redis)
     return "not yet supported live: " + s.lock.algorithm + " runs on " +
-           (algorithm->service == Service::ZooKeeper ? "ZooKeeper" : "etcd") + " (only Redis runs live so far)";
+           std::string(server_model(algorithm->server).name) + " (only Redis runs live so far)";
   if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
   for (const FaultSpec& f : s.faults) {
     const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";

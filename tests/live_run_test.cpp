@@ -80,7 +80,7 @@ TEST_CASE("ZooKeeper and etcd scenarios are not supported live and say which alg
   const auto zk = live_unsupported(catalogue("zookeeper/session-expiry-pause.toml"));
   REQUIRE(zk);
   CHECK(zk->find("not yet supported live") != std::string::npos);
-  CHECK(zk->find("ZooKeeper") != std::string::npos);
+  CHECK(zk->find("zookeeper") != std::string::npos);
   const auto etcd = live_unsupported(catalogue("etcd/pause-after-lock.toml"));
   REQUIRE(etcd);
   CHECK(etcd->find("etcd") != std::string::npos);
