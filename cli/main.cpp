@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "cli/explore_commands.hpp"
+#include "cli/live_commands.hpp"
 #include "cli/new_scenario.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output_file.hpp"
@@ -371,6 +372,10 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check", "run every scenario and compare with its [expect] table");
   check_cmd->add_option("paths", check_args, "directories or files")->required();
   check_cmd->add_option("--format", check_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  CheckLiveArgs check_live;
+  add_check_live_flags(*check_cmd, check_live);
+  LiveArgs live_args;
+  CLI::App* live_cmd = add_live_command(app, live_args);
 
   auto* list_cmd = app.add_subcommand("list", "algorithms, fault kinds and violation kinds");
 
@@ -389,7 +394,9 @@ int main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return cmd_run(run);
+    if (*check_cmd && check_live.live) return cmd_check_live(scenario_files(check_args), check_live);
     if (*check_cmd) return cmd_check(check_args, check_format);
+    if (*live_cmd) return cmd_live(live_args);
     if (*list_cmd) return cmd_list();
     if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;

@@ -44,6 +44,7 @@ struct Proxy::State {
   std::uint64_t forwarded[2] = {0, 0};
   std::uint64_t dropped[2] = {0, 0};
   std::uint64_t accepted = 0;
+  bool raw = false;  // set_raw
   // Open links. A link leaves the list when it closes, which breaks the
   // link -> state -> link cycle; in-flight handlers keep it alive until they run.
   std::list<std::shared_ptr<Link>> links;
@@ -128,7 +129,8 @@ struct Link : std::enable_shared_from_this<Link> {
     for (;;) {
       std::optional<std::size_t> len;
       try {
-        len = resp::frame_length(p.pending);
+        len = state->raw ? (p.pending.empty() ? std::nullopt : std::optional<std::size_t>(p.pending.size()))
+                         : resp::frame_length(p.pending);
       } catch (const Error&) {
         close();
         return false;
@@ -264,6 +266,8 @@ Proxy::Stats Proxy::stats(Direction d) const {
   for (const auto& link : state_->links) s.queued += link->pipes[index(d)].queue.size();
   return s;
 }
+
+void Proxy::set_raw(bool raw) { state_->raw = raw; }
 
 std::size_t Proxy::connections() const { return state_->links.size(); }
 std::uint64_t Proxy::accepted() const { return state_->accepted; }

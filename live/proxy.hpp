@@ -51,6 +51,10 @@ class Proxy {
   void drop(Direction d);
   void drop_next(Direction d, int n = 1);
   void set_delay(Direction d, Duration extra);
+  // Raw mode: forward bytes as they are read, without cutting them into RESP
+  // messages; the rules then act on each chunk read. For a replication link,
+  // whose stream (an RDB payload, newline keepalives) is not all RESP.
+  void set_raw(bool raw);
   // Resets every connection now (both ends see ECONNRESET); new connections are still accepted.
   void sever();
 

@@ -1,0 +1,165 @@
+#include "cli/live_commands.hpp"
+
+#include "cli/output_file.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "harness/run.hpp"
+#include "live/common.hpp"
+#include "live/live_run.hpp"
+#include "reports/diagram.hpp"
+#include "reports/report.hpp"
+#include "reports/trace_jsonl.hpp"
+
+namespace locksim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2;
+
+std::string verdict_text(const std::set<ViolationKind>& v) {
+  if (v.empty()) return "-";
+  std::string s;
+  for (ViolationKind k : v) s += (s.empty() ? "" : ",") + std::string(violation_name(k));
+  return s;
+}
+
+const char* const kScaleHelp =
+    "K: play the scenario K times faster (default 1). Every duration is divided by K on its way to the servers (a 30 s "
+    "TTL becomes PX 3000, a 40 s pause lasts 4 s) and every real reading multiplied by K on its way back, so the "
+    "report's times are scenario times, measured. Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, "
+    "loopback latency; a margin thinner than ~20 ms of real time is warned about";
+
+}  // namespace
+
+CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
+  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real redis-server processes on loopback");
+  cmd->add_option("files", a.files, "scenario files")->required();
+  cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
+  cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");
+  cmd->add_option("--format", a.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--trace", a.trace_path, "write every event as JSON Lines to PATH");
+  cmd->add_option("--svg", a.svg_path, "write the space-time diagram to PATH (SVG)");
+  cmd->add_option("--html", a.html_path, "write one self-contained page: the diagram, the story, the verdict");
+  cmd->add_flag("--full", a.full, "tell every step and list every violation");
+  return cmd;
+}
+
+int cmd_live(const LiveArgs& a) {
+  int status = kExitOk;
+  for (const std::string& file : a.files) {
+    const Scenario s = load_scenario(file);
+    if (auto why = live::live_unsupported(s)) {
+      std::cerr << "locksim live: " << file << ": " << *why << "\n";
+      status = std::max(status, kExitBadInput);
+      continue;
+    }
+    for (const std::string& w : live::live_warnings(s, a.time_scale))
+      std::cerr << "locksim live: warning: " << file << ": " << w << "\n";
+    live::LiveOptions o;
+    o.time_scale = a.time_scale;
+    o.keep = a.keep.empty() ? fs::path() : fs::path(a.keep) / fs::path(file).stem();
+    std::optional<OutputFile> trace_out;  // whole or absent, as run's
+    if (!a.trace_path.empty()) {
+      std::string path = a.trace_path;
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + ".jsonl";
+      trace_out.emplace(path);
+      o.details = true;
+      o.listener = [&trace_out](const Trace& t, const TraceEvent& e) { write_event_jsonl(t, e, trace_out->stream()); };
+    }
+    const auto began = std::chrono::steady_clock::now();
+    RunResult r;
+    try {
+      r = live::run_live(s, o);
+    } catch (const live::Interrupted& e) {
+      std::cerr << "locksim live: " << e.what() << "\n";
+      return 130;
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (trace_out) trace_out->commit();
+    if (a.format == "json") {
+      std::cout << json_report(r) << "\n";
+    } else {
+      std::cout << "LIVE against real redis-server, time scale " << a.time_scale << ": the times below are real times"
+                << " measured since the start, x " << a.time_scale << " (" << std::fixed << std::setprecision(1) << took
+                << " s of real time)\n"
+                << std::defaultfloat;
+      std::cout << text_report(r, {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr,
+                                   .full = a.full})
+                << (a.files.size() > 1 ? "\n" : "");
+    }
+    for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
+      if (path.empty()) continue;
+      if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
+      write_whole(path, html ? html_report(r, {}) : svg_diagram(r, {}));
+    }
+    if (!r.as_expected()) status = std::max(status, kExitUnexpected);
+  }
+  return status;
+}
+
+void add_check_live_flags(CLI::App& check, CheckLiveArgs& a) {
+  check.add_flag("--live", a.live,
+                 "run each scenario simulated and live (real redis-server) and print one table of the verdicts");
+  check.add_option("--reps", a.reps, "with --live: live repetitions of each scenario (default 3)")->check(CLI::Range(1, 100));
+  check.add_option("--time-scale", a.time_scale,
+                   "with --live: K, as for `live` (default 10); a scenario whose thinnest margin (a fault's time or "
+                   "length, a replication lag, a simulated violation's length) would be under 5 ms of real time runs "
+                   "at the largest scale that keeps it 5 ms")->check(CLI::Range(1, 1000));
+  check.add_option("--keep", a.keep, "with --live: keep the servers' directories in DIR");
+}
+
+int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& a) {
+  int agreed = 0, disagreed = 0, unsupported = 0;
+  std::cout << "scenario | simulated | live x" << a.reps << " (time scale " << a.time_scale << ") | agree?\n";
+  for (const std::string& file : files) {
+    const Scenario s = load_scenario(file);
+    std::cout << file << " | " << std::flush;
+    RunOptions keep_none;
+    keep_none.keep_events = 0;
+    const RunResult sim = run_scenario(s, keep_none);
+    std::cout << verdict_text(sim.verdict) << " | " << std::flush;
+    if (auto why = live::live_unsupported(s)) {
+      std::cout << "(" << *why << ") | -\n";
+      ++unsupported;
+      continue;
+    }
+    bool same = true;
+    const std::int64_t k = live::live_scale_for(s, sim.violations, a.time_scale);
+    if (k != a.time_scale) std::cout << "(at scale " << k << ") ";
+    for (int i = 0; i < a.reps; ++i) {
+      live::LiveOptions o;
+      o.time_scale = k;
+      o.keep_events = 0;
+      if (!a.keep.empty()) o.keep = fs::path(a.keep) / (fs::path(file).stem().string() + "-" + std::to_string(i + 1));
+      std::string verdict;
+      try {
+        const RunResult r = live::run_live(s, o);
+        verdict = verdict_text(r.verdict);
+        same = same && r.verdict == sim.verdict;
+      } catch (const live::Error& e) {
+        verdict = std::string("ERROR ") + e.what();
+        same = false;
+      }
+      std::cout << (i ? " ; " : "") << verdict << std::flush;
+    }
+    std::cout << " | " << (same ? "yes" : "NO") << "\n";
+    (same ? agreed : disagreed)++;
+  }
+  std::cout << "\n" << files.size() << " scenarios: " << agreed << " agree, " << disagreed << " disagree, " << unsupported
+            << " not yet supported live\n";
+  if (files.empty()) return kExitBadInput;
+  return disagreed ? kExitUnexpected : kExitOk;
+}
+
+}  // namespace locksim

@@ -1,0 +1,40 @@
+// `locksim live` and `locksim check --live`: scenarios against real
+// redis-server processes (live/live_run.hpp), told by the same reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace locksim {
+
+struct LiveArgs {
+  std::vector<std::string> files;
+  std::int64_t time_scale = 1;
+  std::string keep;
+  std::string format = "text";
+  std::string trace_path, svg_path, html_path;
+  bool full = false;
+};
+
+// Adds `live` to `app`; returns it (parsed: *cmd is true).
+CLI::App* add_live_command(CLI::App& app, LiveArgs& args);
+// Exit status as `run`'s: 0 as expected, 1 not, 2 not runnable live (or bad input).
+int cmd_live(const LiveArgs& args);
+
+struct CheckLiveArgs {
+  bool live = false;
+  int reps = 3;
+  std::int64_t time_scale = 10;
+  std::string keep;
+};
+// Adds --live, --reps and --time-scale to `check`.
+void add_check_live_flags(CLI::App& check, CheckLiveArgs& args);
+// One table: each scenario's simulated verdict and its live verdicts; 0 only when all agree.
+int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& args);
+
+}  // namespace locksim

@@ -1,0 +1,135 @@
+// LIVE runs end to end (live/live_run.hpp, `locksim live`): catalogue
+// scenarios against real redis-server processes on loopback, judged as the
+// simulator's runs are; and that nothing a live run starts outlives it.
+// Bounded: each run is a few seconds of real time at a high time scale.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "harness/run.hpp"
+#include "live/live_run.hpp"
+#include "live/servers.hpp"
+#include "tests/live_support.hpp"
+
+using namespace locksim;
+using namespace locksim::live;
+using locksim::live::testing::Child;
+using locksim::live::testing::eventually;
+
+namespace {
+
+Scenario catalogue(const std::string& name) { return load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/" + name); }
+
+RunResult live_run(const std::string& name, std::int64_t k) {
+  LiveOptions o;
+  o.time_scale = k;
+  return run_live(catalogue(name), o);
+}
+
+std::set<ViolationKind> kinds(std::initializer_list<ViolationKind> k) { return {k}; }
+
+// The processes `pid` has forked, from /proc.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> out;
+  for (pid_t c; in >> c;) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a live GC pause against a real redis-server overlaps and loses an update as the simulator says") {
+  const RunResult r = live_run("kleppmann/gc-pause.toml", 30);
+  CHECK(r.verdict == kinds({ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate}));
+  // The trace is in scenario time, measured: client2's grant comes after its start at 31 s, not at a model's instant.
+  bool granted_after_start = false;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Acquired && r.world->trace().name(e.process) == "client2")
+      granted_after_start = e.at > Instant::zero() + Duration::s(31) && e.at < Instant::zero() + Duration::s(33);
+  CHECK(granted_after_start);
+}
+
+TEST_CASE("a live fenced GC pause only overlaps: the storage refuses the late write") {
+  const RunResult r = live_run("kleppmann/gc-pause-fenced.toml", 30);
+  CHECK(r.verdict == kinds({ViolationKind::Overlap}));
+}
+
+TEST_CASE("a live DEL without an owner check deletes another client's key and the run says whose") {
+  const RunResult r = live_run("redis/del-without-owner-check.toml", 20);
+  CHECK(r.verdict.count(ViolationKind::ForeignRelease) == 1);
+  bool foreign = false;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::KeyDeleted && e.owner != kNoProc && e.owner != e.peer)
+      foreign = foreign || (r.world->trace().name(e.peer) == "client1" && r.world->trace().name(e.owner) == "client2");
+  CHECK(foreign);
+}
+
+TEST_CASE("a live Redlock with two of five nodes crashed never releases another's key") {
+  Scenario s = catalogue("redis/redlock-fault-tolerance.toml");
+  s.duration = Duration::s(10);
+  LiveOptions o;
+  o.time_scale = 10;
+  const RunResult r = run_live(s, o);
+  CHECK(r.verdict.empty());
+  CHECK(r.stats.acquisitions > 10);
+}
+
+TEST_CASE("ZooKeeper and etcd scenarios are not supported live and say which algorithm") {
+  const auto zk = live_unsupported(catalogue("zookeeper/session-expiry-pause.toml"));
+  REQUIRE(zk);
+  CHECK(zk->find("not yet supported live") != std::string::npos);
+  CHECK(zk->find("zookeeper") != std::string::npos);
+  const auto etcd = live_unsupported(catalogue("etcd/pause-after-lock.toml"));
+  REQUIRE(etcd);
+  CHECK(etcd->find("etcd") != std::string::npos);
+  CHECK_THROWS_AS(live_run("etcd/pause-after-lock.toml", 10), ScenarioError);
+  CHECK(!live_unsupported(catalogue("kleppmann/gc-pause.toml")));
+}
+
+TEST_CASE("the time scale is lowered until the thinnest margin lasts 5 ms of real time") {
+  // The failover scenario crashes its master 5 ms in: only scale 1 keeps that 5 ms.
+  CHECK(live_scale_for(catalogue("redis/failover-async-replication.toml"), {}, 10) == 1);
+  // The GC pause's thinnest is its pause at 1 s: scale 10 is kept.
+  CHECK(live_scale_for(catalogue("kleppmann/gc-pause.toml"), {}, 10) == 10);
+  // get-then-del's job ends 10 ms inside its 10 s lease: scale 2.
+  CHECK(live_scale_for(catalogue("redis/get-then-del.toml"), {}, 10) == 2);
+  // A simulated overlap of 20 ms allows scale 4 at most.
+  const Violation v{ViolationKind::Overlap, Instant::zero() + Duration::s(1), Instant::zero() + Duration::ms(1020), {}, ""};
+  CHECK(live_scale_for(catalogue("kleppmann/gc-pause.toml"), {v}, 10) == 4);
+}
+
+TEST_CASE("a thin margin at a high time scale is warned about") {
+  const auto warnings = live_warnings(catalogue("redis/failover-async-replication.toml"), 10);
+  REQUIRE(!warnings.empty());
+  CHECK(warnings.front().find("crash") != std::string::npos);
+  CHECK(live_warnings(catalogue("kleppmann/gc-pause.toml"), 10).empty());
+}
+
+TEST_CASE("a SIGKILLed locksim live leaves no redis-server behind") {
+  Child locksim(LOCKSIM_BINARY, {"live", std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/kleppmann/gc-pause.toml"});
+  std::vector<pid_t> servers;
+  REQUIRE(eventually([&] { return !(servers = children_of(locksim.pid())).empty(); }, Duration::s(20)));
+  for (pid_t p : servers) CHECK(process_alive(p));
+  locksim.kill(SIGKILL);
+  locksim.wait();
+  for (pid_t p : servers) {
+    CHECK(eventually([&] { return !process_alive(p); }, Duration::s(10)));
+    if (process_alive(p)) ::kill(p, SIGKILL);  // never left behind, even when the test fails
+  }
+}
+
+TEST_CASE("a locksim live stopped by SIGINT stops its servers and exits 130") {
+  Child locksim(LOCKSIM_BINARY, {"live", std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/kleppmann/gc-pause.toml"});
+  std::vector<pid_t> servers;
+  REQUIRE(eventually([&] { return !(servers = children_of(locksim.pid())).empty(); }, Duration::s(20)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the run, past the start-up
+  locksim.kill(SIGINT);
+  const int status = locksim.wait(Duration::s(15));
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 130));
+  for (pid_t p : servers) {
+    CHECK(!process_alive(p));  // at once: the run unwound and reaped them
+    if (process_alive(p)) ::kill(p, SIGKILL);
+  }
+}
