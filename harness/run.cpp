@@ -1,7 +1,7 @@
 #include "harness/run.hpp"
 
-#include "harness/client.hpp"
 #include "harness/faults.hpp"
+#include "harness/sim_client.hpp"
 #include "harness/state_fingerprint.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/servers/table.hpp"

@@ -3,7 +3,7 @@
 // random stream, sleeping, calls to nodes with a timeout, tasks of its own,
 // notes for the trace. Nothing here reveals true time, other processes or
 // faults: an algorithm written against it runs unchanged in the simulator
-// (harness/client.hpp) and against real servers over sockets.
+// (harness/sim_client.hpp) and against real servers over sockets.
 //
 // The awaitables are frame-less: each is an object in the awaiting coroutine's
 // frame, driven by a few virtual primitives (start_call, wake_at, resume_soon

@@ -1,11 +1,11 @@
-// ClientEnv as the simulator implements it (harness/client.hpp), its
+// ClientEnv as the simulator implements it (harness/sim_client.hpp), its
 // frame-less awaiters, ClientWakeup, and the fan-outs of lockalgos/when_all.hpp.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "harness/client.hpp"
+#include "harness/sim_client.hpp"
 #include "lockalgos/wakeup.hpp"
 #include "lockalgos/when_all.hpp"
 #include "sim/world.hpp"

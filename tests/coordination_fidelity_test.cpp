@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "harness/client.hpp"
 #include "harness/run.hpp"
+#include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
 #include "sim/etcd_server.hpp"
 #include "tests/support.hpp"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/client.hpp"
 #include "harness/run.hpp"
+#include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
 #include "lockalgos/zookeeper.hpp"
 #include "sim/coordination.hpp"

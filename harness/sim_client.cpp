@@ -1,4 +1,4 @@
-#include "harness/client.hpp"
+#include "harness/sim_client.hpp"
 
 namespace locksim {
 
