@@ -39,8 +39,13 @@ class ChubbyServer final : public CoordinationServer {
       : CoordinationServer(world, std::move(name), clock), first_generation_(first_generation) {}
 
  protected:
+  // A crash stops every timer, the lock-delays' too: a free lock with
+  // waiters is handed on again from the restart (else they wait forever —
+  // explore found it).
   void on_restart() override {
     for (auto& [id, s] : sessions_) extend(id, s);
+    for (auto& [path, l] : locks_)
+      if (l.holder == 0 && !l.waiters.empty()) spawn(grant_waiter(path, max(l.free_after, mono_now())));
   }
 
  private:
@@ -90,8 +95,9 @@ class ChubbyServer final : public CoordinationServer {
     Lock& l = locks_[req.path];
     lock_delay_[{req.path, req.id}] = min(req.delay, kMaxLockDelay);
     if (l.holder == req.id) return grant_reply(l);
-    // A session asks again after its call timed out: its newer request waits in its place.
-    std::erase_if(l.waiters, [&](const auto& w) { return w.first == req.id; });
+    // A session asks again after its call timed out: its newer request waits
+    // in its place; a waiter whose session has ended waits no more.
+    std::erase_if(l.waiters, [&](const auto& w) { return w.first == req.id || !sessions_.count(w.first); });
     if (l.holder == 0 && l.waiters.empty() && mono_now() >= l.free_after) {
       take(req.path, l, req.id);
       return grant_reply(l);
