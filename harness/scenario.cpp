@@ -776,7 +776,10 @@ void set_lock_option(Scenario& s, std::string_view key, std::optional<std::strin
 void set_lock_options(Scenario& s, const std::vector<LockOptionChange>& changes) {
   std::vector<LockConfig::Written> written = s.lock.written;
   int line = s.lock.line;  // where a failure is told, if no key's line is better
-  for (const auto& [key, value_text] : changes) {
+  for (const LockOptionChange& change : changes) {
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& key = change.key;
+    const std::optional<std::string>& value_text = change.value_text;
     auto it = std::find_if(written.begin(), written.end(), [&](const auto& w) { return w.key == key; });
     const int at = it != written.end() ? it->line : s.lock.line;
     if (changes.size() == 1) line = at;
