@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "lockalgos/registry.hpp"
 #include "reports/diagram_canvas.hpp"
 #include "reports/report.hpp"
 
@@ -66,7 +67,9 @@ bool takes_lock(const std::string& detail, const std::string& key) {
 
 std::vector<Holding> holdings(const RunResult& r, const std::vector<RetryRun>& retries) {
   const Scenario& s = *r.scenario;
-  if (s.lock.algorithm == "zookeeper" || s.lock.algorithm == "etcd" || s.sentinel.present) return {};
+  // Redis's keys only, on masters that nothing replicates or fails over.
+  const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
+  if (!algorithm || algorithm->server != ServerKind::Redis || s.sentinel.present) return {};
   for (const NodeConfig& n : s.nodes)
     if (!n.replica_of.empty()) return {};
   const Trace& t = r.world->trace();

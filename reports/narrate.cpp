@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "judge/words.hpp"
+#include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
 
 namespace locksim {
@@ -156,8 +157,17 @@ class Narrator {
              stamp(e.mono) + ")";
     // A coordination service's lock has no TTL of its own, but it is tied to
     // the session (ZooKeeper's ephemeral node) or the lease (etcd's key).
-    if (lock_.algorithm == "zookeeper") return "; the lock lasts as long as its session (timeout " + format_duration(lock_.options->lease()) + ")";
-    if (lock_.algorithm == "etcd") return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.options->lease()) + ", kept alive by " + who(e) + ")";
+    const AlgorithmInfo* algorithm = find_algorithm(lock_.algorithm);
+    switch (algorithm ? algorithm->server : ServerKind::Redis) {
+      case ServerKind::ZooKeeper:
+        return "; the lock lasts as long as its session (timeout " + format_duration(lock_.options->lease()) + ")";
+      case ServerKind::Etcd:
+        return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.options->lease()) + ", kept alive by " + who(e) + ")";
+      case ServerKind::Chubby:
+        return "; the lock lasts as long as its session's lease, which " + who(e) + "'s KeepAlives extend";
+      case ServerKind::Redis:
+        return "; the lock has no expiry";
+    }
     return "; the lock has no expiry";
   }
 
