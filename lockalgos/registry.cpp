@@ -3,6 +3,7 @@
 #include <array>
 
 #include "lockalgos/chubby.hpp"
+#include "lockalgos/consul.hpp"
 #include "lockalgos/etcd.hpp"
 #include "lockalgos/redis_common.hpp"
 #include "lockalgos/redisson.hpp"
@@ -133,6 +134,22 @@ const std::vector<AlgorithmInfo>& table() {
        .parse = parse_chubby,
        .make = typed<ChubbyOptions, make_chubby>,
        .server = ServerKind::Chubby},
+      {.name = "consul",
+       .help = "Consul's api.Lock: a KV key acquired with a session renewed every TTL/2; blocking GETs; lock-delay after an invalidated holder",
+       .source = "hashicorp/consul api/lock.go, api/session.go RenewPeriodic; agent/consul session_ttl.go, kvs_endpoint.go, state/kvs.go, state/session.go",
+       .options = {{"session_ttl", "the session's TTL, in [10s, 24h] (default 15s, api/lock.go's); the leader ends it after ttl_multiplier x TTL unrenewed"},
+                   {"lock_delay", "how long a key released by an invalidated session stays unlockable, 0 to 60s (default 15s; the Go client cannot ask for 0, the HTTP API can)"},
+                   {"lock_wait_time", "how long each blocking GET of the key waits (default 15s)"},
+                   {"behavior", "what an invalidated session does to its key: \"release\" (default) | \"delete\" (LockIndex starts again at 1)"},
+                   {"checks", "\"serfHealth\" (default: a crashed client's node fails gossip and its session ends about 5 s later) | \"none\" (the TTL alone)"},
+                   {"token", "the fencing token: \"lock-index\" (default: the key's LockIndex) | \"modify-index\""},
+                   {"ttl_multiplier", "the servers' SessionTTLMultiplier (default 2)"},
+                   {"first_token", "the Raft index the cluster starts from (ModifyIndex; default 1)"}},
+       .takes_ttl = false,
+       .monotonic_token = true,
+       .parse = parse_consul,
+       .make = typed<ConsulOptions, make_consul>,
+       .server = ServerKind::Consul},
       {.name = "setnx",
        .help = "SETNX key value with no TTL, release DEL: a crashed holder keeps the lock forever",
        .source = "redis.io, SETNX: the naive locking pattern",

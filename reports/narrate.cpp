@@ -165,6 +165,10 @@ class Narrator {
         return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.options->lease()) + ", kept alive by " + who(e) + ")";
       case ServerKind::Chubby:
         return "; the lock lasts as long as its session's lease, which " + who(e) + "'s KeepAlives extend";
+      case ServerKind::Consul:
+        return "; the lock lasts as long as its session (TTL " + format_duration(lock_.options->lease()) +
+               ", renewed by " + who(e) + "; the servers end it after " +
+               std::to_string(lock_.options->server().session_ttl_multiplier) + " x that unrenewed)";
       case ServerKind::Redis:
         return "; the lock has no expiry";
     }

@@ -103,6 +103,15 @@ std::string describe(const Request& r) {
     case Op::DeleteKey: return "DELETE " + r.path;
     case Op::Acquire: return "ACQUIRE " + r.path + " session=" + std::to_string(r.id) + " lock-delay=" + format_duration(r.delay);
     case Op::Release: return "RELEASE " + r.path + " session=" + std::to_string(r.id);
+    case Op::SessionCreate:
+      return "PUT /v1/session/create TTL=" + format_duration(r.ttl) + " LockDelay=" + format_duration(r.delay) +
+             " Behavior=" + r.data + (r.watch ? " Checks=serfHealth" : " Checks=none");
+    case Op::SessionRenew: return "PUT /v1/session/renew/" + std::to_string(r.id);
+    case Op::SessionDestroy: return "PUT /v1/session/destroy/" + std::to_string(r.id);
+    case Op::KvAcquire: return "PUT /v1/kv/" + r.path + "?acquire=" + std::to_string(r.id);
+    case Op::KvRelease: return "PUT /v1/kv/" + r.path + "?release=" + std::to_string(r.id);
+    case Op::KvGet:
+      return "GET /v1/kv/" + r.path + (r.id ? "?index=" + std::to_string(r.id) + "&wait=" + format_duration(r.ttl) : "");
   }
   return "?";
 }
@@ -112,7 +121,13 @@ std::string describe(const Reply& r) {
   std::string s = "OK";
   if (r.id) s += " " + std::to_string(r.id);
   if (!r.path.empty()) s += " " + r.path;
-  if (!r.nodes.empty()) s += " (" + std::to_string(r.nodes.size()) + " nodes)";
+  if (r.nodes.size() == 1 && r.nodes[0].lock_index > 0) {  // a Consul key
+    const Node& k = r.nodes[0];
+    s += " " + k.path + " LockIndex=" + std::to_string(k.lock_index) + " ModifyIndex=" + std::to_string(k.revision) +
+         " Session=" + (k.session ? std::to_string(k.session) : "none");
+  } else if (!r.nodes.empty()) {
+    s += " (" + std::to_string(r.nodes.size()) + " nodes)";
+  }
   return s;
 }
 

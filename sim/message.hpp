@@ -128,6 +128,15 @@ enum class Op : std::uint8_t {
   // Chubby (and Ping as its KeepAlive, Connect as its session)
   Acquire,      // the lock `path` for session `id`, lock-delay `delay`; answered when granted: id = its generation
   Release,      // the lock `path`, held by session `id`
+  // Consul's HTTP API (sim/servers/consul.cpp)
+  SessionCreate,   // PUT /v1/session/create: TTL `ttl`, LockDelay `delay`, Behavior `data` ("release"|"delete"),
+                   // watch: the node's serfHealth check; reply: id = the session, ttl
+  SessionRenew,    // PUT /v1/session/renew/`id`; reply: ttl, or error SESSION_NOT_FOUND (the 404)
+  SessionDestroy,  // PUT /v1/session/destroy/`id`
+  KvAcquire,       // PUT /v1/kv/`path`?acquire=`id`; reply: id = 1 locked, 0 not; nodes = {the key}
+  KvRelease,       // PUT /v1/kv/`path`?release=`id`; reply: id = 1 released, 0 not
+  KvGet,           // GET /v1/kv/`path`?index=`id`&wait=`ttl` (id 0: at once); reply: id = X-Consul-Index,
+                   // nodes = {the key} if it exists
 };
 
 struct Request {
@@ -142,7 +151,9 @@ struct Request {
 
 struct Node {
   std::string path;
-  std::int64_t revision = 0;  // ZooKeeper: czxid; etcd: create revision
+  std::int64_t revision = 0;  // ZooKeeper: czxid; etcd: create revision; Consul: ModifyIndex
+  std::int64_t lock_index = 0;  // Consul: the key's LockIndex
+  std::int64_t session = 0;     // Consul: the session holding the key, 0: none
 };
 
 struct Reply {

@@ -15,6 +15,7 @@
   X(ZooKeeper)                   \
   X(Etcd)                        \
   X(Chubby)                      \
+  X(Consul)                      \
   /* a new model: one line above this one */
 
 namespace locksim {
@@ -30,6 +31,7 @@ struct ServerSetup {
   std::int64_t first_token = 1;         // the first fencing token (zxid, revision, index) the service issues
   Duration tick_time = Duration::s(2);  // ZooKeeper's tick
   Duration election_timeout = Duration::s(1);  // etcd's --election-timeout (v3.6.14 server/embed/config.go:672)
+  int session_ttl_multiplier = 2;  // Consul's SessionTTLMultiplier (agent/structs/structs.go): TTL sessions end after TTL x it
   // A counter the lock keeps on the service for fencing tokens ("": none),
   // seeded so that its first INCR gives first_token.
   std::string token_key;

@@ -1,0 +1,34 @@
+// Consul's lock (consul.cpp): the Go client's api.Lock over a session and a
+// KV key, and its options.
+#pragma once
+
+#include <memory>
+
+#include "lockalgos/lock.hpp"
+#include "lockalgos/options.hpp"
+
+namespace locksim {
+
+// What a key does when its session is invalidated (the session's Behavior).
+enum class ConsulBehavior : std::uint8_t { Release, Delete };
+// Which of the key's indexes the client hands the storage as its fencing token.
+enum class ConsulToken : std::uint8_t { LockIndex, ModifyIndex };
+
+struct ConsulOptions : AlgorithmOptions {
+  Duration session_ttl = Duration::s(15);     // api/lock.go:19 DefaultLockSessionTTL "15s"
+  Duration lock_delay = Duration::s(15);      // api/lock.go:85 "defaults to 15s"; agent/session_endpoint.go:32-40
+  Duration lock_wait_time = Duration::s(15);  // api/lock.go:24 DefaultLockWaitTime
+  ConsulBehavior behavior = ConsulBehavior::Release;  // session_endpoint.go: Behavior release by default
+  bool serf_check = true;                     // session_endpoint.go: Checks default to [serfHealth]
+  ConsulToken token = ConsulToken::LockIndex;
+  int ttl_multiplier = 2;                     // structs.go SessionTTLMultiplier
+  std::int64_t first_token = 1;               // the Raft index the cluster starts from
+  Duration lease() const override { return session_ttl; }
+  ServerSetup server() const override { return {.first_token = first_token, .session_ttl_multiplier = ttl_multiplier}; }
+};
+
+std::shared_ptr<const AlgorithmOptions> parse_consul(OptionReader& r, const LockConfig& common);
+std::unique_ptr<Lock> make_consul(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
+                                  const ConsulOptions& options);
+
+}  // namespace locksim
