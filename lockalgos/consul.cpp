@@ -121,7 +121,7 @@ class ConsulLock final : public Lock {
       coord::Request req = coord_request(coord::Op::SessionCreate);
       req.ttl = options_.session_ttl;
       req.delay = options_.lock_delay;
-      req.data = options_.behavior == ConsulBehavior::Delete ? "delete" : "release";
+      req.id = options_.behavior == ConsulBehavior::Delete ? 1 : 0;  // the Behavior
       req.watch = options_.serf_check;
       const auto r = co_await env_.call_coord(server_, std::move(req), kSlack);
       if (r && r->ok) {

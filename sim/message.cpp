@@ -105,7 +105,7 @@ std::string describe(const Request& r) {
     case Op::Release: return "RELEASE " + r.path + " session=" + std::to_string(r.id);
     case Op::SessionCreate:
       return "PUT /v1/session/create TTL=" + format_duration(r.ttl) + " LockDelay=" + format_duration(r.delay) +
-             " Behavior=" + r.data + (r.watch ? " Checks=serfHealth" : " Checks=none");
+             " Behavior=" + (r.id == 1 ? "delete" : "release") + (r.watch ? " Checks=serfHealth" : " Checks=none");
     case Op::SessionRenew: return "PUT /v1/session/renew/" + std::to_string(r.id);
     case Op::SessionDestroy: return "PUT /v1/session/destroy/" + std::to_string(r.id);
     case Op::KvAcquire: return "PUT /v1/kv/" + r.path + "?acquire=" + std::to_string(r.id);

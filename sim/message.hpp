@@ -129,7 +129,7 @@ enum class Op : std::uint8_t {
   Acquire,      // the lock `path` for session `id`, lock-delay `delay`; answered when granted: id = its generation
   Release,      // the lock `path`, held by session `id`
   // Consul's HTTP API (sim/servers/consul.cpp)
-  SessionCreate,   // PUT /v1/session/create: TTL `ttl`, LockDelay `delay`, Behavior `data` ("release"|"delete"),
+  SessionCreate,   // PUT /v1/session/create: TTL `ttl`, LockDelay `delay`, Behavior `id` (0 release, 1 delete),
                    // watch: the node's serfHealth check; reply: id = the session, ttl
   SessionRenew,    // PUT /v1/session/renew/`id`; reply: ttl, or error SESSION_NOT_FOUND (the 404)
   SessionDestroy,  // PUT /v1/session/destroy/`id`

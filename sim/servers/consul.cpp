@@ -69,6 +69,8 @@ class ConsulServer final : public CoordinationServer {
       d.add(static_cast<std::uint64_t>(k.session));
       d.add(static_cast<std::uint64_t>(k.lock_index));
     }
+    for (const auto& [path, until] : delays_) d.add(static_cast<std::uint64_t>(until.ns()));
+    d.add(static_cast<std::uint64_t>(blocked_.size()));
   }
 
  protected:
@@ -127,7 +129,7 @@ class ConsulServer final : public CoordinationServer {
   Reply create(const Request& req, ProcId from) {
     const std::int64_t id = ++index_;  // a Raft write; the session's id is its index here
     Session& s = sessions_[id] = Session{from, req.ttl, req.delay,
-                                         req.data == "delete" ? Behavior::Delete : Behavior::Release, req.watch,
+                                         req.id == 1 ? Behavior::Delete : Behavior::Release, req.watch,
                                          Instant::zero()};
     arm(id, s);
     if (s.serf) spawn(probe(id, from));

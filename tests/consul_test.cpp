@@ -1,0 +1,177 @@
+// Consul's lock (lockalgos/consul.cpp) and its leader (sim/servers/consul.cpp)
+// against their references: api/lock.go, api/session.go RenewPeriodic, and
+// the server's session_ttl.go, kvs_endpoint.go and state store
+// (docs/algorithms-coordination.md §4 gives files and lines). Each test names
+// the rule it pins.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "harness/run.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+
+namespace {
+
+// client1 takes the Consul lock at once and holds it for `hold`; client2
+// wants it from 0.5 s; `faults` are appended as written.
+Scenario consul(const std::string& lock_lines, const std::string& hold, const std::string& faults = "",
+                const std::string& duration = "80s") {
+  return parse_scenario(R"(
+title = "consul"
+source = "consul_test.cpp"
+about = "client2 waits for client1's Consul lock."
+seed = 1
+duration = ")" + duration + R"("
+[lock]
+algorithm = "consul"
+)" + lock_lines + R"(
+[network]
+delay = "1ms"
+[[node]]
+name = "consul"
+[[client]]
+name = "client1"
+job = "hold"
+hold = ")" + hold + R"("
+[[client]]
+name = "client2"
+start = "500ms"
+job = "hold"
+hold = "1s"
+)" + faults,
+                        "consul.toml");
+}
+
+std::string pause_client1(const std::string& at, const std::string& length) {
+  return "[[fault]]\nat = \"" + at + "\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"" + length + "\"\n";
+}
+
+// When client1's session was invalidated (the Expired event), if it was.
+std::optional<Instant> invalidated(const RunResult& r) {
+  const auto ev = events_of(r, Ev::Expired, "consul");
+  if (ev.empty()) return std::nullopt;
+  return ev[0]->at;
+}
+
+}  // namespace
+
+TEST_CASE("the Consul leader invalidates an unrenewed session after twice its TTL, not after the TTL") {
+  // session_ttl.go:86-95: the timer runs TTL x SessionTTLMultiplier. client1
+  // created its session at about 0 s and is paused from 1 s, before its
+  // first renew (TTL/2 = 5 s): the session ends at about 20 s.
+  const RunResult r = run_scenario(consul("session_ttl = \"10s\"", "60s", pause_client1("1s", "40s")));
+  const auto at = invalidated(r);
+  REQUIRE(at.has_value());
+  CHECK(*at > Instant::zero() + Duration::s(20));
+  CHECK(*at < Instant::zero() + Duration::s(20) + Duration::ms(10));
+  // A pause just over the TTL (11 s) loses nothing: the renew after it is accepted.
+  const RunResult survives = run_scenario(consul("session_ttl = \"10s\"", "30s", pause_client1("1s", "11s")));
+  CHECK_FALSE(invalidated(survives).has_value());
+  // With the multiplier at 1, the same pause ends the session at the TTL.
+  const RunResult one = run_scenario(consul("session_ttl = \"10s\"\nttl_multiplier = 1", "30s", pause_client1("1s", "11s")));
+  const auto at_one = invalidated(one);
+  REQUIRE(at_one.has_value());
+  CHECK(*at_one < Instant::zero() + Duration::s(10) + Duration::ms(10));
+}
+
+TEST_CASE("RenewPeriodic renews the session every TTL/2") {
+  const RunResult r = run_scenario(consul("session_ttl = \"10s\"", "30s"));
+  std::vector<Instant> renews;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Command && e.peer == *r.world->find("client1") && e.detail.rfind("PUT /v1/session/renew/", 0) == 0)
+      renews.push_back(e.at);
+  REQUIRE(renews.size() >= 3);
+  CHECK(renews[1] - renews[0] > Duration::s(5));
+  CHECK(renews[1] - renews[0] < Duration::s(5) + Duration::ms(10));
+}
+
+TEST_CASE("the lock-delay refuses an acquire within the delay and allows one after it") {
+  // kvs_endpoint.go:75-92. client1's session ends at about 20 s (paused from
+  // 1 s); with a 15 s lock-delay client2 is refused until about 35 s, and
+  // retries every DefaultLockRetryTime (5 s, lock.go:29).
+  const RunResult r = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"15s\"", "60s", pause_client1("1s", "50s")));
+  const auto at = invalidated(r);
+  REQUIRE(at.has_value());
+  const auto refused = events_of(r, Ev::AttemptFailed, "client2");
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(taken.size() >= 1);
+  REQUIRE(refused.size() >= 3);
+  for (const TraceEvent* e : refused) CHECK(e->at - *at < Duration::s(15));
+  CHECK(taken[0]->at - *at >= Duration::s(15));
+  CHECK(taken[0]->at - *at < Duration::s(15) + Duration::s(5) + Duration::ms(50));
+  // No lock-delay: client2 holds the key within a few messages of the invalidation.
+  const RunResult none = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"0s\"", "60s", pause_client1("1s", "50s")));
+  const auto at_none = invalidated(none);
+  const auto taken_none = events_of(none, Ev::Acquired, "client2");
+  REQUIRE(at_none.has_value());
+  REQUIRE(taken_none.size() >= 1);
+  CHECK(events_of(none, Ev::AttemptFailed, "client2").empty());
+  CHECK(taken_none[0]->at - *at_none < Duration::ms(10));
+}
+
+TEST_CASE("a release sets no lock-delay: the next client holds the key at once") {
+  const RunResult r = run_scenario(consul("lock_delay = \"15s\"", "2s"));
+  const auto given = events_of(r, Ev::Released, "client1");
+  const auto next = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(given.size() == 1);
+  REQUIRE(next.size() == 1);
+  CHECK(next[0]->at - given[0]->at < Duration::ms(10));
+  CHECK(events_of(r, Ev::Expired, "consul").empty());
+}
+
+TEST_CASE("the key's LockIndex rises by one per acquire and is the fencing token") {
+  Scenario s = consul("", "1s", "", "20s");
+  const RunResult r = run_scenario(s);
+  std::vector<std::int64_t> tokens;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Acquired) tokens.push_back(e.token);
+  REQUIRE(tokens.size() == 2);
+  CHECK(tokens[0] == 1);
+  CHECK(tokens[1] == 2);
+  // With Behavior delete an invalidated key is deleted and LockIndex starts again at 1.
+  const RunResult del = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"0s\"\nbehavior = \"delete\"", "60s",
+                                            pause_client1("1s", "50s")));
+  tokens.clear();
+  for (const TraceEvent& e : del.world->trace().events())
+    if (e.kind == Ev::Acquired) tokens.push_back(e.token);
+  REQUIRE(tokens.size() >= 2);
+  CHECK(tokens[0] == 1);
+  CHECK(tokens[1] == 1);
+}
+
+TEST_CASE("a crashed client's serfHealth check ends its session within seconds, not at twice the TTL") {
+  const std::string crash = "[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"client1\"\n";
+  const RunResult r = run_scenario(consul("session_ttl = \"60s\"\nlock_delay = \"0s\"", "60s", crash));
+  const auto at = invalidated(r);
+  REQUIRE(at.has_value());
+  CHECK(*at - (Instant::zero() + Duration::s(1)) <= Duration::s(6));
+  // checks = "none": the TTL alone, 2 x 60 s, ends it after the run.
+  const RunResult ttl_only = run_scenario(consul("session_ttl = \"60s\"\nlock_delay = \"0s\"\nchecks = \"none\"", "60s", crash));
+  CHECK_FALSE(invalidated(ttl_only).has_value());
+}
+
+TEST_CASE("a fault-free Consul run is safe, and the holder is told when monitorLock sees its key go") {
+  for (int seed = 1; seed <= 5; ++seed) {
+    Scenario s = consul("", "3s", "", "40s");
+    s.seed = static_cast<std::uint64_t>(seed);
+    const RunResult r = run_scenario(s);
+    CHECK(r.verdict.empty());
+    CHECK(events_of(r, Ev::Acquired).size() == 2);
+  }
+  // Z11: client1's monitorLock reads that the key is not its session's once it wakes.
+  const RunResult z11 = run_scenario(catalogue("scenarios/consul/session-ttl-pause.toml"));
+  CHECK(events_of(z11, Ev::Lost, "client1").size() == 1);
+  CHECK(z11.verdict.count(ViolationKind::StaleWrite) == 1);
+  const RunResult fenced = run_scenario(catalogue("scenarios/consul/session-ttl-pause-token.toml"));
+  CHECK(fenced.verdict.count(ViolationKind::StaleWrite) == 0);
+  CHECK(fenced.verdict.count(ViolationKind::Overlap) == 1);
+}
+
+TEST_CASE("Consul's options are checked against the server's bounds") {
+  CHECK_THROWS_WITH_AS(consul("session_ttl = \"5s\"", "1s"), doctest::Contains("[10s, 24h]"), ScenarioError);
+  CHECK_THROWS_WITH_AS(consul("lock_delay = \"61s\"", "1s"), doctest::Contains("60s"), ScenarioError);
+  CHECK_THROWS_WITH_AS(consul("behavior = \"keep\"", "1s"), doctest::Contains("behavior"), ScenarioError);
+}
