@@ -14,6 +14,7 @@
 
 #include "harness/run.hpp"
 #include "live/common.hpp"
+#include "live/diff_redis.hpp"
 #include "live/live_run.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
@@ -160,6 +161,47 @@ int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& a
             << " not yet supported live\n";
   if (files.empty()) return kExitBadInput;
   return disagreed ? kExitUnexpected : kExitOk;
+}
+
+}  // namespace locksim
+
+namespace locksim {
+
+std::function<std::optional<int>()> add_diff_redis_command(CLI::App& app) {
+  struct Args {
+    std::uint64_t sequences = 1000;
+    std::uint64_t seed = 1;
+    bool replica = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff-redis", "check the simulator's Redis model against a real redis-server, reply by reply");
+  cmd->add_option("--sequences", a->sequences, "how many random command sequences (default 1000)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+  cmd->add_option("--seed", a->seed, "the seed the sequences are drawn from (default 1)");
+  cmd->add_flag("--replica", a->replica,
+                "a primary and a replica: reads on the replica, REPLICAOF, promotion, clock steps on either");
+  return [cmd, a]() -> std::optional<int> {
+    if (!*cmd) return std::nullopt;
+    live::diff::RunOptions o;
+    o.sequences = a->sequences;
+    o.seed = a->seed;
+    o.options.replica = a->replica;
+    const auto start = std::chrono::steady_clock::now();
+    live::diff::Summary sum;
+    try {
+      sum = live::diff::run(o, std::cout);
+    } catch (const live::Error& e) {
+      std::cerr << "locksim diff-redis: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "diff-redis: " << sum.sequences << " sequences (seed " << o.seed
+              << (a->replica ? ", a primary and a replica" : ", one node") << "), " << sum.commands
+              << " commands compared, " << sum.mismatches << " mismatches, " << std::fixed << std::setprecision(1)
+              << secs << " s\n";
+    return sum.mismatches ? kExitUnexpected : kExitOk;
+  };
 }
 
 }  // namespace locksim

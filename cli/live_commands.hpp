@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +38,15 @@ struct CheckLiveArgs {
 void add_check_live_flags(CLI::App& check, CheckLiveArgs& args);
 // One table: each scenario's simulated verdict and its live verdicts; 0 only when all agree.
 int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& args);
+
+}  // namespace locksim
+
+namespace locksim {
+
+// Adds `diff-redis` to `app`: the Redis model against a real redis-server
+// (live/diff_redis.hpp). The returned function, after parsing, runs it if it
+// was chosen: its exit status (0: no mismatch, 1: mismatches, 2: cannot run),
+// else nullopt.
+std::function<std::optional<int>()> add_diff_redis_command(CLI::App& app);
 
 }  // namespace locksim

@@ -383,6 +383,7 @@ int main(int argc, char** argv) {
   auto* new_cmd = add_new_command(app, new_args);
 
   const auto run_explore_commands = cli::add_explore_commands(app);
+  const auto run_diff_redis = add_diff_redis_command(app);
 
   refuse_negative_unsigned(app);
   try {
@@ -400,6 +401,7 @@ int main(int argc, char** argv) {
     if (*list_cmd) return cmd_list();
     if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;
+    if (const auto status = run_diff_redis()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

@@ -159,8 +159,13 @@ bool RedisNode::set(const Request& req, Instant now, ProcId from) {
   Entry& e = keys_[req.key];
   e.value = req.value;
   e.setter = from;
-  // when = mstime() + PX, in whole ms (t_string.c:176).
-  e.expires_at = req.px.is_zero() ? std::nullopt : std::optional<Instant>(whole_ms(now) + px_ms(req.px));
+  // when = mstime() + PX, in whole ms; PXAT is the absolute when itself
+  // (redis 7.0.15 t_string.c:161-186, getExpireMillisecondsOrReply). A PXAT
+  // in the past is stored as given and the key reads as expired
+  // (setGenericCommand, t_string.c:84-125, does not check it).
+  if (req.pxat) e.expires_at = whole_ms(*req.pxat);
+  else if (!req.px.is_zero()) e.expires_at = whole_ms(now) + px_ms(req.px);
+  else e.expires_at.reset();
   dirty_.push_back(req.key);
   return true;
 }
@@ -185,7 +190,49 @@ bool is_write(redis::Op op) {
       return true;
   }
 }
+// The scripts (EVAL) of lockalgos/: on a replica each runs until it calls a write.
+bool is_script(redis::Op op) {
+  switch (op) {
+    case Op::CompareAndDelete:
+    case Op::AcquireWithToken:
+    case Op::CompareAndPexpire:
+    case Op::RedissonTryLock:
+    case Op::RedissonUnlock:
+    case Op::RedissonTryLockFenced:
+      return true;
+    default:
+      return false;
+  }
+}
+
+constexpr const char* kReadOnly = "READONLY You can't write against a read only replica.";
 }  // namespace
+
+// A script sent to a replica. EVAL without flags (compatibility mode) skips
+// the up-front refusal of write scripts on a read-only replica (redis 7.0.15
+// script.c:134-160) and runs; its first write command fails with READONLY
+// (script.c:349-381, scriptVerifyWriteCommandAllow), which fails the script.
+// So a script whose reads send it down a path with no write answers as on a
+// master: compare-and-delete of a value the replica does not hold is 0, not
+// READONLY. A replica hides an expired key without deleting it (lookup).
+Reply RedisNode::script_on_replica(const Request& req, Instant now) {
+  const Entry* e = lookup(req.key, now, "hidden, in a script on a replica");
+  const bool ours = e && e->value == req.value;
+  switch (req.op) {
+    case Op::CompareAndDelete:
+    case Op::CompareAndPexpire:
+      return ours ? Reply::error(kReadOnly) : Reply::of(0);
+    case Op::RedissonTryLock:
+    case Op::RedissonTryLockFenced:
+      // Held by another: the script only reads its PTTL.
+      if (e && !ours) return Reply::of(e->expires_at ? (*e->expires_at - whole_ms(now)).whole_ms() : -1);
+      return Reply::error(kReadOnly);
+    case Op::RedissonUnlock:
+      return ours ? Reply::error(kReadOnly) : Reply::nil();
+    default:  // acquire-with-token: its first call is SET
+      return Reply::error(kReadOnly);
+  }
+}
 
 void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request) {
   if (request == 0) request = fingerprint(req);
@@ -199,7 +246,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
   const Instant now = wall_now();
   Reply r;
   if (is_replica() && is_write(req.op) && from != kNoProc) {
-    r = Reply::error("READONLY You can't write against a read only replica.");
+    r = is_script(req.op) ? script_on_replica(req, now) : Reply::error(kReadOnly);
     note_command(req, r, from, content);
     return r;
   }

@@ -86,6 +86,10 @@ class RedisNode : public Process {
   // (master_repl_offset; here a count of changes, not of bytes).
   std::int64_t repl_offset() const { return repl_offset_; }
   const RedisConfig& config() const { return config_; }
+  // One active-expiry cycle now, outside the node's own timer (diff-redis:
+  // the real server's cycle runs when real time allows, so it is compared
+  // only at steps that ask for it).
+  void active_expire_now() { active_expire_cycle(); }
 
  protected:
   void on_message(Message& m) override;
@@ -111,6 +115,7 @@ class RedisNode : public Process {
   redis::Reply redisson_try_lock(const redis::Request& req, Instant now, ProcId from);
   redis::Reply redisson_unlock(const redis::Request& req, Instant now, ProcId from);    // and publish "unlocked"
   redis::Reply compare_and_pexpire(const redis::Request& req, Instant now);
+  redis::Reply script_on_replica(const redis::Request& req, Instant now);  // a script sent to a replica
   redis::Reply replica_of(const redis::Request& req, ProcId from);
   // The commands that are not about the keyspace: pub/sub, replication, INFO.
   redis::Reply server_command(const redis::Request& req, ProcId from);
