@@ -228,6 +228,18 @@ constexpr OpCodec kOps[] = {
     {Op::Publish, "PUBLISH", {},
      [](const Request& r, const Names&) { return Argv{"PUBLISH", r.key, r.value}; },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
+    {Op::Wait, "WAIT", {},
+     [](const Request& r, const Names&) { return Argv{"WAIT", std::to_string(r.offset), ms(r.px)}; },
+     [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
+    {Op::ReplconfGetack, "REPLCONF GETACK", {},
+     [](const Request&, const Names&) -> Argv { throw Error("REPLCONF GETACK: a master's own protocol, not a client command"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::ReplconfAck, "REPLCONF ACK", {},
+     [](const Request&, const Names&) -> Argv { throw Error("REPLCONF ACK: a replica's own protocol, not a client command"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::Pexpire, "PEXPIRE", {},
+     [](const Request& r, const Names&) { return Argv{"PEXPIRE", r.key, ms(r.px)}; },
+     [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
 };
 
 constexpr bool table_in_enum_order() {
@@ -236,8 +248,8 @@ constexpr bool table_in_enum_order() {
   return true;
 }
 static_assert(table_in_enum_order(), "kOps must list every redis::Op once, in the enum's order");
-static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Publish) + 1,
-              "a redis::Op has no entry in kOps (Publish is assumed to be the last op)");
+static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Pexpire) + 1,
+              "a redis::Op has no entry in kOps (Pexpire is assumed to be the last op)");
 
 const OpCodec& codec(Op op) { return kOps[static_cast<std::size_t>(op)]; }
 
