@@ -413,6 +413,7 @@ Task<std::optional<Grant>> RedissonMultiLock::try_lock(Duration wait, std::optio
 }
 
 Task<void> RedissonMultiLock::give_up_pass(std::vector<std::pair<std::size_t, Grant>>& held, bool restart) {
+  if (held.empty() && !restart) co_return;  // a budget spent with nothing held: nothing to tell or release
   env_.note(Ev::AttemptFailed, {.detail = std::to_string(held.size()) + " of " + std::to_string(locks_.size()) +
                                           " locks taken (" + (majority_ ? "a majority" : "all") +
                                           " needed); it releases them" + (restart ? " and starts again" : "")});
