@@ -68,9 +68,10 @@ TEST_CASE("after watchdog renewals at 10, 20 and 30 s, a job that checks its lea
 }
 
 TEST_CASE("a renewal whose reply waits out a pause is told when the node applied it") {
-  // The third renewal leaves at about 30.002 s and reaches redis1 1 ms later;
-  // client1 is paused from 30.0025 s, so it hears the reply only at 35.0025 s.
-  const RunResult r = run_scenario(watchdog_job("30.0025s"));
+  // The third renewal leaves at 30.006 s (each period starts after the last
+  // reply) and reaches redis1 at 30.007 s; client1 is paused from 30.0065 s,
+  // so it hears the reply only at 35.0065 s.
+  const RunResult r = run_scenario(watchdog_job("30.0065s"));
   const auto renewals = events_of(r, Ev::Renewed, "client1");
   REQUIRE(renewals.size() >= 3);
   CHECK(renewals[2]->at >= Instant::zero() + Duration::s(35));
