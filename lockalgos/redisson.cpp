@@ -1,5 +1,6 @@
-// Redisson's RLock (RedissonLock.java, RedissonBaseLock.java) with its lock
-// watchdog (algorithms.md §3).
+// Redisson's RLock (RedissonLock.java, RedissonBaseLock.java at
+// redisson-4.7.0) with its lock watchdog and its replication guard
+// (docs/algorithms-redis.md §6).
 //
 //   acquire:  tryLock script: if the key is absent or ours, set it with the
 //             lease and return nil; else return its PTTL. Not ours: SUBSCRIBE
@@ -10,7 +11,10 @@
 //             (PEXPIRE if the field is still ours; if not, the renewal is
 //             silently dropped and the watchdog stops).
 //   release:  unlock script: not ours -> nil (IllegalMonitorStateException);
-//             ours -> DEL and PUBLISH to the channel.
+//             ours -> one hold less; the last -> DEL and PUBLISH to the channel.
+//   guard:    on a replicated master every write is followed, in the same
+//             batch, by WAIT <replicas> 1000; a lock no replica acknowledged
+//             is unlocked and retried, then fails (replication_guard).
 //
 // RFencedLock (2022) is the same lock whose acquire script also INCRs a token
 // key on the same master and returns the token: monotonic only as long as
