@@ -287,7 +287,8 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
   }
   note_command(req, r, from, content);
   propagate();
-  if (from != kNoProc && !is_replica()) client_woff_[from] = repl_offset_;  // c->woff (server.c:4021)
+  // c->woff (server.c:4021); with no backlog yet the offset is 0 for everyone.
+  if (has_backlog_ && from != kNoProc && !is_replica()) client_woff_[from] = repl_offset_;
   nudge_expiry();
   return r;
 }
