@@ -77,9 +77,10 @@ Task<void> Job::read_modify_write() {
     env_.note(Ev::WriteRejected, {.detail = "storage did not answer the read"});
   }
 
-  if (write && config_.check_before_write && grant->valid_until) {
+  const std::optional<Instant> believed = lock_.believed_until(*grant);
+  if (write && config_.check_before_write && believed) {
     // The seed's `if lock.notExpired: commit`, on this client's own clock.
-    const Duration left = *grant->valid_until - env_.mono_now();
+    const Duration left = *believed - env_.mono_now();
     if (left <= Duration::zero()) {
       env_.note(Ev::Lost, {.value = left.count_ns(),
                            .detail = "checked on its own clock, its lease ended " + format_duration(-left) +

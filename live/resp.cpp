@@ -42,12 +42,12 @@ constexpr std::string_view kCompareAndPexpire = R"(if redis.call('get', KEYS[1])
 end
 return 0)";
 
-// Redisson's RLock layout: the lock is a hash whose one field is the holder's
-// value. Redisson counts re-entries with HINCRBY; the simulator does not
-// (a holder's second tryLock renews, its unlock deletes), so neither do these.
+// Redisson's RLock layout (RedissonLock.java:314-322, 354-366 at
+// redisson-4.7.0): the lock is a hash whose one field is the holder's value
+// and counts its re-entries with HINCRBY, as the simulator does.
 // KEYS: lock. ARGV: value, lease ms (0: none). Acquired: nil; held by another: its PTTL.
 constexpr std::string_view kRedissonTryLock = R"(if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('hincrby', KEYS[1], ARGV[1], 1)
   if tonumber(ARGV[2]) > 0 then redis.call('pexpire', KEYS[1], ARGV[2]) else redis.call('persist', KEYS[1]) end
   return nil
 end
@@ -58,7 +58,7 @@ return redis.call('pttl', KEYS[1]))";
 // one-element array, so that it cannot be mistaken for a PTTL); held by another: its PTTL.
 constexpr std::string_view kRedissonTryLockFenced = R"(local fresh = redis.call('exists', KEYS[1]) == 0
 if fresh or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('hincrby', KEYS[1], ARGV[1], 1)
   if tonumber(ARGV[2]) > 0 then redis.call('pexpire', KEYS[1], ARGV[2]) else redis.call('persist', KEYS[1]) end
   local token
   if fresh then token = redis.call('incr', KEYS[2]) else token = tonumber(redis.call('get', KEYS[2]) or '0') end
@@ -66,10 +66,14 @@ if fresh or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
 end
 return redis.call('pttl', KEYS[1]))";
 
-// KEYS: lock, channel (the simulator's channel is the lock's key). ARGV: value, message.
-// Not ours: nil; ours: delete, publish, 1.
+// KEYS: lock, channel (the simulator's channel is the lock's key). ARGV: value, message, lease ms.
+// Not ours: nil; re-entered: one hold less, PEXPIRE the lease (if any), 0; else delete, publish, 1.
 constexpr std::string_view kRedissonUnlock = R"(if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then
+  if tonumber(ARGV[3]) > 0 then redis.call('pexpire', KEYS[1], ARGV[3]) end
+  return 0
 end
 redis.call('del', KEYS[1])
 redis.call('publish', KEYS[2], ARGV[2])
@@ -159,7 +163,7 @@ constexpr OpCodec kOps[] = {
      [](const Request& r, const Names&) { return eval(kRedissonTryLock, {r.key}, {r.value, ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_or_nil(op, v); }},
     {Op::RedissonUnlock, "EVAL redisson-unlock", kRedissonUnlock,
-     [](const Request& r, const Names&) { return eval(kRedissonUnlock, {r.key, r.key}, {r.value, "unlocked " + r.key}); },
+     [](const Request& r, const Names&) { return eval(kRedissonUnlock, {r.key, r.key}, {r.value, "unlocked " + r.key, ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_or_nil(op, v); }},
     {Op::RedissonTryLockFenced, "EVAL redisson-fenced-trylock", kRedissonTryLockFenced,
      [](const Request& r, const Names&) {
@@ -228,6 +232,18 @@ constexpr OpCodec kOps[] = {
     {Op::Publish, "PUBLISH", {},
      [](const Request& r, const Names&) { return Argv{"PUBLISH", r.key, r.value}; },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
+    {Op::Wait, "WAIT", {},
+     [](const Request& r, const Names&) { return Argv{"WAIT", std::to_string(r.offset), ms(r.px)}; },
+     [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
+    {Op::ReplconfGetack, "REPLCONF GETACK", {},
+     [](const Request&, const Names&) -> Argv { throw Error("REPLCONF GETACK: a master's own protocol, not a client command"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::ReplconfAck, "REPLCONF ACK", {},
+     [](const Request&, const Names&) -> Argv { throw Error("REPLCONF ACK: a replica's own protocol, not a client command"); },
+     [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
+    {Op::Pexpire, "PEXPIRE", {},
+     [](const Request& r, const Names&) { return Argv{"PEXPIRE", r.key, ms(r.px)}; },
+     [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
 };
 
 constexpr bool table_in_enum_order() {
@@ -236,8 +252,8 @@ constexpr bool table_in_enum_order() {
   return true;
 }
 static_assert(table_in_enum_order(), "kOps must list every redis::Op once, in the enum's order");
-static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Publish) + 1,
-              "a redis::Op has no entry in kOps (Publish is assumed to be the last op)");
+static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Pexpire) + 1,
+              "a redis::Op has no entry in kOps (Pexpire is assumed to be the last op)");
 
 const OpCodec& codec(Op op) { return kOps[static_cast<std::size_t>(op)]; }
 

@@ -44,6 +44,10 @@ class Lock {
   // learns of a loss (a ZooKeeper client's SUSPENDED or LOST state) records
   // Ev::Lost itself and answers false; the job then skips its write.
   virtual bool still_held() const { return true; }
+  // Until when the client believes `grant` lasts, on its monotonic clock: the
+  // grant's own validity, or later if the lock has renewed it since (Redisson's
+  // watchdog extends the belief it started with).
+  virtual std::optional<Instant> believed_until(const Grant& grant) const { return grant.valid_until; }
 };
 
 }  // namespace locksim

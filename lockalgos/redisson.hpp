@@ -11,12 +11,23 @@
 
 namespace locksim {
 
+// How a lock's write waits for the replicas (CommandAsyncService.syncedEval):
+//   check: WAIT after the script, and the lock fails (and is unlocked) if no
+//          replica acknowledged it (checkLockSyncedSlaves, default true since
+//          redisson 3.17.0, 2022);
+//   wait:  WAIT after the script, its count ignored (3.12.5 to 3.16.x, or
+//          checkLockSyncedSlaves = false);
+//   none:  the script alone (before 3.12.5, 2020).
+enum class ReplicationGuard : std::uint8_t { Check, Wait, None };
+
 struct RedissonOptions : AlgorithmOptions {
   Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
   std::optional<Duration> lease_time;      // a fixed lease: no watchdog
   std::optional<Duration> wait_time;       // how long tryLock waits; unset: lock() waits forever
   Duration request_timeout = Duration::s(3);  // BaseConfig timeout
   std::int64_t first_token = 1;            // RFencedLock's first token
+  ReplicationGuard replication_guard = ReplicationGuard::Check;
+  Duration slaves_sync_timeout = Duration::s(1);  // Config.slavesSyncTimeout: WAIT's timeout
   Duration lease() const override { return watchdog_timeout; }
   ServerSetup server() const override { return {.first_token = first_token}; }
 };

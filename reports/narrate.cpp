@@ -120,12 +120,21 @@ class Narrator {
   // The event's step in the story, if it has one.
   std::optional<std::string> tell(const TraceEvent& e) {
     if (e.process < clock_moved_.size() && (e.wall != e.at || e.mono != e.at)) clock_moved_[e.process] = true;
+    follow_commands(e);
     follow_release(e);
     auto s = tell_client(e);
     if (!s) s = tell_world(e);
     follow_holders(e);
     if (s) *s = shorten_values(*s);
     return s;
+  }
+
+  // When the step happened: a renewal when its node applied it (the client
+  // may hear of it much later, after a pause), every other step at its event.
+  Instant told_at(const TraceEvent& e) const {
+    if (e.kind != Ev::Renewed || e.content == 0) return e.at;
+    const auto it = applied_.find({e.process, e.content});
+    return it == applied_.end() ? e.at : it->second;
   }
 
  private:
@@ -142,6 +151,21 @@ class Narrator {
     if (e.process >= clock_moved_.size()) return "";
     if (!clock_moved_[e.process] && e.wall == e.at) return "";
     return " — " + clock_reading(e, true);
+  }
+
+  // The commands the nodes applied, by client and content: where a renewal is told.
+  void follow_commands(const TraceEvent& e) {
+    if (e.kind == Ev::Command && e.peer != kNoProc && e.content != 0) applied_[{e.peer, e.content}] = e.at;
+  }
+
+  std::string renewed(const TraceEvent& e) const {
+    std::string s = who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail);
+    if (e.value > 0)
+      s += "; it believes the lock is valid until " + stamp(Instant::from_ns(e.value)) + " on its monotonic clock";
+    const Instant applied = told_at(e);
+    if (e.at - applied >= Duration::ms(100))
+      s += " (" + peer(e) + " applied it then; " + who(e) + " hears of it only at " + stamp(e.at) + ")";
+    return s;
   }
 
   // Who holds the lock as far as the clients know (granted, not yet let go).
@@ -231,7 +255,7 @@ class Narrator {
       case Ev::Claiming:
         return who(e) + " claims the storage with its lock value (owner = " + e.key + ")";
       case Ev::Renewed:
-        return who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail);
+        return renewed(e);
       case Ev::AttemptFailed:
         return attempt_failed(e);
       case Ev::AcquireFailed:
@@ -313,6 +337,7 @@ class Narrator {
   std::set<ProcId> holders_;                     // clients granted the lock and not yet letting it go
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
+  std::map<std::pair<ProcId, std::uint64_t>, Instant> applied_;  // (client, command content) -> when a node applied it
 };
 
 }  // namespace
@@ -354,7 +379,9 @@ std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool 
   std::vector<Step> steps;
   Narrator narrator(trace, lock, deferred);
   for (const TraceEvent& e : trace.events())
-    if (auto text = narrator.tell(e)) steps.push_back({e.at, std::move(*text), &e});
+    if (auto text = narrator.tell(e)) steps.push_back({narrator.told_at(e), std::move(*text), &e});
+  // A renewal told when its node applied it may come before steps traced earlier.
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
   return steps;
 }
 

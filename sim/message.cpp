@@ -45,6 +45,10 @@ std::string describe(const Request& r) {
     case Op::Psync: return "PSYNC " + r.key + " " + std::to_string(r.offset);
     case Op::SentinelIsMasterDown: return "SENTINEL is-master-down-by-addr " + r.key + " " + r.value;
     case Op::Publish: return "PUBLISH " + r.key + " " + r.value;
+    case Op::Wait: return "WAIT " + std::to_string(r.offset) + " " + std::to_string(r.px.whole_ms());
+    case Op::ReplconfGetack: return "REPLCONF GETACK *";
+    case Op::ReplconfAck: return "REPLCONF ACK " + std::to_string(r.offset);
+    case Op::Pexpire: return "PEXPIRE " + r.key + " " + std::to_string(r.px.whole_ms());
     case Op::CompareAndPexpire:
       return "EVAL compare-and-pexpire " + r.key + " " + r.value + " " + std::to_string(r.px.whole_ms());
   }
@@ -149,6 +153,7 @@ std::uint64_t fingerprint(const redis::Request& r) {
   if (r.pxat) h = hash_mix(h, static_cast<std::uint64_t>(r.pxat->ns()));
   if (!r.token_key.empty()) h = hash_mix(h, r.token_key);
   if (r.offset != 0) h = hash_mix(h, static_cast<std::uint64_t>(r.offset));
+  if (r.holds != 0) h = hash_mix(h, static_cast<std::uint64_t>(r.holds));
   return hash_mix(h, r.setter);
 }
 

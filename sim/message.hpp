@@ -42,7 +42,14 @@ enum class Op : std::uint8_t {
   Psync,              // replica -> master: PSYNC key (replication id, "?": none) offset
   SentinelIsMasterDown,  // SENTINEL is-master-down-by-addr key (the master) value ("<epoch> <runid|*>")
   Publish,            // PUBLISH key (the channel) value (the message), e.g. a sentinel's hello
-  // (live/resp.cpp's table assumes Publish is the last op.)
+  // WAIT numreplicas timeout (redis 7.0.15 replication.c:3461-3498): offset
+  // is numreplicas, px the timeout (zero: block until enough). The reply:
+  // how many replicas acknowledged this client's last write.
+  Wait,
+  ReplconfGetack,     // master -> replica, in the replication stream: REPLCONF GETACK * (replication.c:1208-1213)
+  ReplconfAck,        // replica -> master: REPLCONF ACK <offset> (replication.c:3216); no reply
+  Pexpire,            // PEXPIRE key px: 1 if the key exists (its expiry set), else 0
+  // (live/resp.cpp's table assumes Pexpire is the last op.)
 };
 
 struct Request {
@@ -59,6 +66,9 @@ struct Request {
   // Replication: the master's offset after this change (replicated), or the
   // first offset the replica wants (PSYNC).
   std::int64_t offset = 0;
+  // Replication only: the count in a Redisson lock's hash (its one field's
+  // HINCRBY count; 0: a plain string).
+  std::int64_t holds = 0;
 };
 
 struct Reply {

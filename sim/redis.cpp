@@ -87,6 +87,14 @@ void RedisNode::on_message(Message& m) {
       refuse(m);
       return;
     }
+    if (req->op == Op::Wait) {
+      wait_command(m, *req);
+      return;
+    }
+    if (req->op == Op::ReplconfAck) {
+      replconf_ack(m.from, req->offset);
+      return;
+    }
     Reply r = execute(*req, m.from, m.content);  // its fingerprint was taken when it was sent
     if (!req->no_reply) reply(m, std::move(r));
     return;
@@ -101,6 +109,8 @@ void RedisNode::on_crash() {
   if (!config_.aof_always && !config_.aof_everysec) keys_.clear();
   subscribers_.clear();  // connections are gone
   replicas_.clear();
+  client_woff_.clear();
+  ack_waiters_.clear();  // their timeout tasks are gone with the crash
   dirty_.clear();
   link_ = Link::Down;
 }
@@ -159,6 +169,7 @@ bool RedisNode::set(const Request& req, Instant now, ProcId from) {
   Entry& e = keys_[req.key];
   e.value = req.value;
   e.setter = from;
+  e.holds = 0;  // a string now
   // when = mstime() + PX, in whole ms; PXAT is the absolute when itself
   // (redis 7.0.15 t_string.c:161-186, getExpireMillisecondsOrReply). A PXAT
   // in the past is stored as given and the key reads as expired
@@ -185,6 +196,9 @@ bool is_write(redis::Op op) {
     case Op::Psync:
     case Op::SentinelIsMasterDown:
     case Op::Publish:
+    case Op::Wait:
+    case Op::ReplconfGetack:
+    case Op::ReplconfAck:
       return false;
     default:
       return true;
@@ -305,12 +319,23 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
     case Op::CompareAndPexpire:
       r = compare_and_pexpire(req, now);
       break;
+    case Op::Pexpire: {
+      Entry* e = lookup(req.key, now, "lazily, on PEXPIRE");
+      if (e) {
+        e->expires_at = whole_ms(now) + px_ms(req.px);
+        dirty_.push_back(req.key);
+      }
+      r = Reply::of(e ? 1 : 0);
+      break;
+    }
     default:
       r = server_command(req, from);
       break;
   }
   note_command(req, r, from, content);
   propagate();
+  // c->woff (server.c:4021); with no backlog yet the offset is 0 for everyone.
+  if (has_backlog_ && from != kNoProc && !is_replica()) client_woff_[from] = repl_offset_;
   nudge_expiry();
   return r;
 }
@@ -347,13 +372,17 @@ Reply RedisNode::acquire_with_token(const Request& req, Instant now, ProcId from
   return Reply::of(n);
 }
 
+// RedissonLock.java:314-322 (redisson-4.7.0): absent or ours -> HINCRBY the
+// field by 1 (a re-entry counts), PEXPIRE, nil; else PTTL.
 Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from) {
   Entry* e = lookup(req.key, now, "lazily, in the trylock script");
   if (e && e->value != req.value) return Reply::of(e->expires_at ? (*e->expires_at - whole_ms(now)).whole_ms() : -1);
   const bool fresh = !e;
+  const std::int64_t holds = fresh ? 1 : e->holds + 1;
   Request s = req;
   s.nx = false;
   set(s, now, from);
+  keys_[req.key].holds = holds;
   if (req.op != Op::RedissonTryLockFenced) return Reply::nil();
   Entry* t = lookup(req.token_key, now, "lazily, on INCR");
   std::int64_t n = t ? std::stoll(t->value) : 0;
@@ -366,9 +395,17 @@ Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from)
   return Reply{Reply::Kind::Ok, n, {}};
 }
 
+// RedissonLock.java:354-366 (redisson-4.7.0): not ours -> nil; HINCRBY the
+// field by -1; still > 0 (re-entered) -> PEXPIRE the lease (px), 0; else
+// DEL, PUBLISH, 1. (The unlock latch, KEYS[3], for retried unlocks: not modelled.)
 Reply RedisNode::redisson_unlock(const Request& req, Instant now, ProcId from) {
-  const Entry* e = lookup(req.key, now, "lazily, in the unlock script");
+  Entry* e = lookup(req.key, now, "lazily, in the unlock script");
   if (!e || e->value != req.value) return Reply::nil();
+  if (--e->holds > 0) {
+    if (!req.px.is_zero()) e->expires_at = whole_ms(now) + px_ms(req.px);
+    dirty_.push_back(req.key);
+    return Reply::of(0);
+  }
   erase(req.key, from);
   for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(std::string("unlocked ") + req.key));
   return Reply::of(1);
@@ -657,6 +694,7 @@ void RedisNode::propagate() {
         change.op = Op::Set;
         change.value = it->second.value;
         change.setter = it->second.setter;
+        change.holds = it->second.holds;
         if (it->second.expires_at) {
           if (replica.pxat) change.pxat = it->second.expires_at;  // >= 7.0: absolute master time
           else change.px = max(*it->second.expires_at - now, Duration::ms(1));  // 6.x: the relative PX sent
@@ -674,12 +712,22 @@ Task<void> RedisNode::ship(ProcId replica, Request change, Duration lag) {
 }
 
 void RedisNode::apply_from_master(const Request& change) {
+  if (change.op == Op::ReplconfGetack) {
+    // REPLCONF GETACK: ACK at once what it has applied (replication.c:1208-1213, 3216-3229).
+    Request ack;
+    ack.op = Op::ReplconfAck;
+    ack.offset = repl_offset_;
+    ack.no_reply = true;
+    send(master_, std::move(ack));
+    return;
+  }
   if (change.op == Op::Del) {
     keys_.erase(change.key);
   } else {
     Entry& e = keys_[change.key];
     e.value = change.value;
     e.setter = change.setter;
+    e.holds = change.holds;
     if (change.pxat) e.expires_at = change.pxat;  // the master's wall time, read on our clock
     else if (!change.px.is_zero()) e.expires_at = whole_ms(wall_now()) + change.px;
     else e.expires_at.reset();
@@ -808,6 +856,7 @@ void RedisNode::digest(Digest& d) const {
     d.add(key);
     d.add(e.value);
     d.add(e.expires_at.value_or(Instant::never()));
+    if (e.holds != 0) d.add(e.holds);
   }
   for (const auto& [channel, subs] : subscribers_) {
     d.add(channel);
@@ -816,6 +865,86 @@ void RedisNode::digest(Digest& d) const {
   d.add(static_cast<std::uint64_t>(master_));
   for (const std::string& k : dirty_) d.add(k);
   d.add(expiry_target_);
+  for (const Replica& r : replicas_) d.add(r.ack_offset);
+  for (const AckWaiter& w : ack_waiters_) d.add(static_cast<std::uint64_t>(w.request.from));
+}
+
+}  // namespace locksim
+
+namespace locksim {
+
+// WAIT numreplicas timeout (redis 7.0.15 replication.c:3461-3498): on a
+// replica an error; if enough replicas already acknowledged the client's
+// woff, the count at once; else the client blocks and the master asks every
+// replica for an ACK (REPLCONF GETACK, sent in beforeSleep, server.c:1634-1636,
+// here in the replication stream behind the changes before it).
+void RedisNode::wait_command(const Message& m, const Request& req) {
+  if (is_replica()) {
+    Reply r = Reply::error("ERR WAIT cannot be used with replica instances.");
+    note_command(req, r, m.from, m.content);
+    reply(m, std::move(r));
+    return;
+  }
+  const auto woff = client_woff_.find(m.from);
+  const std::int64_t offset = woff == client_woff_.end() ? 0 : woff->second;
+  const std::int64_t acks = count_acks(offset);
+  if (acks >= req.offset) {
+    Reply r = Reply::of(acks);
+    note_command(req, r, m.from, m.content);
+    reply(m, std::move(r));
+    return;
+  }
+  const std::uint64_t serial = ++ack_serial_;
+  ack_waiters_.push_back({m, offset, req.offset, serial});
+  if (detailed())
+    note(Ev::Command, {.peer = m.from, .content = m.content,
+                       .detail = describe(req) + " -> blocks until " + std::to_string(req.offset) +
+                                 " replica(s) acknowledge offset " + std::to_string(offset)});
+  for (const Replica& replica : replicas_) {
+    Request getack;
+    getack.op = Op::ReplconfGetack;
+    getack.replicated = true;
+    spawn(ship(replica.id, std::move(getack), replica.lag.draw(rng())));
+  }
+  if (!req.px.is_zero()) spawn(wait_timeout(serial, req.px));  // timeout 0: block forever
+}
+
+std::int64_t RedisNode::count_acks(std::int64_t offset) const {
+  std::int64_t n = 0;
+  for (const Replica& r : replicas_)
+    if (r.ack_offset >= offset) ++n;
+  return n;
+}
+
+// REPLCONF ACK: the replica's acknowledged offset, then the blocked clients
+// that now have enough (processClientsWaitingReplicas, replication.c:3509-3545).
+void RedisNode::replconf_ack(ProcId replica, std::int64_t offset) {
+  for (Replica& r : replicas_)
+    if (r.id == replica && offset > r.ack_offset) r.ack_offset = offset;
+  for (std::size_t i = 0; i < ack_waiters_.size();) {
+    const std::int64_t acks = count_acks(ack_waiters_[i].offset);
+    if (acks >= ack_waiters_[i].numreplicas) answer_wait(i, acks);
+    else ++i;
+  }
+}
+
+void RedisNode::answer_wait(std::size_t waiter, std::int64_t acks) {
+  const AckWaiter w = std::move(ack_waiters_[waiter]);
+  ack_waiters_.erase(ack_waiters_.begin() + static_cast<std::ptrdiff_t>(waiter));
+  Reply r = Reply::of(acks);
+  note_command(std::get<Request>(w.request.body), r, w.request.from, w.request.content);
+  reply(w.request, std::move(r));
+}
+
+// The timeout: the client is unblocked with however many replicas have
+// acknowledged by then (replyToBlockedClientTimedOut, blocked.c).
+Task<void> RedisNode::wait_timeout(std::uint64_t serial, Duration timeout) {
+  co_await sleep(timeout);
+  for (std::size_t i = 0; i < ack_waiters_.size(); ++i)
+    if (ack_waiters_[i].serial == serial) {
+      answer_wait(i, count_acks(ack_waiters_[i].offset));
+      co_return;
+    }
 }
 
 }  // namespace locksim

@@ -69,6 +69,9 @@ class RedisNode : public Process {
     std::string value;
     std::optional<Instant> expires_at;  // a whole millisecond of this node's wall clock
     ProcId setter = kNoProc;            // annotation for the trace only: who wrote it
+    // A Redisson lock is a hash {field: count} (RedissonLock.java:314-322 at
+    // redisson-4.7.0): `value` is the field, `holds` its HINCRBY count (0: a string).
+    std::int64_t holds = 0;
   };
   // The keyspace as it is (no expiry applied): for tests.
   const std::map<std::string, Entry>& keyspace() const { return keys_; }
@@ -134,6 +137,14 @@ class RedisNode : public Process {
   void become_master();
   void new_replid();
   void attach_replica(ProcId replica, DurationRange lag, bool pxat);
+  // WAIT (replication.c:3444-3545): block the client until enough replicas
+  // acknowledged its last write, or until the timeout; REPLCONF ACK from a
+  // replica moves its acknowledged offset.
+  void wait_command(const Message& m, const redis::Request& req);
+  void replconf_ack(ProcId replica, std::int64_t offset);
+  std::int64_t count_acks(std::int64_t offset) const;  // replicationCountAcksByOffset
+  void answer_wait(std::size_t waiter, std::int64_t acks);
+  Task<void> wait_timeout(std::uint64_t serial, Duration timeout);
   std::string info();
   // The sentinel's SLAVEOF transaction ends with CLIENT KILL TYPE normal.
   void kill_clients(ProcId except);
@@ -146,9 +157,21 @@ class RedisNode : public Process {
     ProcId id;
     DurationRange lag;
     bool pxat;
+    std::int64_t ack_offset = 0;  // repl_ack_off: the offset its last REPLCONF ACK named
   };
   std::vector<Replica> replicas_;
   std::vector<std::string> dirty_;  // keys a command changed: their new state goes to the replicas
+  // WAIT: each client's woff (the master offset after its last command,
+  // server.c:4021), and the clients blocked in WAIT (clients_waiting_acks).
+  std::map<ProcId, std::int64_t> client_woff_;
+  struct AckWaiter {
+    Message request;
+    std::int64_t offset;
+    std::int64_t numreplicas;
+    std::uint64_t serial;
+  };
+  std::vector<AckWaiter> ack_waiters_;
+  std::uint64_t ack_serial_ = 0;
 
   // The replication history (server.replid, replid2, master_repl_offset,
   // second_replid_offset, the backlog).

@@ -90,8 +90,9 @@ TEST_CASE("every redis op gives on a real redis-server the reply the simulator g
       {make(Op::RedissonUnlock, "rlock", "c1")},
       {make(Op::RedissonTryLockFenced, "flock", "c1", ttl, "ftokens")},
       {make(Op::RedissonTryLockFenced, "flock", "c2", ttl, "ftokens"), true},
-      {make(Op::RedissonTryLockFenced, "flock", "c1", ttl, "ftokens")},  // the holder again: same token
-      {make(Op::RedissonUnlock, "flock", "c1")},
+      {make(Op::RedissonTryLockFenced, "flock", "c1", ttl, "ftokens")},  // the holder again: same token, 2 holds
+      {make(Op::RedissonUnlock, "flock", "c1")},                          // 1 hold left: 0
+      {make(Op::RedissonUnlock, "flock", "c1")},                          // the last: deleted, 1
       {make(Op::RedissonTryLockFenced, "flock", "c2", ttl, "ftokens")},
       {make(Op::RedissonTryLock, "nolease", "c1")},  // no lease: no expiry
       {make(Op::Pttl, "nolease")},
