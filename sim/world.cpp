@@ -22,23 +22,29 @@ void EventQueue::push(Event e) {
   heap_[i] = e;
 }
 
+// Floyd's pop: the hole left at the root sinks to a leaf along the earlier
+// child (one comparison per level, not two), and the last event rises from
+// there, rarely more than a step, as it came from the bottom. Keys (time,
+// sequence) are unique, so the order of pops is the same as a textbook pop's.
 Event EventQueue::pop() {
   const Event top = heap_.front();
   const Event last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
-  if (n > 0) {
-    std::size_t i = 0;
-    for (;;) {
-      std::size_t best = 2 * i + 1;
-      if (best >= n) break;
-      if (best + 1 < n && before(heap_[best + 1], heap_[best])) ++best;
-      if (!before(heap_[best], last)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = last;
+  if (n == 0) return top;
+  std::size_t i = 0;
+  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+    heap_[i] = heap_[child];
+    i = child;
   }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(last, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = last;
   return top;
 }
 
@@ -314,7 +320,12 @@ Network::Link& Network::link(ProcId from, ProcId to) {
   std::uint32_t& slot = row.slots[to - row.base];
   if (slot == 0) {
     // Each link draws from its own stream: adding a client leaves every other link's draws alone.
-    Rng rng = world_.fork_rng("link/" + world_.trace().name(from) + "->" + world_.trace().name(to));
+    const std::string& a = world_.trace().name(from);
+    const std::string& b = world_.trace().name(to);
+    std::string stream;  // "link/<from>-><to>", built in one allocation (each run of explore makes its links anew)
+    stream.reserve(7 + a.size() + b.size());
+    stream.append("link/").append(a).append("->").append(b);
+    Rng rng = world_.fork_rng(stream);
     links_.push_back(Link{rng, Instant::zero()});
     slot = static_cast<std::uint32_t>(links_.size());
   }
