@@ -14,7 +14,10 @@
 // nodes keep their keys across restarts.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
+#include <string_view>
+#include <utility>
 
 #include "lockalgos/redlock.hpp"
 
@@ -26,7 +29,7 @@ namespace {
 enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
 
 struct Flavour {
-  std::string_view name;
+  RedlockFlavour id;
   bool drift_plus_2ms;          // drift = ttl * factor (+ 2 ms)
   bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
   bool checks_validity;         // node-redlock v5 never does, at acquire
@@ -44,28 +47,43 @@ struct Flavour {
 // From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
 constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
 const Flavour kFlavours[] = {
-    {"redlock-rb", true, false, true, true, Fanout::Sequential, false, Duration::s(5), false, 4,
+    {RedlockFlavour::RedlockRb, true, false, true, true, Fanout::Sequential, false, Duration::s(5), false, 4,
      {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
-    {"redlock-py", true, false, true, true, Fanout::Sequential, false, std::nullopt, false, 3,
+    {RedlockFlavour::RedlockPy, true, false, true, true, Fanout::Sequential, false, std::nullopt, false, 3,
      DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
-    {"redsync", false, false, true, false, Fanout::Parallel, true, std::nullopt, true, 32,
+    {RedlockFlavour::Redsync, false, false, true, false, Fanout::Parallel, true, std::nullopt, true, 32,
      {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
-    {"node-redlock-v5", true, true, false, true, Fanout::Parallel, true, std::nullopt, false, 11,
+    {RedlockFlavour::NodeRedlockV5, true, true, false, true, Fanout::Parallel, true, std::nullopt, false, 11,
      {ms(100), ms(300)}, UnlockOnFail::AtEnd, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
-Flavour flavour_for(const LockConfig& c, const RedlockOptions& o) {
+Flavour flavour_for(const RedlockOptions& o) {
   Flavour f = kFlavours[0];
   for (const Flavour& known : kFlavours)
-    if (known.name == c.flavour) f = known;
+    if (known.id == o.flavour) f = known;
   if (o.fanout) f.fanout = *o.fanout;
   if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
   return f;
 }
 
+// [lock] flavour's names (the registry lists the same, with their help).
+constexpr std::pair<std::string_view, RedlockFlavour> kFlavourNames[] = {
+    {"redlock-rb", RedlockFlavour::RedlockRb},
+    {"redlock-py", RedlockFlavour::RedlockPy},
+    {"redsync", RedlockFlavour::Redsync},
+    {"node-redlock-v5", RedlockFlavour::NodeRedlockV5},
+    {"redisson", RedlockFlavour::Redisson},
+};
+
+std::string_view flavour_name(RedlockFlavour f) {
+  for (const auto& [name, id] : kFlavourNames)
+    if (id == f) return name;
+  return "?";
+}
+
 // The flavours that extend a lock, and that fan out in parallel by default.
-bool parallel_flavour(const std::string& flavour) { return flavour == "redsync" || flavour == "node-redlock-v5"; }
+bool parallel_flavour(RedlockFlavour f) { return f == RedlockFlavour::Redsync || f == RedlockFlavour::NodeRedlockV5; }
 
 bool is_ok(const redis::Reply& r) { return r.is_ok(); }
 bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
@@ -76,7 +94,7 @@ class Redlock final : public Lock {
       : env_(env),
         config_(config),
         options_(options),
-        f_(flavour_for(config, options)),
+        f_(flavour_for(options)),
         sentinel_(targets.sentinel != kNoProc) {
     const Duration timeout = options_.request_timeout.value_or(
         f_.node_timeout_from_ttl ? options_.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
@@ -261,6 +279,12 @@ class Redlock final : public Lock {
 std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<RedlockOptions>();
   o->ttl = *common.ttl;  // required: the loader checked
+  if (!common.flavour.empty()) {  // the loader checked it against the registry's list; this is the same list
+    const auto* known = std::find_if(std::begin(kFlavourNames), std::end(kFlavourNames),
+                                     [&](const auto& n) { return n.first == common.flavour; });
+    if (known == std::end(kFlavourNames)) r.fail("flavour", "\"" + common.flavour + "\" is not a flavour of redlock");
+    o->flavour = known->second;
+  }
   o->retry_delay = r.range("retry_delay");
   o->retry_count = r.count("retry_count", 0);
   o->request_timeout = r.duration("request_timeout", Sign::Positive);
@@ -268,17 +292,16 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
   if (o->drift_factor && !(*o->drift_factor >= 0.0 && *o->drift_factor < 1.0))
     r.fail("drift_factor", "a fraction of the ttl, from 0 up to 1");
   o->auto_extend = r.duration("auto_extend", Sign::Positive);
-  if (o->auto_extend && !parallel_flavour(common.flavour))
+  if (o->auto_extend && !parallel_flavour(o->flavour))
     r.fail("auto_extend", "only the redsync and node-redlock-v5 flavours extend a lock (" +
-                              (common.flavour.empty() ? std::string("redlock-rb") : common.flavour) +
-                              " has no extension)");
+                              std::string(flavour_name(o->flavour)) + " has no extension)");
   o->fanout = r.choice<Fanout>("fanout", {{"sequential", Fanout::Sequential}, {"parallel", Fanout::Parallel}});
   o->collect = r.choice<Collect>("collect", {{"quorum", Collect::Quorum}, {"all", Collect::All}});
-  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(common.flavour))))
+  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(o->flavour))))
     r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
   if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
   for (const char* key : {"fanout", "collect", "unlock"})
-    if (r.has(key) && common.flavour == "redisson")
+    if (r.has(key) && o->flavour == RedlockFlavour::Redisson)
       r.fail(key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
   read_redisson(r, o->redisson);
   o->redisson.lease_time = o->ttl;  // RedissonRedLock's lock(leaseTime)
@@ -287,7 +310,7 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
 
 std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
                                    const RedlockOptions& options) {
-  if (config.flavour == "redisson") return make_redisson_redlock(env, targets, config, options.redisson);
+  if (options.flavour == RedlockFlavour::Redisson) return make_redisson_redlock(env, targets, config, options.redisson);
   return std::make_unique<Redlock>(env, targets, config, options);
 }
 

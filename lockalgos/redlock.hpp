@@ -14,9 +14,12 @@ namespace locksim {
 enum class Fanout : std::uint8_t { Sequential, Parallel };  // one node after another | all at once
 enum class Collect : std::uint8_t { Quorum, All };          // a parallel round goes on at a majority | at every reply
 enum class Unlock : std::uint8_t { Wait, NoWait };          // no-wait: CLIENT REPLY SKIP, and go on
+// Which library (and version) the model follows: [lock] flavour, parsed once.
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockPy, Redsync, NodeRedlockV5, Redisson };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;
+  RedlockFlavour flavour = RedlockFlavour::RedlockRb;
   // Unset: the flavour's.
   std::optional<DurationRange> retry_delay;
   std::optional<int> retry_count;          // retries after the first try; kForever
