@@ -34,8 +34,10 @@ struct Flavour {
   bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
   bool checks_validity;         // node-redlock v5 never does, at acquire
   bool wall_clock;              // T1, T2 from the wall clock (Time.now, time.time, Date.now)
+  bool start_once;              // T1 read once, before every try (node-redlock v5)
   Fanout fanout;
   bool resolves_at_quorum;      // stop waiting once a majority said OK
+  bool rejects_at_quorum;       // ... or once a majority said anything else
   std::optional<Duration> node_timeout;  // per command; nullopt: none at all
   bool node_timeout_from_ttl;   // redsync: 5% of the expiry per round
   int tries;
@@ -47,14 +49,22 @@ struct Flavour {
 // From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
 constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
 const Flavour kFlavours[] = {
-    {RedlockFlavour::RedlockRb, true, false, true, true, Fanout::Sequential, false, Duration::s(5), false, 4,
-     {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
-    {RedlockFlavour::RedlockPy, true, false, true, true, Fanout::Sequential, false, std::nullopt, false, 3,
-     DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
-    {RedlockFlavour::Redsync, false, false, true, false, Fanout::Parallel, true, std::nullopt, true, 32,
-     {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
-    {RedlockFlavour::NodeRedlockV5, true, true, false, true, Fanout::Parallel, true, std::nullopt, false, 11,
-     {ms(100), ms(300)}, UnlockOnFail::AtEnd, 16},
+    {RedlockFlavour::RedlockRb, true, false, true, true, false, Fanout::Sequential, false, false, Duration::s(5), false,
+     4, {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
+    {RedlockFlavour::RedlockPy, true, false, true, true, false, Fanout::Sequential, false, false, std::nullopt, false,
+     3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
+    {RedlockFlavour::Redsync, false, false, true, false, false, Fanout::Parallel, true, false, std::nullopt, true,
+     32, {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
+    // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
+    //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
+    //             lock's expiration is start + duration - drift, whatever the
+    //             tries took; nothing compares it with the time (no validity check)
+    //   :216      drift = round(driftFactor * duration) + 2
+    //   :279-297  retryCount 10 (11 tries), retryDelay 200 + floor((r*2-1) * 100) ms
+    //   :326-339  a round resolves at a quorum for, or at a quorum against
+    //   :211,218-227  one value per acquire(); released once, after the last try
+    {RedlockFlavour::NodeRedlockV5, true, true, false, true, true, Fanout::Parallel, true, true, std::nullopt, false,
+     11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
@@ -106,12 +116,13 @@ class Redlock final : public Lock {
     const int tries = o.retry_count ? (*o.retry_count == kForever ? kForever : *o.retry_count + 1) : f_.tries;
     // node-redlock draws one value per acquire() call; the others one per try.
     std::string value = env_.rng().hex_token(f_.value_bytes);
+    const Instant first_start = now();
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
-        co_await env_.sleep(o.retry_delay.value_or(f_.retry_delay).draw(env_.rng()));
+        co_await env_.sleep(retry_delay());
         if (f_.unlock == UnlockOnFail::EachTry) value = env_.rng().hex_token(f_.value_bytes);
       }
-      const Instant start = now();
+      const Instant start = f_.start_once ? first_start : now();
       const std::vector<bool> ok = co_await lock_instances(value);
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
@@ -154,6 +165,22 @@ class Redlock final : public Lock {
 
   Instant now() const { return f_.wall_clock ? env_.wall_now() : env_.mono_now(); }
 
+  // The pause before a retry: the scenario's retry_delay, or the flavour's
+  // (drawn in whole milliseconds, as each library does).
+  Duration retry_delay() {
+    if (options_.retry_delay) return options_.retry_delay->draw(env_.rng());
+    return Duration::ms(env_.rng().between(f_.retry_delay.lo.whole_ms(), f_.retry_delay.hi.whole_ms()));
+  }
+
+  // When a parallel round may end before every reply (Flavour's
+  // resolves_at_quorum, rejects_at_quorum), counting replies `accept` takes.
+  Quorum<redis::Reply> round_end(bool (*accept)(const redis::Reply&)) const {
+    Quorum<redis::Reply> until;
+    if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = accept};
+    if (f_.rejects_at_quorum) until.against_need = quorum();
+    return until;
+  }
+
   Duration drift() const {
     const double factor = options_.drift_factor.value_or(0.01);
     const Duration ttl = options_.ttl;
@@ -193,9 +220,7 @@ class Redlock final : public Lock {
       co_return ok;
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
-    Quorum<redis::Reply> until;
-    if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = is_ok};
-    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_ok));
     for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = replies[i] && replies[i]->is_ok();
     if (sentinel_) co_await rediscover_failed(replies);
     co_return ok;
@@ -214,7 +239,11 @@ class Redlock final : public Lock {
       co_return removed;
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_delete(config_.key, value); });
-    const Replies<redis::Reply> replies = co_await when_all<redis::Reply>(env_, std::move(calls));
+    // node-redlock v5 releases in one round that ends at a quorum for or
+    // against (index.js:222-226 with retryCount 0, :326-339); the others wait
+    // for every node.
+    const Quorum<redis::Reply> until = f_.rejects_at_quorum ? round_end(is_one) : Quorum<redis::Reply>{};
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
     for (const auto& r : replies) removed += RedisConnection::is_one(r);
     if (sentinel_) co_await rediscover_failed(replies);
     co_return removed;

@@ -41,3 +41,39 @@ TEST_CASE("every flavour the registry lists is parsed once into its own enum val
   const Scenario d = parse_scenario(scenario_text(3, "ttl = \"10s\"", "[[client]]\nname = \"c\"\n"), "t.toml");
   CHECK(d.lock.options_as<RedlockOptions>().flavour == RedlockFlavour::RedlockRb);
 }
+
+// --- node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js) ---
+
+TEST_CASE("node-redlock v5: after retries, the lock's expiration is counted from before the first try") {
+  // holder has the lock until about 1 s; client1 asks from 100 ms and retries
+  // (200 +- 100 ms apart) until it gets it. index.js:210,217: expiration =
+  // start + duration - drift, start read once before every try.
+  const std::string clients = "[[client]]\nname = \"holder\"\nwork = \"1s\"\n"
+                              "[[client]]\nname = \"client1\"\nstart = \"100ms\"\nwork = \"1ms\"\n";
+  const RunResult r = run_scenario(parse_scenario(
+      scenario_text(3, "ttl = \"10s\"\nflavour = \"node-redlock-v5\"", clients), "t.toml"));
+  REQUIRE(events_of(r, Ev::AttemptFailed, "client1").size() >= 2);
+  const auto acquired = events_of(r, Ev::Acquired, "client1");
+  REQUIRE(acquired.size() == 1);
+  // 100 ms + 10 s - (round(1% of 10 s) + 2 ms): not counted from the last try.
+  CHECK(acquired[0]->value == Duration::ms(100 + 10000 - 102).count_ns());
+  CHECK(acquired[0]->at > Instant::from_ns(Duration::ms(1000).count_ns()));
+}
+
+TEST_CASE("node-redlock v5: a round ends at a quorum against, without waiting for a silent node") {
+  // client1 cannot reach redis3 and has no command timeout (ioredis has none
+  // by default); redis1 and redis2 answer nil (holder's key): 2 of 3 against
+  // ends each round at once (index.js:333-339), and the release after the
+  // last try too.
+  const std::string rest = "[[client]]\nname = \"holder\"\nwork = \"30s\"\n"
+                           "[[client]]\nname = \"client1\"\nstart = \"1s\"\nwork = \"1ms\"\n"
+                           "[[fault]]\nat = \"0s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis3\"]]\n";
+  const RunResult r = run_scenario(parse_scenario(
+      scenario_text(3, "ttl = \"10s\"\nflavour = \"node-redlock-v5\"\nretry_count = 2", rest), "t.toml"));
+  CHECK(events_of(r, Ev::Acquired, "holder").size() == 1);
+  const auto failed = events_of(r, Ev::AttemptFailed, "client1");
+  REQUIRE(failed.size() == 3);
+  // Each round took one round trip (2 ms), not forever.
+  CHECK(failed[0]->at == Instant::from_ns(Duration::ms(1002).count_ns()));
+  CHECK(events_of(r, Ev::AcquireFailed, "client1").size() == 1);
+}
