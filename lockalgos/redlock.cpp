@@ -27,6 +27,12 @@ namespace locksim {
 namespace {
 
 enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
+// Which replies end a parallel round early as a quorum against.
+enum class Against : std::uint8_t {
+  Never,
+  NotOk,  // any reply but OK, or none (node-redlock v5's votesAgainst)
+  Taken,  // a nil reply: the key is someone else's (redsync's failFast ErrTaken; errors do not count)
+};
 
 struct Flavour {
   RedlockFlavour id;
@@ -37,24 +43,35 @@ struct Flavour {
   bool start_once;              // T1 read once, before every try (node-redlock v5)
   Fanout fanout;
   bool resolves_at_quorum;      // stop waiting once a majority said OK
-  bool rejects_at_quorum;       // ... or once a majority said anything else
+  Against against;              // ... or once a majority said no
   std::optional<Duration> node_timeout;  // per command; nullopt: none at all
   bool node_timeout_from_ttl;   // redsync: 5% of the expiry per round
   int tries;
   DurationRange retry_delay;
   UnlockOnFail unlock;
+  bool new_value_each_try;      // else one value for every try of an acquire
   int value_bytes;
 };
 
 // From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
 constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
 const Flavour kFlavours[] = {
-    {RedlockFlavour::RedlockRb, true, false, true, true, false, Fanout::Sequential, false, false, Duration::s(5), false,
-     4, {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
-    {RedlockFlavour::RedlockPy, true, false, true, true, false, Fanout::Sequential, false, false, std::nullopt, false,
-     3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
-    {RedlockFlavour::Redsync, false, false, true, false, false, Fanout::Parallel, true, false, std::nullopt, true,
-     32, {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
+    {RedlockFlavour::RedlockRb, true, false, true, true, false, Fanout::Sequential, false, Against::Never,
+     Duration::s(5), false, 4, {ms(0), ms(199)}, UnlockOnFail::EachTry, true, 20},
+    {RedlockFlavour::RedlockPy, true, false, true, true, false, Fanout::Sequential, false, Against::Never, std::nullopt,
+     false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, true, 11},
+    // redsync v4.17.0 (mutex.go, redsync.go):
+    //   mutex.go:80,86   one value for every try of a Lock()
+    //   mutex.go:104-116 time.Now() (monotonic) around each round; held iff n >= quorum
+    //                    and now is before until = now + expiry - elapsed - expiry*driftFactor
+    //   mutex.go:107,122 each round's context times out at expiry * timeoutFactor (0.05)
+    //   mutex.go:117-123 a failed try releases on every node
+    //   mutex.go:269-321 actOnPoolsAsync reads every reply; only with failFast (off by
+    //                    default, redsync.go:141-149) does it return at a quorum of OKs
+    //                    or a quorum taken (collect = "quorum")
+    //   redsync.go:33-39 32 tries, rand.Intn(250-50)+50 ms apart, driftFactor 0.01
+    {RedlockFlavour::Redsync, false, false, true, false, false, Fanout::Parallel, false, Against::Never, std::nullopt,
+     true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, 16},
     // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
     //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
     //             lock's expiration is start + duration - drift, whatever the
@@ -63,8 +80,8 @@ const Flavour kFlavours[] = {
     //   :279-297  retryCount 10 (11 tries), retryDelay 200 + floor((r*2-1) * 100) ms
     //   :326-339  a round resolves at a quorum for, or at a quorum against
     //   :211,218-227  one value per acquire(); released once, after the last try
-    {RedlockFlavour::NodeRedlockV5, true, true, false, true, true, Fanout::Parallel, true, true, std::nullopt, false,
-     11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, 16},
+    {RedlockFlavour::NodeRedlockV5, true, true, false, true, true, Fanout::Parallel, true, Against::NotOk,
+     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
@@ -74,6 +91,8 @@ Flavour flavour_for(const RedlockOptions& o) {
     if (known.id == o.flavour) f = known;
   if (o.fanout) f.fanout = *o.fanout;
   if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
+  // redsync's WithFailFast(true) (mutex.go:304-314): a quorum taken ends the round too.
+  if (f.id == RedlockFlavour::Redsync) f.against = f.resolves_at_quorum ? Against::Taken : Against::Never;
   return f;
 }
 
@@ -97,6 +116,7 @@ bool parallel_flavour(RedlockFlavour f) { return f == RedlockFlavour::Redsync ||
 
 bool is_ok(const redis::Reply& r) { return r.is_ok(); }
 bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
+bool is_taken(const std::optional<redis::Reply>& r) { return r && (r->is_nil() || (r->kind == redis::Reply::Kind::Int && r->integer == 0)); }
 
 class Redlock final : public Lock {
  public:
@@ -120,7 +140,7 @@ class Redlock final : public Lock {
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
         co_await env_.sleep(retry_delay());
-        if (f_.unlock == UnlockOnFail::EachTry) value = env_.rng().hex_token(f_.value_bytes);
+        if (f_.new_value_each_try) value = env_.rng().hex_token(f_.value_bytes);
       }
       const Instant start = f_.start_once ? first_start : now();
       const std::vector<bool> ok = co_await lock_instances(value);
@@ -177,7 +197,8 @@ class Redlock final : public Lock {
   Quorum<redis::Reply> round_end(bool (*accept)(const redis::Reply&)) const {
     Quorum<redis::Reply> until;
     if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = accept};
-    if (f_.rejects_at_quorum) until.against_need = quorum();
+    if (f_.against != Against::Never) until.against_need = quorum();
+    if (f_.against == Against::Taken) until.against = is_taken;
     return until;
   }
 
@@ -240,9 +261,10 @@ class Redlock final : public Lock {
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_delete(config_.key, value); });
     // node-redlock v5 releases in one round that ends at a quorum for or
-    // against (index.js:222-226 with retryCount 0, :326-339); the others wait
-    // for every node.
-    const Quorum<redis::Reply> until = f_.rejects_at_quorum ? round_end(is_one) : Quorum<redis::Reply>{};
+    // against (index.js:222-226 with retryCount 0, :326-339), redsync with
+    // failFast likewise (mutex.go:117-123 through actOnPoolsAsync); the
+    // others wait for every node.
+    const Quorum<redis::Reply> until = f_.against != Against::Never ? round_end(is_one) : Quorum<redis::Reply>{};
     const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
     for (const auto& r : replies) removed += RedisConnection::is_one(r);
     if (sentinel_) co_await rediscover_failed(replies);
@@ -265,8 +287,9 @@ class Redlock final : public Lock {
       }
       const Instant start = now();
       std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(key, value, ttl); });
-      const Quorum<redis::Reply> until{.need = quorum(), .accept = is_one};
-      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
+      // redsync's Extend waits for every reply as its Lock does (mutex.go:158-172,
+      // actOnPoolsAsync); node-redlock's extend() is a round like its acquire's.
+      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_one));
       const auto granted = static_cast<std::size_t>(
           std::count_if(replies.begin(), replies.end(), [](const auto& r) { return RedisConnection::is_one(r); }));
       if (sentinel_) co_await rediscover_failed(replies);

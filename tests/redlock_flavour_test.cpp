@@ -77,3 +77,55 @@ TEST_CASE("node-redlock v5: a round ends at a quorum against, without waiting fo
   CHECK(failed[0]->at == Instant::from_ns(Duration::ms(1002).count_ns()));
   CHECK(events_of(r, Ev::AcquireFailed, "client1").size() == 1);
 }
+
+// --- redsync v4.17.0 (mutex.go) ---
+
+namespace {
+// The values of client1's SETs, in order.
+std::vector<std::string> set_values(const RunResult& r) {
+  std::vector<std::string> out;
+  for (const TraceEvent* e : events_of(r, Ev::Sent, "client1"))
+    if (e->detail.rfind("SET lock ", 0) == 0) out.push_back(e->detail.substr(9, e->detail.find(' ', 9) - 9));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("redsync waits for every reply unless failFast (collect = \"quorum\")") {
+  // client1 cannot reach redis3; each round's context times out at 5% of the
+  // 10 s expiry. actOnPoolsAsync (mutex.go:296-321) reads every reply unless
+  // failFast: the lock is taken when the silent node's call times out, 500 ms.
+  const std::string rest = "[[client]]\nname = \"client1\"\nwork = \"1ms\"\n"
+                           "[[fault]]\nat = \"0s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis3\"]]\n";
+  const RunResult all = run_scenario(parse_scenario(scenario_text(3, "ttl = \"10s\"\nflavour = \"redsync\"", rest), "t.toml"));
+  auto acquired = events_of(all, Ev::Acquired, "client1");
+  REQUIRE(acquired.size() == 1);
+  CHECK(acquired[0]->at == Instant::from_ns(Duration::ms(500).count_ns()));
+  // WithFailFast(true): at the second OK, one round trip.
+  const RunResult fast = run_scenario(
+      parse_scenario(scenario_text(3, "ttl = \"10s\"\nflavour = \"redsync\"\ncollect = \"quorum\"", rest), "t.toml"));
+  acquired = events_of(fast, Ev::Acquired, "client1");
+  REQUIRE(acquired.size() == 1);
+  CHECK(acquired[0]->at == Instant::from_ns(Duration::ms(2).count_ns()));
+}
+
+TEST_CASE("redsync with failFast gives up a round at a quorum taken; one value for every try") {
+  // holder has the key on every node; client1 cannot reach redis3. With
+  // failFast, two nil replies (ErrTaken, mutex.go:311-313) end the round in
+  // one round trip; without it each round waits 500 ms for redis3.
+  const std::string rest = "[[client]]\nname = \"holder\"\nwork = \"30s\"\n"
+                           "[[client]]\nname = \"client1\"\nstart = \"1s\"\nwork = \"1ms\"\n"
+                           "[[fault]]\nat = \"0s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis3\"]]\n";
+  const std::string keys = "ttl = \"10s\"\nflavour = \"redsync\"\nretry_count = 2\n";
+  const RunResult fast = run_scenario(parse_scenario(scenario_text(3, keys + "collect = \"quorum\"", rest), "t.toml"));
+  auto failed = events_of(fast, Ev::AttemptFailed, "client1");
+  REQUIRE(failed.size() == 3);
+  CHECK(failed[0]->at == Instant::from_ns(Duration::ms(1002).count_ns()));
+  const RunResult all = run_scenario(parse_scenario(scenario_text(3, keys, rest), "t.toml"));
+  failed = events_of(all, Ev::AttemptFailed, "client1");
+  REQUIRE(failed.size() == 3);
+  CHECK(failed[0]->at == Instant::from_ns(Duration::ms(1500).count_ns()));
+  // mutex.go:80: the value is drawn once, before the tries.
+  const auto values = set_values(all);
+  REQUIRE(values.size() >= 6);
+  CHECK(std::set<std::string>(values.begin(), values.end()).size() == 1);
+}
