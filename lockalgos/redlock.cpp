@@ -39,6 +39,7 @@ struct Flavour {
   bool drift_plus_2ms;          // drift = ttl * factor (+ 2 ms)
   bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
   bool checks_validity;         // node-redlock v5 never does, at acquire
+  bool validity_zero_ok;        // validity >= 0 is enough (redlock-rb 2.x), else > 0
   bool wall_clock;              // T1, T2 from the wall clock (Time.now, time.time, Date.now)
   bool start_once;              // T1 read once, before every try (node-redlock v5)
   Fanout fanout;
@@ -50,16 +51,37 @@ struct Flavour {
   DurationRange retry_delay;
   UnlockOnFail unlock;
   bool new_value_each_try;      // else one value for every try of an acquire
+  bool sleeps_after_last;       // the retry pause follows the last failed try too
   int value_bytes;
 };
 
 // From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
 constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
 const Flavour kFlavours[] = {
-    {RedlockFlavour::RedlockRb, true, false, true, true, false, Fanout::Sequential, false, Against::Never,
-     Duration::s(5), false, 4, {ms(0), ms(199)}, UnlockOnFail::EachTry, true, 20},
-    {RedlockFlavour::RedlockPy, true, false, true, true, false, Fanout::Sequential, false, Against::Never, std::nullopt,
-     false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, true, 11},
+    // redlock-rb, the maintained gem `redlock` 2.0.6 (lib/redlock/client.rb):
+    //   :21,49-52  every command times out after redis_timeout 0.1 s
+    //   :22-24,286-297 retry_count 3, retry_delay 200 ms + rand(retry_jitter 50) whole ms
+    //   :28-37,368-371 time from CLOCK_MONOTONIC (since 1.0.0, commit b823334, 2018)
+    //   :266-279   retry_count + 1 tries
+    //   :301       a new value (SecureRandom.uuid) for each try
+    //   :305-312   SET NX PX on each server in turn
+    //   :314-319   held iff a quorum and validity >= 0; else unlock every server
+    //   :361-366   drift = (ttl * 0.01).to_i + 2
+    {RedlockFlavour::RedlockRb, true, false, true, true, false, false, Fanout::Sequential, false, Against::Never,
+     ms(100), false, 4, {ms(200), ms(249)}, UnlockOnFail::EachTry, true, false, 16},
+    // redlock-rb as antirez wrote it in 2014: redlock.rb at the root of the
+    // repository's first commits (leandromoreira/redlock-rb 769e806, 2014-05-16,
+    // the same file as antirez/redlock-rb; the gem 0.0.1 of 2014-11 behaves alike):
+    //   :4-5,57    DefaultRetryCount 3: three tries in all
+    //   :46-56     one value (20 bytes of /dev/urandom) for every try
+    //   :59,67     time from Time.now, the wall clock
+    //   :66-68     drift (ttl * 0.01).to_i + 2; held iff a quorum and validity > 0
+    //   :75-80     unlock every server, then sleep rand(200) whole ms, after the last try too
+    //   :17        Redis.new(:url): redis-rb 3.x's default 5 s timeout
+    {RedlockFlavour::RedlockRb2014, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+     Duration::s(5), false, 3, {ms(0), ms(199)}, UnlockOnFail::EachTry, false, true, 20},
+    {RedlockFlavour::RedlockPy, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+     std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, true, false, 11},
     // redsync v4.17.0 (mutex.go, redsync.go):
     //   mutex.go:80,86   one value for every try of a Lock()
     //   mutex.go:104-116 time.Now() (monotonic) around each round; held iff n >= quorum
@@ -70,8 +92,8 @@ const Flavour kFlavours[] = {
     //                    default, redsync.go:141-149) does it return at a quorum of OKs
     //                    or a quorum taken (collect = "quorum")
     //   redsync.go:33-39 32 tries, rand.Intn(250-50)+50 ms apart, driftFactor 0.01
-    {RedlockFlavour::Redsync, false, false, true, false, false, Fanout::Parallel, false, Against::Never, std::nullopt,
-     true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, 16},
+    {RedlockFlavour::Redsync, false, false, true, false, false, false, Fanout::Parallel, false, Against::Never,
+     std::nullopt, true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, false, 16},
     // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
     //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
     //             lock's expiration is start + duration - drift, whatever the
@@ -80,8 +102,8 @@ const Flavour kFlavours[] = {
     //   :279-297  retryCount 10 (11 tries), retryDelay 200 + floor((r*2-1) * 100) ms
     //   :326-339  a round resolves at a quorum for, or at a quorum against
     //   :211,218-227  one value per acquire(); released once, after the last try
-    {RedlockFlavour::NodeRedlockV5, true, true, false, true, true, Fanout::Parallel, true, Against::NotOk,
-     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, 16},
+    {RedlockFlavour::NodeRedlockV5, true, true, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
+     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
@@ -99,6 +121,7 @@ Flavour flavour_for(const RedlockOptions& o) {
 // [lock] flavour's names (the registry lists the same, with their help).
 constexpr std::pair<std::string_view, RedlockFlavour> kFlavourNames[] = {
     {"redlock-rb", RedlockFlavour::RedlockRb},
+    {"redlock-rb-2014", RedlockFlavour::RedlockRb2014},
     {"redlock-py", RedlockFlavour::RedlockPy},
     {"redsync", RedlockFlavour::Redsync},
     {"node-redlock-v5", RedlockFlavour::NodeRedlockV5},
@@ -148,7 +171,8 @@ class Redlock final : public Lock {
       const Duration elapsed = now() - start;
       const Duration validity = o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
-      if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
+      const bool valid = validity > Duration::zero() || (f_.validity_zero_ok && validity == Duration::zero());
+      if (granted >= quorum() && (!f_.checks_validity || valid)) {
         std::string where;
         for (std::size_t i = 0; i < ok.size(); ++i)
           if (ok[i]) where += (where.empty() ? "" : ",") + nodes_[i].name();
@@ -169,6 +193,7 @@ class Redlock final : public Lock {
       if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
     }
     if (f_.unlock == UnlockOnFail::AtEnd) co_await unlock_all(value);
+    if (f_.sleeps_after_last) co_await env_.sleep(retry_delay());
     co_return std::nullopt;
   }
 

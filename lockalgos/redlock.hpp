@@ -15,7 +15,7 @@ enum class Fanout : std::uint8_t { Sequential, Parallel };  // one node after an
 enum class Collect : std::uint8_t { Quorum, All };          // a parallel round goes on at a majority | at every reply
 enum class Unlock : std::uint8_t { Wait, NoWait };          // no-wait: CLIENT REPLY SKIP, and go on
 // Which library (and version) the model follows: [lock] flavour, parsed once.
-enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockPy, Redsync, NodeRedlockV5, Redisson };
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, Redsync, NodeRedlockV5, Redisson };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;

@@ -129,3 +129,63 @@ TEST_CASE("redsync with failFast gives up a round at a quorum taken; one value f
   REQUIRE(values.size() >= 6);
   CHECK(std::set<std::string>(values.begin(), values.end()).size() == 1);
 }
+
+// --- redlock-rb: the gem 2.0.6, and the 2014 original (redlock.rb) ---
+
+TEST_CASE("redlock-rb 2.0.6 accepts a validity of exactly 0, the 2014 original does not") {
+  // One node, 494 ms each way: elapsed 988 ms = ttl 1000 ms - drift (10 + 2 ms).
+  // client.rb 2.0.6:316 `validity >= 0`; 2014 redlock.rb:68 `validity_time > 0`.
+  auto acquired = [](const std::string& flavour, const std::string& delay) {
+    std::string text = scenario_text(1, "ttl = \"1000ms\"\nrequest_timeout = \"2s\"\nretry_count = 0\nflavour = \"" + flavour + "\"",
+                                     "[[client]]\nname = \"client1\"\nwork = \"1ms\"\n");
+    text.replace(text.find("delay = \"1ms\""), 13, "delay = \"" + delay + "\"");
+    return events_of(run_scenario(parse_scenario(text, "t.toml")), Ev::Acquired, "client1").size();
+  };
+  CHECK(acquired("redlock-rb", "494ms") == 1);
+  CHECK(acquired("redlock-rb-2014", "494ms") == 0);
+  CHECK(acquired("redlock-rb", "495ms") == 0);
+  CHECK(acquired("redlock-rb-2014", "493ms") == 1);
+}
+
+TEST_CASE("redlock-rb 2.0.6 measures on CLOCK_MONOTONIC, the 2014 original on Time.now") {
+  // client1's wall clock steps forward 20 s while its SETs are out.
+  const std::string rest = "[[client]]\nname = \"client1\"\nwork = \"1ms\"\n"
+                           "[[fault]]\nat = \"3ms\"\nkind = \"clock-jump\"\ntarget = \"client1\"\nby = \"+20s\"\n";
+  for (auto [flavour, held] : {std::pair{"redlock-rb", true}, {"redlock-rb-2014", false}}) {
+    INFO(flavour);
+    const RunResult r = run_scenario(parse_scenario(
+        scenario_text(3, std::string("ttl = \"10s\"\nretry_count = 0\nflavour = \"") + flavour + "\"", rest), "t.toml"));
+    CHECK(events_of(r, Ev::Acquired, "client1").size() == (held ? 1u : 0u));
+  }
+}
+
+TEST_CASE("redlock-rb 2.0.6: 4 tries, a new value each, 200 + rand(50) ms apart; 2014: 3 tries, one value, rand(200) ms") {
+  const std::string rest = "[[client]]\nname = \"holder\"\nwork = \"30s\"\n"
+                           "[[client]]\nname = \"client1\"\nstart = \"1s\"\nwork = \"1ms\"\n";
+  for (auto [flavour, tries, distinct] : {std::tuple{"redlock-rb", 4, 4}, {"redlock-rb-2014", 3, 1}}) {
+    INFO(flavour);
+    const RunResult r = run_scenario(
+        parse_scenario(scenario_text(3, std::string("ttl = \"60s\"\nflavour = \"") + flavour + "\"", rest), "t.toml"));
+    const auto failed = events_of(r, Ev::AttemptFailed, "client1");
+    CHECK(static_cast<int>(failed.size()) == tries);
+    const auto values = set_values(r);
+    CHECK(static_cast<int>(values.size()) == 3 * tries);
+    CHECK(static_cast<int>(std::set<std::string>(values.begin(), values.end()).size()) == distinct);
+    // Each pause: from the last unlock reply (3 nodes in turn, 6 ms after the
+    // failed try) to the next try; whole milliseconds.
+    for (std::size_t i = 1; i < failed.size(); ++i) {
+      const Duration gap = failed[i]->at - failed[i - 1]->at - Duration::ms(6 + 6);
+      CHECK(gap.count_ns() % 1'000'000 == 0);
+      if (std::string(flavour) == "redlock-rb") {
+        CHECK(gap >= Duration::ms(200));
+        CHECK(gap < Duration::ms(250));
+      } else {
+        CHECK(gap < Duration::ms(200));
+      }
+    }
+    // The 2014 code sleeps after its last try too (redlock.rb:80), before lock returns false.
+    const auto gave_up = events_of(r, Ev::AcquireFailed, "client1");
+    REQUIRE(gave_up.size() == 1);
+    if (std::string(flavour) == "redlock-rb") CHECK(gave_up[0]->at - failed.back()->at == Duration::ms(6));
+  }
+}
