@@ -52,6 +52,7 @@ struct Flavour {
   UnlockOnFail unlock;
   bool new_value_each_try;      // else one value for every try of an acquire
   bool sleeps_after_last;       // the retry pause follows the last failed try too
+  bool raises_on_error;         // a node's error fails a try that won a quorum (redlock-py)
   int value_bytes;
 };
 
@@ -68,7 +69,7 @@ const Flavour kFlavours[] = {
     //   :314-319   held iff a quorum and validity >= 0; else unlock every server
     //   :361-366   drift = (ttl * 0.01).to_i + 2
     {RedlockFlavour::RedlockRb, true, false, true, true, false, false, Fanout::Sequential, false, Against::Never,
-     ms(100), false, 4, {ms(200), ms(249)}, UnlockOnFail::EachTry, true, false, 16},
+     ms(100), false, 4, {ms(200), ms(249)}, UnlockOnFail::EachTry, true, false, false, 16},
     // redlock-rb as antirez wrote it in 2014: redlock.rb at the root of the
     // repository's first commits (leandromoreira/redlock-rb 769e806, 2014-05-16,
     // the same file as antirez/redlock-rb; the gem 0.0.1 of 2014-11 behaves alike):
@@ -79,9 +80,21 @@ const Flavour kFlavours[] = {
     //   :75-80     unlock every server, then sleep rand(200) whole ms, after the last try too
     //   :17        Redis.new(:url): redis-rb 3.x's default 5 s timeout
     {RedlockFlavour::RedlockRb2014, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
-     Duration::s(5), false, 3, {ms(0), ms(199)}, UnlockOnFail::EachTry, false, true, 20},
+     Duration::s(5), false, 3, {ms(0), ms(199)}, UnlockOnFail::EachTry, false, true, false, 20},
+    // redlock-py 1.0.8 (SPSCommerce/redlock-py, commit 42ef491, redlock/__init__.py):
+    //   :40-42     retry_count 3 (three tries), retry_delay 0.2 s, drift factor 0.01
+    //   :50-60     redis.StrictRedis: no socket timeout
+    //   :84-90     one value (22 letters and digits) for every try
+    //   :95        drift = int(ttl * 0.01) + 2
+    //   :100,108   time from time.time(), the wall clock
+    //   :102-107   SET NX PX on each server in turn; a RedisError is kept, not a yes
+    //   :110-113   held iff validity > 0 and a quorum, but any RedisError raises
+    //              MultipleRedlockException instead: no unlock, no further try
+    //              (since 1.0.7, commit e9e9a97; until 1.0.6 lock_instance took
+    //              every exception for a no: redis_errors = "ignore")
+    //   :114-121   else unlock every server, then sleep 0.2 s, after the last try too
     {RedlockFlavour::RedlockPy, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
-     std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, true, false, 11},
+     std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, false, true, true, 11},
     // redsync v4.17.0 (mutex.go, redsync.go):
     //   mutex.go:80,86   one value for every try of a Lock()
     //   mutex.go:104-116 time.Now() (monotonic) around each round; held iff n >= quorum
@@ -93,7 +106,7 @@ const Flavour kFlavours[] = {
     //                    or a quorum taken (collect = "quorum")
     //   redsync.go:33-39 32 tries, rand.Intn(250-50)+50 ms apart, driftFactor 0.01
     {RedlockFlavour::Redsync, false, false, true, false, false, false, Fanout::Parallel, false, Against::Never,
-     std::nullopt, true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, false, 16},
+     std::nullopt, true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, false, false, 16},
     // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
     //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
     //             lock's expiration is start + duration - drift, whatever the
@@ -103,7 +116,7 @@ const Flavour kFlavours[] = {
     //   :326-339  a round resolves at a quorum for, or at a quorum against
     //   :211,218-227  one value per acquire(); released once, after the last try
     {RedlockFlavour::NodeRedlockV5, true, true, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
-     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, 16},
+     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, false, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
@@ -113,6 +126,7 @@ Flavour flavour_for(const RedlockOptions& o) {
     if (known.id == o.flavour) f = known;
   if (o.fanout) f.fanout = *o.fanout;
   if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
+  if (o.redis_errors) f.raises_on_error = *o.redis_errors == RedisErrors::Raise;
   // redsync's WithFailFast(true) (mutex.go:304-314): a quorum taken ends the round too.
   if (f.id == RedlockFlavour::Redsync) f.against = f.resolves_at_quorum ? Against::Taken : Against::Never;
   return f;
@@ -172,6 +186,14 @@ class Redlock final : public Lock {
       const Duration validity = o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
       const bool valid = validity > Duration::zero() || (f_.validity_zero_ok && validity == Duration::zero());
+      if (granted >= quorum() && (!f_.checks_validity || valid) && round_errors_ > 0 && f_.raises_on_error) {
+        // redlock-py 1.0.8 __init__.py:110-113: MultipleRedlockException, out of lock().
+        env_.note(Ev::AttemptFailed, {.value = static_cast<std::int64_t>(granted),
+                                      .detail = std::to_string(round_errors_) +
+                                                " nodes failed with a RedisError: MultipleRedlockException, "
+                                                "it gives up without unlocking"});
+        co_return std::nullopt;
+      }
       if (granted >= quorum() && (!f_.checks_validity || valid)) {
         std::string where;
         for (std::size_t i = 0; i < ok.size(); ++i)
@@ -258,16 +280,23 @@ class Redlock final : public Lock {
     const std::string& key = config_.key;
     const Duration ttl = options_.ttl;
     std::vector<bool> ok(nodes_.size(), false);
+    // A node that answered an error, or did not answer (refused, timed out).
+    auto failed = [](const std::optional<redis::Reply>& r) { return !r || r->kind == redis::Reply::Kind::Err; };
+    round_errors_ = 0;
     if (f_.fanout == Fanout::Sequential) {
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
         const auto r = co_await nodes_[i].set_nx_px(key, value, ttl);
         ok[i] = r && r->is_ok();
+        round_errors_ += failed(r);
       }
       co_return ok;
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
     const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_ok));
-    for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = replies[i] && replies[i]->is_ok();
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      ok[i] = replies[i] && replies[i]->is_ok();
+      round_errors_ += failed(replies[i]);  // with collect = "quorum", so do calls cut off
+    }
     if (sentinel_) co_await rediscover_failed(replies);
     co_return ok;
   }
@@ -348,6 +377,7 @@ class Redlock final : public Lock {
   Instant valid_until_;
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
+  std::size_t round_errors_ = 0;  // nodes that failed in the last lock_instances
   const bool wait_for_unlock_ = options_.unlock == Unlock::Wait;
 };
 
@@ -377,6 +407,9 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
   if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(o->flavour))))
     r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
   if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
+  o->redis_errors = r.choice<RedisErrors>("redis_errors", {{"raise", RedisErrors::Raise}, {"ignore", RedisErrors::Ignore}});
+  if (o->redis_errors && o->flavour != RedlockFlavour::RedlockPy)
+    r.fail("redis_errors", "an option of the redlock-py flavour (" + std::string(flavour_name(o->flavour)) + " has no MultipleRedlockException)");
   for (const char* key : {"fanout", "collect", "unlock"})
     if (r.has(key) && o->flavour == RedlockFlavour::Redisson)
       r.fail(key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");

@@ -189,3 +189,45 @@ TEST_CASE("redlock-rb 2.0.6: 4 tries, a new value each, 200 + rand(50) ms apart;
     if (std::string(flavour) == "redlock-rb") CHECK(gave_up[0]->at - failed.back()->at == Duration::ms(6));
   }
 }
+
+// --- redlock-py 1.0.8 (redlock/__init__.py) ---
+
+TEST_CASE("redlock-py 1.0.7+: a RedisError on one node fails a try that won a quorum, without unlocking") {
+  // redis3 is down: its SET fails (ConnectionError, a RedisError); redis1
+  // and redis2 say OK. __init__.py:110-113 raises MultipleRedlockException:
+  // no lock, no unlock, no retry. With redis_errors = "ignore" (1.0.6) the
+  // error is a no, and two of three hold the lock.
+  const std::string rest = "[[client]]\nname = \"client1\"\nwork = \"1ms\"\n"
+                           "[[fault]]\nat = \"0s\"\nkind = \"crash\"\ntarget = \"redis3\"\n";
+  const RunResult raised =
+      run_scenario(parse_scenario(scenario_text(3, "ttl = \"10s\"\nflavour = \"redlock-py\"", rest), "t.toml"));
+  CHECK(events_of(raised, Ev::Acquired, "client1").empty());
+  CHECK(events_of(raised, Ev::AttemptFailed, "client1").size() == 1);
+  CHECK(events_of(raised, Ev::AcquireFailed, "client1").size() == 1);
+  for (const TraceEvent* e : events_of(raised, Ev::Sent, "client1")) CHECK(e->detail.find("EVAL") == std::string::npos);
+  const RunResult ignored = run_scenario(parse_scenario(
+      scenario_text(3, "ttl = \"10s\"\nflavour = \"redlock-py\"\nredis_errors = \"ignore\"", rest), "t.toml"));
+  CHECK(events_of(ignored, Ev::Acquired, "client1").size() == 1);
+}
+
+TEST_CASE("redis_errors is refused outside redlock-py") {
+  CHECK_THROWS_WITH_AS(parse_scenario(scenario_text(3, "ttl = \"10s\"\nflavour = \"redsync\"\nredis_errors = \"raise\"",
+                                                    "[[client]]\nname = \"c\"\n"),
+                                      "t.toml"),
+                       doctest::Contains("'redis_errors'"), ScenarioError);
+}
+
+TEST_CASE("redlock-py: one value for all three tries, 200 ms apart, and 200 ms after the last") {
+  const std::string rest = "[[client]]\nname = \"holder\"\nwork = \"30s\"\n"
+                           "[[client]]\nname = \"client1\"\nstart = \"1s\"\nwork = \"1ms\"\n";
+  const RunResult r =
+      run_scenario(parse_scenario(scenario_text(3, "ttl = \"60s\"\nflavour = \"redlock-py\"", rest), "t.toml"));
+  const auto values = set_values(r);
+  REQUIRE(values.size() == 9);
+  CHECK(std::set<std::string>(values.begin(), values.end()).size() == 1);
+  const auto failed = events_of(r, Ev::AttemptFailed, "client1");
+  const auto gave_up = events_of(r, Ev::AcquireFailed, "client1");
+  REQUIRE(failed.size() == 3);
+  REQUIRE(gave_up.size() == 1);
+  CHECK(gave_up[0]->at - failed.back()->at == Duration::ms(6 + 200));
+}
