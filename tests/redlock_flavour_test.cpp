@@ -108,7 +108,7 @@ TEST_CASE("redsync waits for every reply unless failFast (collect = \"quorum\")"
   CHECK(acquired[0]->at == Instant::from_ns(Duration::ms(2).count_ns()));
 }
 
-TEST_CASE("redsync with failFast gives up a round at a quorum taken; one value for every try") {
+TEST_CASE("redsync with failFast gives up a round at a quorum taken, and one value serves every try") {
   // holder has the key on every node; client1 cannot reach redis3. With
   // failFast, two nil replies (ErrTaken, mutex.go:311-313) end the round in
   // one round trip; without it each round waits 500 ms for redis3.
@@ -159,7 +159,7 @@ TEST_CASE("redlock-rb 2.0.6 measures on CLOCK_MONOTONIC, the 2014 original on Ti
   }
 }
 
-TEST_CASE("redlock-rb 2.0.6: 4 tries, a new value each, 200 + rand(50) ms apart; 2014: 3 tries, one value, rand(200) ms") {
+TEST_CASE("redlock-rb 2.0.6: 4 tries, a new value each, 200 + rand(50) ms apart, and 2014: 3 tries, one value, rand(200) ms") {
   const std::string rest = "[[client]]\nname = \"holder\"\nwork = \"30s\"\n"
                            "[[client]]\nname = \"client1\"\nstart = \"1s\"\nwork = \"1ms\"\n";
   for (auto [flavour, tries, distinct] : {std::tuple{"redlock-rb", 4, 4}, {"redlock-rb-2014", 3, 1}}) {

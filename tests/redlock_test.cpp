@@ -229,7 +229,10 @@ hold = "1s"
     // A 3 s pause outlasts the validity: the extension is refused and client1 is told.
     const RunResult paused =
         with("auto_extend = \"500ms\"", "[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"3s\"\n");
-    CHECK(events_of(paused, Ev::Lost).size() == 1);
+    CHECK(events_of(paused, Ev::Lost, "client1").size() == 1);
+    // (node-redlock v5's client2, which waited from 100 ms, gets a lock whose
+    // expiration was counted from before its first try: already spent, it
+    // cannot be extended either. index.js:210,217,253.)
   }
 }
 
