@@ -14,7 +14,10 @@
 // nodes keep their keys across restarts.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
+#include <string_view>
+#include <utility>
 
 #include "lockalgos/redlock.hpp"
 
@@ -24,51 +27,133 @@ namespace locksim {
 namespace {
 
 enum class UnlockOnFail : std::uint8_t { EachTry, AtEnd };
+// Which replies end a parallel round early as a quorum against.
+enum class Against : std::uint8_t {
+  Never,
+  NotOk,  // any reply but OK, or none (node-redlock v5's votesAgainst)
+  Taken,  // a nil reply: the key is someone else's (redsync's failFast ErrTaken; errors do not count)
+};
 
 struct Flavour {
-  std::string_view name;
+  RedlockFlavour id;
   bool drift_plus_2ms;          // drift = ttl * factor (+ 2 ms)
   bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
   bool checks_validity;         // node-redlock v5 never does, at acquire
+  bool validity_zero_ok;        // validity >= 0 is enough (redlock-rb 2.x), else > 0
   bool wall_clock;              // T1, T2 from the wall clock (Time.now, time.time, Date.now)
+  bool start_once;              // T1 read once, before every try (node-redlock v5)
   Fanout fanout;
   bool resolves_at_quorum;      // stop waiting once a majority said OK
+  Against against;              // ... or once a majority said no
   std::optional<Duration> node_timeout;  // per command; nullopt: none at all
   bool node_timeout_from_ttl;   // redsync: 5% of the expiry per round
   int tries;
   DurationRange retry_delay;
   UnlockOnFail unlock;
+  bool new_value_each_try;      // else one value for every try of an acquire
+  bool sleeps_after_last;       // the retry pause follows the last failed try too
+  bool raises_on_error;         // a node's error fails a try that won a quorum (redlock-py)
   int value_bytes;
 };
 
 // From the libraries' code (algorithms.md §2, its sources [RB] [PY] [GO] [NODE]).
 constexpr Duration ms(std::int64_t n) { return Duration::ms(n); }
 const Flavour kFlavours[] = {
-    {"redlock-rb", true, false, true, true, Fanout::Sequential, false, Duration::s(5), false, 4,
-     {ms(0), ms(199)}, UnlockOnFail::EachTry, 20},
-    {"redlock-py", true, false, true, true, Fanout::Sequential, false, std::nullopt, false, 3,
-     DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, 11},
-    {"redsync", false, false, true, false, Fanout::Parallel, true, std::nullopt, true, 32,
-     {ms(50), ms(249)}, UnlockOnFail::EachTry, 16},
-    {"node-redlock-v5", true, true, false, true, Fanout::Parallel, true, std::nullopt, false, 11,
-     {ms(100), ms(300)}, UnlockOnFail::AtEnd, 16},
+    // redlock-rb, the maintained gem `redlock` 2.0.6 (lib/redlock/client.rb):
+    //   :21,49-52  every command times out after redis_timeout 0.1 s
+    //   :22-24,286-297 retry_count 3, retry_delay 200 ms + rand(retry_jitter 50) whole ms
+    //   :28-37,368-371 time from CLOCK_MONOTONIC (since 1.0.0, commit b823334, 2018)
+    //   :266-279   retry_count + 1 tries
+    //   :301       a new value (SecureRandom.uuid) for each try
+    //   :305-312   SET NX PX on each server in turn
+    //   :314-319   held iff a quorum and validity >= 0; else unlock every server
+    //   :361-366   drift = (ttl * 0.01).to_i + 2
+    {RedlockFlavour::RedlockRb, true, false, true, true, false, false, Fanout::Sequential, false, Against::Never,
+     ms(100), false, 4, {ms(200), ms(249)}, UnlockOnFail::EachTry, true, false, false, 16},
+    // redlock-rb as antirez wrote it in 2014: redlock.rb at the root of the
+    // repository's first commits (leandromoreira/redlock-rb 769e806, 2014-05-16,
+    // the same file as antirez/redlock-rb; the gem 0.0.1 of 2014-11 behaves alike):
+    //   :4-5,57    DefaultRetryCount 3: three tries in all
+    //   :46-56     one value (20 bytes of /dev/urandom) for every try
+    //   :59,67     time from Time.now, the wall clock
+    //   :66-68     drift (ttl * 0.01).to_i + 2; held iff a quorum and validity > 0
+    //   :75-80     unlock every server, then sleep rand(200) whole ms, after the last try too
+    //   :17        Redis.new(:url): redis-rb 3.x's default 5 s timeout
+    {RedlockFlavour::RedlockRb2014, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+     Duration::s(5), false, 3, {ms(0), ms(199)}, UnlockOnFail::EachTry, false, true, false, 20},
+    // redlock-py 1.0.8 (SPSCommerce/redlock-py, commit 42ef491, redlock/__init__.py):
+    //   :40-42     retry_count 3 (three tries), retry_delay 0.2 s, drift factor 0.01
+    //   :50-60     redis.StrictRedis: no socket timeout
+    //   :84-90     one value (22 letters and digits) for every try
+    //   :95        drift = int(ttl * 0.01) + 2
+    //   :100,108   time from time.time(), the wall clock
+    //   :102-107   SET NX PX on each server in turn; a RedisError is kept, not a yes
+    //   :110-113   held iff validity > 0 and a quorum, but any RedisError raises
+    //              MultipleRedlockException instead: no unlock, no further try
+    //              (since 1.0.7, commit e9e9a97; until 1.0.6 lock_instance took
+    //              every exception for a no: redis_errors = "ignore")
+    //   :114-121   else unlock every server, then sleep 0.2 s, after the last try too
+    {RedlockFlavour::RedlockPy, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+     std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, false, true, true, 11},
+    // redsync v4.17.0 (mutex.go, redsync.go):
+    //   mutex.go:80,86   one value for every try of a Lock()
+    //   mutex.go:104-116 time.Now() (monotonic) around each round; held iff n >= quorum
+    //                    and now is before until = now + expiry - elapsed - expiry*driftFactor
+    //   mutex.go:107,122 each round's context times out at expiry * timeoutFactor (0.05)
+    //   mutex.go:117-123 a failed try releases on every node
+    //   mutex.go:269-321 actOnPoolsAsync reads every reply; only with failFast (off by
+    //                    default, redsync.go:141-149) does it return at a quorum of OKs
+    //                    or a quorum taken (collect = "quorum")
+    //   redsync.go:33-39 32 tries, rand.Intn(250-50)+50 ms apart, driftFactor 0.01
+    {RedlockFlavour::Redsync, false, false, true, false, false, false, Fanout::Parallel, false, Against::Never,
+     std::nullopt, true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, false, false, 16},
+    // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
+    //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
+    //             lock's expiration is start + duration - drift, whatever the
+    //             tries took; nothing compares it with the time (no validity check)
+    //   :216      drift = round(driftFactor * duration) + 2
+    //   :279-297  retryCount 10 (11 tries), retryDelay 200 + floor((r*2-1) * 100) ms
+    //   :326-339  a round resolves at a quorum for, or at a quorum against
+    //   :211,218-227  one value per acquire(); released once, after the last try
+    {RedlockFlavour::NodeRedlockV5, true, true, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
+     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, false, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
-Flavour flavour_for(const LockConfig& c, const RedlockOptions& o) {
+Flavour flavour_for(const RedlockOptions& o) {
   Flavour f = kFlavours[0];
   for (const Flavour& known : kFlavours)
-    if (known.name == c.flavour) f = known;
+    if (known.id == o.flavour) f = known;
   if (o.fanout) f.fanout = *o.fanout;
   if (o.collect) f.resolves_at_quorum = *o.collect == Collect::Quorum;
+  if (o.redis_errors) f.raises_on_error = *o.redis_errors == RedisErrors::Raise;
+  // redsync's WithFailFast(true) (mutex.go:304-314): a quorum taken ends the round too.
+  if (f.id == RedlockFlavour::Redsync) f.against = f.resolves_at_quorum ? Against::Taken : Against::Never;
   return f;
 }
 
+// [lock] flavour's names (the registry lists the same, with their help).
+constexpr std::pair<std::string_view, RedlockFlavour> kFlavourNames[] = {
+    {"redlock-rb", RedlockFlavour::RedlockRb},
+    {"redlock-rb-2014", RedlockFlavour::RedlockRb2014},
+    {"redlock-py", RedlockFlavour::RedlockPy},
+    {"redsync", RedlockFlavour::Redsync},
+    {"node-redlock-v5", RedlockFlavour::NodeRedlockV5},
+    {"redisson", RedlockFlavour::Redisson},
+};
+
+std::string_view flavour_name(RedlockFlavour f) {
+  for (const auto& [name, id] : kFlavourNames)
+    if (id == f) return name;
+  return "?";
+}
+
 // The flavours that extend a lock, and that fan out in parallel by default.
-bool parallel_flavour(const std::string& flavour) { return flavour == "redsync" || flavour == "node-redlock-v5"; }
+bool parallel_flavour(RedlockFlavour f) { return f == RedlockFlavour::Redsync || f == RedlockFlavour::NodeRedlockV5; }
 
 bool is_ok(const redis::Reply& r) { return r.is_ok(); }
 bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
+bool is_taken(const std::optional<redis::Reply>& r) { return r && (r->is_nil() || (r->kind == redis::Reply::Kind::Int && r->integer == 0)); }
 
 class Redlock final : public Lock {
  public:
@@ -76,7 +161,7 @@ class Redlock final : public Lock {
       : env_(env),
         config_(config),
         options_(options),
-        f_(flavour_for(config, options)),
+        f_(flavour_for(options)),
         sentinel_(targets.sentinel != kNoProc) {
     const Duration timeout = options_.request_timeout.value_or(
         f_.node_timeout_from_ttl ? options_.ttl / 20 : f_.node_timeout.value_or(Duration::zero()));
@@ -88,18 +173,28 @@ class Redlock final : public Lock {
     const int tries = o.retry_count ? (*o.retry_count == kForever ? kForever : *o.retry_count + 1) : f_.tries;
     // node-redlock draws one value per acquire() call; the others one per try.
     std::string value = env_.rng().hex_token(f_.value_bytes);
+    const Instant first_start = now();
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
-        co_await env_.sleep(o.retry_delay.value_or(f_.retry_delay).draw(env_.rng()));
-        if (f_.unlock == UnlockOnFail::EachTry) value = env_.rng().hex_token(f_.value_bytes);
+        co_await env_.sleep(retry_delay());
+        if (f_.new_value_each_try) value = env_.rng().hex_token(f_.value_bytes);
       }
-      const Instant start = now();
+      const Instant start = f_.start_once ? first_start : now();
       const std::vector<bool> ok = co_await lock_instances(value);
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
       const Duration validity = o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
-      if (granted >= quorum() && (!f_.checks_validity || validity > Duration::zero())) {
+      const bool valid = validity > Duration::zero() || (f_.validity_zero_ok && validity == Duration::zero());
+      if (granted >= quorum() && (!f_.checks_validity || valid) && round_errors_ > 0 && f_.raises_on_error) {
+        // redlock-py 1.0.8 __init__.py:110-113: MultipleRedlockException, out of lock().
+        env_.note(Ev::AttemptFailed, {.value = static_cast<std::int64_t>(granted),
+                                      .detail = std::to_string(round_errors_) +
+                                                " nodes failed with a RedisError: MultipleRedlockException, "
+                                                "it gives up without unlocking"});
+        co_return std::nullopt;
+      }
+      if (granted >= quorum() && (!f_.checks_validity || valid)) {
         std::string where;
         for (std::size_t i = 0; i < ok.size(); ++i)
           if (ok[i]) where += (where.empty() ? "" : ",") + nodes_[i].name();
@@ -120,6 +215,7 @@ class Redlock final : public Lock {
       if (f_.unlock == UnlockOnFail::EachTry) co_await unlock_all(value);
     }
     if (f_.unlock == UnlockOnFail::AtEnd) co_await unlock_all(value);
+    if (f_.sleeps_after_last) co_await env_.sleep(retry_delay());
     co_return std::nullopt;
   }
 
@@ -135,6 +231,23 @@ class Redlock final : public Lock {
   std::size_t quorum() const { return nodes_.size() / 2 + 1; }
 
   Instant now() const { return f_.wall_clock ? env_.wall_now() : env_.mono_now(); }
+
+  // The pause before a retry: the scenario's retry_delay, or the flavour's
+  // (drawn in whole milliseconds, as each library does).
+  Duration retry_delay() {
+    if (options_.retry_delay) return options_.retry_delay->draw(env_.rng());
+    return Duration::ms(env_.rng().between(f_.retry_delay.lo.whole_ms(), f_.retry_delay.hi.whole_ms()));
+  }
+
+  // When a parallel round may end before every reply (Flavour's
+  // resolves_at_quorum, rejects_at_quorum), counting replies `accept` takes.
+  Quorum<redis::Reply> round_end(bool (*accept)(const redis::Reply&)) const {
+    Quorum<redis::Reply> until;
+    if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = accept};
+    if (f_.against != Against::Never) until.against_need = quorum();
+    if (f_.against == Against::Taken) until.against = is_taken;
+    return until;
+  }
 
   Duration drift() const {
     const double factor = options_.drift_factor.value_or(0.01);
@@ -167,18 +280,23 @@ class Redlock final : public Lock {
     const std::string& key = config_.key;
     const Duration ttl = options_.ttl;
     std::vector<bool> ok(nodes_.size(), false);
+    // A node that answered an error, or did not answer (refused, timed out).
+    auto failed = [](const std::optional<redis::Reply>& r) { return !r || r->kind == redis::Reply::Kind::Err; };
+    round_errors_ = 0;
     if (f_.fanout == Fanout::Sequential) {
       for (std::size_t i = 0; i < nodes_.size(); ++i) {
         const auto r = co_await nodes_[i].set_nx_px(key, value, ttl);
         ok[i] = r && r->is_ok();
+        round_errors_ += failed(r);
       }
       co_return ok;
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
-    Quorum<redis::Reply> until;
-    if (f_.resolves_at_quorum) until = {.need = quorum(), .accept = is_ok};
-    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
-    for (std::size_t i = 0; i < nodes_.size(); ++i) ok[i] = replies[i] && replies[i]->is_ok();
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_ok));
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      ok[i] = replies[i] && replies[i]->is_ok();
+      round_errors_ += failed(replies[i]);  // with collect = "quorum", so do calls cut off
+    }
     if (sentinel_) co_await rediscover_failed(replies);
     co_return ok;
   }
@@ -196,7 +314,12 @@ class Redlock final : public Lock {
       co_return removed;
     }
     std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_delete(config_.key, value); });
-    const Replies<redis::Reply> replies = co_await when_all<redis::Reply>(env_, std::move(calls));
+    // node-redlock v5 releases in one round that ends at a quorum for or
+    // against (index.js:222-226 with retryCount 0, :326-339), redsync with
+    // failFast likewise (mutex.go:117-123 through actOnPoolsAsync); the
+    // others wait for every node.
+    const Quorum<redis::Reply> until = f_.against != Against::Never ? round_end(is_one) : Quorum<redis::Reply>{};
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
     for (const auto& r : replies) removed += RedisConnection::is_one(r);
     if (sentinel_) co_await rediscover_failed(replies);
     co_return removed;
@@ -218,8 +341,9 @@ class Redlock final : public Lock {
       }
       const Instant start = now();
       std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(key, value, ttl); });
-      const Quorum<redis::Reply> until{.need = quorum(), .accept = is_one};
-      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), until);
+      // redsync's Extend waits for every reply as its Lock does (mutex.go:158-172,
+      // actOnPoolsAsync); node-redlock's extend() is a round like its acquire's.
+      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_one));
       const auto granted = static_cast<std::size_t>(
           std::count_if(replies.begin(), replies.end(), [](const auto& r) { return RedisConnection::is_one(r); }));
       if (sentinel_) co_await rediscover_failed(replies);
@@ -253,6 +377,7 @@ class Redlock final : public Lock {
   Instant valid_until_;
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
+  std::size_t round_errors_ = 0;  // nodes that failed in the last lock_instances
   const bool wait_for_unlock_ = options_.unlock == Unlock::Wait;
 };
 
@@ -261,6 +386,12 @@ class Redlock final : public Lock {
 std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<RedlockOptions>();
   o->ttl = *common.ttl;  // required: the loader checked
+  if (!common.flavour.empty()) {  // the loader checked it against the registry's list; this is the same list
+    const auto* known = std::find_if(std::begin(kFlavourNames), std::end(kFlavourNames),
+                                     [&](const auto& n) { return n.first == common.flavour; });
+    if (known == std::end(kFlavourNames)) r.fail("flavour", "\"" + common.flavour + "\" is not a flavour of redlock");
+    o->flavour = known->second;
+  }
   o->retry_delay = r.range("retry_delay");
   o->retry_count = r.count("retry_count", 0);
   o->request_timeout = r.duration("request_timeout", Sign::Positive);
@@ -268,17 +399,19 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
   if (o->drift_factor && !(*o->drift_factor >= 0.0 && *o->drift_factor < 1.0))
     r.fail("drift_factor", "a fraction of the ttl, from 0 up to 1");
   o->auto_extend = r.duration("auto_extend", Sign::Positive);
-  if (o->auto_extend && !parallel_flavour(common.flavour))
+  if (o->auto_extend && !parallel_flavour(o->flavour))
     r.fail("auto_extend", "only the redsync and node-redlock-v5 flavours extend a lock (" +
-                              (common.flavour.empty() ? std::string("redlock-rb") : common.flavour) +
-                              " has no extension)");
+                              std::string(flavour_name(o->flavour)) + " has no extension)");
   o->fanout = r.choice<Fanout>("fanout", {{"sequential", Fanout::Sequential}, {"parallel", Fanout::Parallel}});
   o->collect = r.choice<Collect>("collect", {{"quorum", Collect::Quorum}, {"all", Collect::All}});
-  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(common.flavour))))
+  if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(o->flavour))))
     r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
   if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
+  o->redis_errors = r.choice<RedisErrors>("redis_errors", {{"raise", RedisErrors::Raise}, {"ignore", RedisErrors::Ignore}});
+  if (o->redis_errors && o->flavour != RedlockFlavour::RedlockPy)
+    r.fail("redis_errors", "an option of the redlock-py flavour (" + std::string(flavour_name(o->flavour)) + " has no MultipleRedlockException)");
   for (const char* key : {"fanout", "collect", "unlock"})
-    if (r.has(key) && common.flavour == "redisson")
+    if (r.has(key) && o->flavour == RedlockFlavour::Redisson)
       r.fail(key, "not an option of the redisson flavour (RedissonRedLock locks node by node)");
   read_redisson(r, o->redisson);
   o->redisson.lease_time = o->ttl;  // RedissonRedLock's lock(leaseTime)
@@ -287,7 +420,7 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
 
 std::unique_ptr<Lock> make_redlock(ClientEnv& env, const LockTargets& targets, const LockConfig& config,
                                    const RedlockOptions& options) {
-  if (config.flavour == "redisson") return make_redisson_redlock(env, targets, config, options.redisson);
+  if (options.flavour == RedlockFlavour::Redisson) return make_redisson_redlock(env, targets, config, options.redisson);
   return std::make_unique<Redlock>(env, targets, config, options);
 }
 

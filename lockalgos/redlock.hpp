@@ -14,9 +14,14 @@ namespace locksim {
 enum class Fanout : std::uint8_t { Sequential, Parallel };  // one node after another | all at once
 enum class Collect : std::uint8_t { Quorum, All };          // a parallel round goes on at a majority | at every reply
 enum class Unlock : std::uint8_t { Wait, NoWait };          // no-wait: CLIENT REPLY SKIP, and go on
+// redlock-py: a RedisError on any node during a try that won a quorum.
+enum class RedisErrors : std::uint8_t { Raise, Ignore };  // 1.0.7+: MultipleRedlockException | 1.0.6: a no
+// Which library (and version) the model follows: [lock] flavour, parsed once.
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, Redsync, NodeRedlockV5, Redisson };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;
+  RedlockFlavour flavour = RedlockFlavour::RedlockRb;
   // Unset: the flavour's.
   std::optional<DurationRange> retry_delay;
   std::optional<int> retry_count;          // retries after the first try; kForever
@@ -26,6 +31,7 @@ struct RedlockOptions : AlgorithmOptions {
   std::optional<Fanout> fanout;
   std::optional<Collect> collect;
   Unlock unlock = Unlock::Wait;
+  std::optional<RedisErrors> redis_errors;  // redlock-py only
   RedissonOptions redisson;                // the redisson flavour's RLocks (lease_time: the ttl)
   Duration lease() const override { return ttl; }
 };

@@ -6,10 +6,11 @@
 //   when_quorum(env, calls, q):  as soon as q.need replies satisfy q.accept;
 //                                or, with q.resolve_when_impossible, as soon as
 //                                too few calls are left for that; or when every
-//                                call has ended. (node-redlock v5 rejects early:
-//                                src/index.ts _attemptOperation resolves "against"
-//                                once votesAgainst.size === quorumSize, the same
-//                                moment for an odd number of nodes.)
+//                                call has ended; or once q.against_need calls
+//                                ended against (node-redlock v5 rejects early:
+//                                redlock@5.0.0-beta.2 dist/cjs/index.js:333-339,
+//                                _attemptOperation resolves "against" once
+//                                votesAgainst.size === quorumSize).
 //
 // A fan-out resolves inside the event of the reply that decides it, and its
 // waiter resumes at that instant after whatever is already due
@@ -45,6 +46,12 @@ struct Quorum {
   std::size_t need = std::numeric_limits<std::size_t>::max();  // replies that satisfy `accept`
   bool (*accept)(const Reply&) = nullptr;
   bool resolve_when_impossible = false;  // resolve once `need` cannot be reached any more
+  // Resolve once this many calls have ended against: not accepted and, when
+  // `against` is given, satisfying it (nullopt: timed out, refused, cancelled).
+  // node-redlock v5's votesAgainst (every call not accepted), redsync's
+  // failFast "taken" (a reply that is neither OK nor an error).
+  std::size_t against_need = std::numeric_limits<std::size_t>::max();
+  bool (*against)(const std::optional<Reply>&) = nullptr;
 };
 
 // The replies of a fan-out, by the calls' order: nullopt for a call that timed
@@ -84,7 +91,10 @@ class FanOut final : ReplySink {
         replies_[tag] = std::move(*r);
       }
     }
-    if (replies_[tag] && quorum_.accept && quorum_.accept(*replies_[tag])) ++accepted_;
+    if (replies_[tag] && quorum_.accept && quorum_.accept(*replies_[tag]))
+      ++accepted_;
+    else if (!quorum_.against || quorum_.against(replies_[tag]))
+      ++against_;
     if (!resolved_ && decided()) {
       resolved_ = true;
       env_.resume_soon(waiter_);
@@ -93,7 +103,7 @@ class FanOut final : ReplySink {
 
   bool decided() const {
     const std::size_t n = calls_.size();
-    if (answered_ == n || accepted_ >= quorum_.need) return true;
+    if (answered_ == n || accepted_ >= quorum_.need || against_ >= quorum_.against_need) return true;
     return quorum_.resolve_when_impossible && accepted_ + (n - answered_) < quorum_.need;
   }
 
@@ -107,7 +117,7 @@ class FanOut final : ReplySink {
   Quorum<Reply> quorum_;
   std::vector<CallId> ids_;  // 0: ended (or not started)
   Replies<Reply> replies_;
-  std::size_t answered_ = 0, accepted_ = 0;
+  std::size_t answered_ = 0, accepted_ = 0, against_ = 0;
   bool resolved_ = false;
   std::coroutine_handle<> waiter_;
 };

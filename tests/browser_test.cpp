@@ -75,7 +75,7 @@ TEST_CASE("headless Chromium renders a retry loop as one folded line of the stor
   const RunResult r = run_scenario(catalogue("scenarios/redis/redlock-restart-delayed.toml"));
   const std::string dom = rendered(r, "restart-delayed");
   CHECK(count(dom, "<li class=\"folded\"><details>") == 2);
-  CHECK(dom.find("client2 tries and fails 56 times") != std::string::npos);
+  CHECK(dom.find("client2 tries and fails 40 times") != std::string::npos);
   CHECK(dom.find("redis3 restarts") != std::string::npos);
   CHECK(count(dom, "class=\"retries\"") == 1);
 }

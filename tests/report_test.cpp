@@ -165,7 +165,7 @@ TEST_CASE("a retry loop is told in one line, and the story still tells the resta
   // --full: every step, one line each.
   const auto full = story_lines(text_report(r, {.full = true}));
   CHECK(full.size() == narrate(r).size());
-  CHECK(full.size() > 400);
+  CHECK(full.size() > 300);
 }
 
 TEST_CASE("the story's stamps share one unit and one precision, and the text after them starts in one column") {
