@@ -145,7 +145,7 @@ TEST_CASE("K7: the stale write is the believer's, blamed on the grant the servic
   CHECK(has(text, "the lock service held none of client1's keys by then"));
 }
 
-TEST_CASE("a grant the service holds is no belief; where no node names a holder every grant counts") {
+TEST_CASE("a grant the service holds is no belief, and where no node names a holder every grant counts") {
   const RunResult r = run_scenario(catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml"));
   CHECK(beliefs_not_grants(r.world->trace()).empty());
   const RunResult z = run_scenario(catalogue("scenarios/zookeeper/session-expiry-pause.toml"));
