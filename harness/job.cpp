@@ -6,8 +6,9 @@ namespace {
 
 class Job {
  public:
-  Job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, ProcId storage)
-      : env_(env), lock_(lock), config_(config), fencing_(fencing), storage_(storage) {}
+  Job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, bool fenced_reads, ProcId storage)
+      : env_(env), lock_(lock), config_(config), fencing_(fencing),
+        fenced_reads_(fenced_reads && fencing == Fencing::Token), storage_(storage) {}
 
   Task<void> run();
 
@@ -18,7 +19,7 @@ class Job {
   Task<std::optional<Grant>> take_lock();
   // Release and record it (releasing, released or release-failed).
   Task<void> give_back(const Grant& grant);
-  static storage::Request read_request();
+  static storage::Request read_request(std::int64_t token);
   static storage::Request write_request(std::int64_t value, std::int64_t token, std::string owner);
   static storage::Request claim_request(std::string owner);
 
@@ -26,6 +27,7 @@ class Job {
   Lock& lock_;
   const ClientConfig& config_;
   Fencing fencing_;
+  bool fenced_reads_;  // the read presents the token too ([storage] fenced_reads)
   ProcId storage_;
 };
 
@@ -66,8 +68,13 @@ Task<void> Job::read_modify_write() {
       co_return;
     }
   }
-  const auto read = co_await env_.call_storage(storage_, read_request(), config_.storage_timeout);
-  if (read) {
+  const auto read =
+      co_await env_.call_storage(storage_, read_request(fenced_reads_ ? grant->token : -1), config_.storage_timeout);
+  if (read && !read->accepted) {
+    write = false;  // a fenced read with a superseded token: nothing was read, nothing will be written
+    env_.note(Ev::WriteRejected, {.token = grant->token, .detail = "its read was refused: " + read->reason});
+    co_await env_.yield();
+  } else if (read) {
     counter = read->value;
     env_.note(Ev::Read, {.value = counter});
     co_await env_.yield();
@@ -114,9 +121,10 @@ Task<void> Job::read_modify_write() {
 }
 
 // Requests are built here, outside the coroutines (task.hpp: aggregates in co_await).
-storage::Request Job::read_request() {
+storage::Request Job::read_request(std::int64_t token) {
   storage::Request r;
   r.op = storage::Request::Op::Read;
+  r.token = token;
   return r;
 }
 storage::Request Job::write_request(std::int64_t value, std::int64_t token, std::string owner) {
@@ -158,8 +166,9 @@ Task<void> Job::give_back(const Grant& grant) {
 
 }  // namespace
 
-Task<void> run_job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, ProcId storage) {
-  Job job(env, lock, config, fencing, storage);
+Task<void> run_job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, bool fenced_reads,
+                   ProcId storage) {
+  Job job(env, lock, config, fencing, fenced_reads, storage);
   co_await job.run();
 }
 

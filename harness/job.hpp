@@ -13,8 +13,10 @@
 
 namespace locksim {
 
-// Runs `config`'s rounds, then notes JobDone. REQUIRES: everything it names
-// outlives the task.
-Task<void> run_job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, ProcId storage);
+// Runs `config`'s rounds, then notes JobDone. With `fenced_reads` (and token
+// fencing) a read presents the grant's token too. REQUIRES: everything it
+// names outlives the task.
+Task<void> run_job(ClientEnv& env, Lock& lock, const ClientConfig& config, Fencing fencing, bool fenced_reads,
+                   ProcId storage);
 
 }  // namespace locksim

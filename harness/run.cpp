@@ -107,7 +107,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
 
   for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id));
+    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
+                                        s.storage.fenced_reads));
   // The lock service, through its model in the server table (sim/servers/table.hpp).
   const ServerModel& model = server_model(algorithm->server);
   ServiceBuild service{.world = world, .nodes = s.nodes, .first_id = first_node, .setup = s.lock.options->server()};
@@ -124,7 +125,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
                      s.lock.fencing == Fencing::Token       ? StorageFencing::Token
                      : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
-                                                            : StorageFencing::None);
+                                                            : StorageFencing::None,
+                     s.storage.fenced_reads);
   // The sentinels follow the storage, the first at sentinel_id.
   add_companions(model, service);
 
@@ -147,7 +149,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   if (watch && !result.budget_exhausted)
     liveness_phase(result, faults, *watch, *options.liveness, options.max_events - world.events_run(),
                    [&](const ClientConfig& c) -> Client& {
-                     return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id);
+                     return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
+                                             s.storage.fenced_reads);
                    });
 
   result.stats = *tally;

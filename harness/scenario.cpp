@@ -541,11 +541,17 @@ class Loader {
     const toml::table* t = table(root, "storage", false);
     if (t) {
       const std::string w = "[storage]";
-      check_keys(*t, w, {"name", "initial", "clock"});
+      check_keys(*t, w, {"name", "initial", "clock", "fenced_reads"});
       if (t->get("name")) name(*t, w, s.storage.name);
       else name_default(s.storage.name, w);
       if (auto i = integer(*t, "initial", w, INT64_MIN / 4, INT64_MAX / 4)) s.storage.initial = *i;
       if (auto c = clock(*t, w)) s.storage.clock = *c;
+      if (auto f = boolean(*t, "fenced_reads", w)) {
+        if (*f && s.lock.fencing != Fencing::Token)
+          fail(key_line(*t, "fenced_reads"), w, "fenced_reads",
+               "fenced reads check the lock's fencing token: they need [lock] fencing = \"token\"");
+        s.storage.fenced_reads = *f;
+      }
     } else {
       name_default(s.storage.name, "[storage]");
     }

@@ -48,6 +48,9 @@ struct StorageConfig {
   std::string name = "storage";
   std::int64_t initial = 0;
   ClockSpec clock;
+  // With [lock] fencing = "token": reads present the token too, and the
+  // storage refuses a read or a write older than the highest token seen on either.
+  bool fenced_reads = false;
 };
 
 // What a client does under the lock: read-modify-write the storage's

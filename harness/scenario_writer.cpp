@@ -108,6 +108,7 @@ std::string to_toml(const Scenario& s) {
   line("name", quote(s.storage.name));
   line("initial", std::to_string(s.storage.initial));
   line("clock", clock(s.storage.clock));
+  if (s.storage.fenced_reads) line("fenced_reads", "true");
 
   for (const ClientConfig& c : s.clients) {
     out += "\n[[client]]\n";

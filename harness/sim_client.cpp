@@ -3,13 +3,14 @@
 namespace locksim {
 
 Client::Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm,
-               const LockConfig& lock_config, LockTargets targets, ProcId storage)
+               const LockConfig& lock_config, LockTargets targets, ProcId storage, bool fenced_reads)
     : Process(world, config.name, ProcessRole::Client, config.clock),
       config_(config),
       algorithm_(algorithm),
       lock_config_(lock_config),
       targets_(std::move(targets)),
       storage_(storage),
+      fenced_reads_(fenced_reads),
       lock_(algorithm.make(env_, targets_, lock_config)) {}
 
 // The coroutines refer to the lock: they go first.
@@ -24,7 +25,7 @@ void Client::schedule_start() {
   });
 }
 
-void Client::start_job() { spawn(run_job(env_, *lock_, config_, lock_config_.fencing, storage_)); }
+void Client::start_job() { spawn(run_job(env_, *lock_, config_, lock_config_.fencing, fenced_reads_, storage_)); }
 
 void Client::on_message(Message& m) {
   if (!lock_->on_push(m.from, m.body)) Process::on_message(m);

@@ -46,7 +46,7 @@ class Client : public Process {
  public:
   // REQUIRES: `config` and `lock_config` outlive the client.
   Client(World& world, const ClientConfig& config, const AlgorithmInfo& algorithm, const LockConfig& lock_config,
-         LockTargets targets, ProcId storage);
+         LockTargets targets, ProcId storage, bool fenced_reads = false);
   ~Client() override;
 
   // Start the job at the configured time.
@@ -65,6 +65,7 @@ class Client : public Process {
   const LockConfig& lock_config_;
   LockTargets targets_;
   ProcId storage_;
+  bool fenced_reads_;           // [storage] fenced_reads: reads present the token
   std::unique_ptr<Lock> lock_;  // a new one for each process image
 };
 

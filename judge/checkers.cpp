@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <set>
 
 namespace locksim {
@@ -68,6 +69,49 @@ T& slot(std::vector<T>& v, ProcId p) {
   return v[p];
 }
 
+// What the lock service held, from its nodes' own events, not the clients'
+// beliefs: a node's Command naming an owner leaves the key holding that
+// client's value (sim/redis.cpp, note_command and replication); Expired and
+// KeyDeleted remove it. A node that restarts or is resynced keeps, here,
+// what it held before: the doubt goes to the client (its grant counts).
+class ServiceHoldings {
+ public:
+  explicit ServiceHoldings(const Trace& t) : trace_(t) {}
+
+  void observe(const TraceEvent& e) {
+    if (!has_role(trace_, e.process, ProcessRole::LockNode)) return;
+    if (e.kind == Ev::Command && e.owner != kNoProc) {
+      entries_[{e.process, e.key}] = e.owner;
+      named_ = true;
+    } else if (e.kind == Ev::Expired || e.kind == Ev::KeyDeleted) {
+      entries_.erase({e.process, e.key});
+    }
+  }
+
+  // Known to hold nothing of `client`'s (false where the nodes name no holders).
+  bool holds_nothing_of(ProcId client) const {
+    if (!named_) return false;
+    return std::none_of(entries_.begin(), entries_.end(), [&](const auto& kv) { return kv.second == client; });
+  }
+
+ private:
+  const Trace& trace_;
+  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client whose value it holds
+  bool named_ = false;                                        // some node named a holder
+};
+
+// Each Acquired, judged against what the service held: a grant or a belief.
+class GrantTruth {
+ public:
+  explicit GrantTruth(const Trace& t) : holdings_(t) {}
+  void observe(const TraceEvent& e) { holdings_.observe(e); }
+  // For an Acquired event: whether the client held nothing at the service.
+  bool belief_only(const TraceEvent& acquired) const { return holdings_.holds_nothing_of(acquired.process); }
+
+ private:
+  ServiceHoldings holdings_;
+};
+
 // Overlap. Each client's critical sections run from Acquired to its first
 // later Releasing, Lost or Crashed, or to the end of the run. A second
 // Acquired while one is open (a re-entrant acquire) does not start a new one.
@@ -75,19 +119,20 @@ T& slot(std::vector<T>& v, ProcId p) {
 // overlap ends when the first of the two closes.
 class OverlapChecker {
  public:
-  OverlapChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+  OverlapChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
 
   void observe(const TraceEvent& e) {
     if (!is_client(trace_, e.process)) return;
     auto& mine = slot(open_, e.process);
     if (e.kind == Ev::Acquired) {
       if (mine) return;
+      const bool belief = truth_.belief_only(e);
       for (const Section& a : sections_) {
         if (a.client == e.process) continue;
-        pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size()});
+        pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size(), a.belief, belief});
         out_.push_back({ViolationKind::Overlap, e.at, e.at, {a.client, e.process}, {}});
       }
-      sections_.push_back({next_id_, e.process, e.at});
+      sections_.push_back({next_id_, e.process, e.at, belief});
       mine = next_id_++;
     } else if (e.kind == Ev::Releasing || e.kind == Ev::Lost || e.kind == Ev::Crashed) {
       if (!mine) return;
@@ -109,12 +154,26 @@ class OverlapChecker {
     std::uint64_t id;
     ProcId client;
     Instant start;
+    bool belief;  // the service held none of its entries when it began (GrantTruth)
   };
   struct Pair {
     std::uint64_t earlier, later;  // section ids
     Instant earlier_start, later_start;
     std::size_t violation;
+    bool earlier_belief, later_belief;
   };
+
+  // "client1 and client2 both held the lock", or, when one only believed it did, says so.
+  std::string who_held(const Violation& v, const Pair& p) const {
+    const std::string a = trace_.name(v.processes[0]), b = trace_.name(v.processes[1]);
+    if (p.earlier_belief == p.later_belief)
+      return a + " and " + b + (p.earlier_belief ? " both believed they held the lock (the service held neither's entries)"
+                                                 : " both held the lock");
+    const std::string& held = p.earlier_belief ? b : a;
+    const std::string& believed = p.earlier_belief ? a : b;
+    return held + " held the lock and " + believed + " believed it did (the lock service held none of " + believed +
+           "'s entries), both acting as holders";
+  }
 
   void close(std::uint64_t id, Instant end) {
     std::erase_if(sections_, [&](const Section& s) { return s.id == id; });
@@ -127,13 +186,13 @@ class OverlapChecker {
       }
       Violation& v = out_[p.violation];
       v.until = end;
-      v.detail = trace_.name(v.processes[0]) + " and " + trace_.name(v.processes[1]) + " both held the lock from " +
-                 format_instant(v.at) + " to " + format_instant(end);
+      v.detail = who_held(v, p) + " from " + format_instant(v.at) + " to " + format_instant(end);
       return true;
     });
   }
 
   const Trace& trace_;
+  const GrantTruth& truth_;
   std::vector<std::optional<std::uint64_t>> open_;  // each client's open section
   std::vector<Section> sections_;                   // open, in order of start
   std::vector<Pair> pairs_;                         // overlaps whose end is not known yet
@@ -143,36 +202,66 @@ class OverlapChecker {
 };
 
 // Stale write: storage accepted a write from a client that was granted the
-// lock before the latest grant, which went to another client.
+// lock before the latest grant, which went to another client. Grants are
+// judged by what the lock service held (GrantTruth): a client that recorded
+// Acquired while the service held none of its entries only believed it held
+// the lock (K7). Its own "grant" neither supersedes anyone's nor protects its
+// writes; for it, the time it began asking stands for when it was granted.
 class StaleWriteChecker {
  public:
-  StaleWriteChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+  StaleWriteChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
 
   void observe(const TraceEvent& e) {
+    if (is_client(trace_, e.process) && e.kind == Ev::Acquiring) {
+      slot(asking_since_, e.process) = e.at;
+      return;
+    }
     if (e.kind == Ev::Acquired && is_client(trace_, e.process)) {
-      slot(last_acquired_, e.process) = e.at;
+      Grant& g = slot(grants_, e.process);
+      if (truth_.belief_only(e)) {
+        g.belief = e.at;
+        g.belief_asked = e.process < asking_since_.size() && asking_since_[e.process] ? *asking_since_[e.process] : e.at;
+        g.last_was_belief = true;
+        return;
+      }
+      g.real = e.at;
+      g.last_was_belief = false;
       latest_ = e.process;
       return;
     }
     if (e.kind != Ev::StorageWrite) return;
-    if (e.peer >= last_acquired_.size() || !last_acquired_[e.peer]) return;  // never acquired
+    if (e.peer >= grants_.size() || (!grants_[e.peer].real && !grants_[e.peer].belief)) return;  // never acquired
     if (latest_ == kNoProc || latest_ == e.peer) return;
-    const Instant mine = *last_acquired_[e.peer], theirs = *last_acquired_[latest_];
+    const Grant& g = grants_[e.peer];
+    const Instant theirs = *grants_[latest_].real;
+    const Instant mine = g.last_was_belief || !g.real ? std::min(g.belief_asked, g.real.value_or(Instant::never())) : *g.real;
     if (!(mine < theirs)) return;  // granted at the same instant: not after it
     const std::string token = e.token >= 0 ? " (token " + std::to_string(e.token) + ")" : "";
-    out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_},
-                    trace_.name(e.process) + " accepted " + trace_.name(e.peer) + "'s write" + token + " at " +
-                        format_instant(e.at) + ", but " + trace_.name(latest_) + " was granted the lock at " +
-                        format_instant(theirs) + ", after " + trace_.name(e.peer) + " (" + format_instant(mine) +
-                        ")"});
+    std::string detail = trace_.name(e.process) + " accepted " + trace_.name(e.peer) + "'s write" + token + " at " +
+                         format_instant(e.at) + ", but " + trace_.name(latest_) + " was granted the lock at " +
+                         format_instant(theirs);
+    if (g.last_was_belief)
+      detail += ", and " + trace_.name(e.peer) + " only believed it held it: it acquired at " + format_instant(*g.belief) +
+                ", when the lock service held none of its entries";
+    else
+      detail += ", after " + trace_.name(e.peer) + " (" + format_instant(mine) + ")";
+    out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_}, std::move(detail)});
   }
 
   std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
 
  private:
+  struct Grant {
+    std::optional<Instant> real;    // its last grant the service held
+    std::optional<Instant> belief;  // its last Acquired the service did not hold
+    Instant belief_asked;           // when it began asking for that one
+    bool last_was_belief = false;
+  };
   const Trace& trace_;
-  std::vector<std::optional<Instant>> last_acquired_;
-  ProcId latest_ = kNoProc;  // the most recent grant of all
+  const GrantTruth& truth_;
+  std::vector<std::optional<Instant>> asking_since_;
+  std::vector<Grant> grants_;
+  ProcId latest_ = kNoProc;  // the most recent real grant of all
   std::vector<Violation> out_;
 };
 
@@ -350,10 +439,36 @@ std::vector<Violation> run_one(const Trace& trace, const CheckOptions& o) {
   return c.finish(o);
 }
 
+// A checker that judges grants by what the service held: the service's
+// events go to the GrantTruth first.
+template <typename Checker>
+std::vector<Violation> run_with_truth(const Trace& trace, const CheckOptions& o) {
+  GrantTruth truth(trace);
+  Checker c(trace, o, truth);
+  for (const TraceEvent& e : trace.events()) {
+    truth.observe(e);
+    c.observe(e);
+  }
+  return c.finish(o);
+}
+
 }  // namespace
 
+std::vector<Belief> beliefs_not_grants(const Trace& trace) {
+  GrantTruth truth(trace);
+  std::vector<Belief> out;
+  for (const TraceEvent& e : trace.events()) {
+    truth.observe(e);
+    if (e.kind == Ev::Acquired && is_client(trace, e.process) && truth.belief_only(e))
+      out.push_back({e.seq, e.process, e.at});
+  }
+  return out;
+}
+
 struct Judge::Impl {
-  Impl(const Trace& t, const CheckOptions& o) : overlap(t, o), stale(t, o), lost(t, o), foreign(t, o), stuck(t, o) {}
+  Impl(const Trace& t, const CheckOptions& o)
+      : truth(t), overlap(t, o, truth), stale(t, o, truth), lost(t, o), foreign(t, o), stuck(t, o) {}
+  GrantTruth truth;  // first: the checkers below refer to it
   OverlapChecker overlap;
   StaleWriteChecker stale;
   LostUpdateChecker lost;
@@ -365,16 +480,19 @@ Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique
 Judge::~Judge() = default;
 
 void Judge::observe(const TraceEvent& e) {
-  switch (e.kind) {  // the network's and the servers' chatter concerns no judge
+  switch (e.kind) {  // the network's chatter concerns no judge; the servers' only what they hold
+    case Ev::Command:
+      impl_->truth.observe(e);
+      return;
     case Ev::Sent:
     case Ev::Delivered:
     case Ev::Dropped:
-    case Ev::Command:
     case Ev::AttemptFailed:
       return;
     default:
       break;
   }
+  impl_->truth.observe(e);
   impl_->overlap.observe(e);
   impl_->stale.observe(e);
   impl_->lost.observe(e);
@@ -395,9 +513,11 @@ std::vector<Violation> Judge::finish(Instant run_end) {
   return all;
 }
 
-std::vector<Violation> check_overlap(const Trace& t, const CheckOptions& o) { return run_one<OverlapChecker>(t, o); }
+std::vector<Violation> check_overlap(const Trace& t, const CheckOptions& o) {
+  return run_with_truth<OverlapChecker>(t, o);
+}
 std::vector<Violation> check_stale_write(const Trace& t, const CheckOptions& o) {
-  return run_one<StaleWriteChecker>(t, o);
+  return run_with_truth<StaleWriteChecker>(t, o);
 }
 std::vector<Violation> check_lost_update(const Trace& t, const CheckOptions& o) {
   return run_one<LostUpdateChecker>(t, o);

@@ -36,6 +36,18 @@ struct CheckOptions {
   std::optional<Duration> liveness_window; // overrides the default (2 x TTL; see stuck)
 };
 
+// A client's grant that was a belief, not a grant (catalogue K7): when the
+// client recorded Acquired, the lock service held none of its entries (each
+// had expired or been deleted). Known only for services whose nodes name a
+// key's holder in the trace (Redis); elsewhere every grant counts as held.
+// The stale-write judge counts only real grants; the reports tell these.
+struct Belief {
+  std::uint64_t seq;  // the Acquired event
+  ProcId client;
+  Instant at;
+};
+std::vector<Belief> beliefs_not_grants(const Trace& trace);
+
 // All violations of all kinds, ordered by (at, kind).
 std::vector<Violation> check_trace(const Trace& trace, const CheckOptions& options);
 

@@ -124,6 +124,7 @@ struct StorageState {
   std::int64_t counter = 0;
   std::int64_t highest_token = -1;
   std::string owner;
+  bool fenced_reads = false;  // [storage] fenced_reads, with token fencing
 };
 
 // A rule on an in-process link (client <-> storage): hold, drop or delay.
@@ -390,7 +391,7 @@ void LiveRun::start_clients() {
     timer->async_wait([this, &env, &lock, &c](const error_code& ec) {
       if (ec || env.down()) return;
       env.note(Ev::Started, {});
-      env.spawn(run_job(env, lock, c, s_.lock.fencing, storage_));
+      env.spawn(run_job(env, lock, c, s_.lock.fencing, s_.storage.fenced_reads, storage_));
     });
     timers_.push_back(std::move(timer));
   }
@@ -404,6 +405,7 @@ void LiveRun::run() {
                            : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
                                                                    : StorageFencing::None;
   storage_state_.counter = s_.storage.initial;
+  storage_state_.fenced_reads = s_.storage.fenced_reads && storage_state_.fencing == StorageFencing::Token;
 
   Trace& trace = world_->trace();
   trace.set_keep_limit(o_.keep_events);
@@ -510,7 +512,18 @@ storage::Reply LiveRun::serve(ProcId from, const storage::Request& req) {
     return {true, st.counter, {}};
   }
   if (req.op == storage::Request::Op::Read) {
-    note_at(storage_, Ev::StorageRead, {.peer = from, .value = st.counter});
+    if (st.fenced_reads) {
+      std::string refused;
+      if (req.token < 0) refused = "no fencing token";
+      else if (req.token < st.highest_token)
+        refused = "token " + std::to_string(req.token) + " is lower than " + std::to_string(st.highest_token) + ", the highest seen";
+      if (!refused.empty()) {
+        note_at(storage_, Ev::StorageReject, {.peer = from, .token = req.token, .key = "read", .detail = refused});
+        return {false, st.counter, refused};
+      }
+      st.highest_token = req.token;
+    }
+    note_at(storage_, Ev::StorageRead, {.peer = from, .value = st.counter, .token = st.fenced_reads ? req.token : -1});
     return {true, st.counter, {}};
   }
   std::string why;

@@ -115,7 +115,9 @@ class Narrator {
   // `deferred`: instants in the text as placeholders, for one clock chosen
   // once every step is known (tell_story); else written by format_instant.
   Narrator(const Trace& trace, const LockConfig& lock, bool deferred)
-      : trace_(trace), lock_(lock), deferred_(deferred), clock_moved_(trace.processes().size(), false) {}
+      : trace_(trace), lock_(lock), deferred_(deferred), clock_moved_(trace.processes().size(), false) {
+    for (const Belief& b : beliefs_not_grants(trace)) beliefs_.insert(b.seq);
+  }
 
   // The event's step in the story, if it has one.
   std::optional<std::string> tell(const TraceEvent& e) {
@@ -251,6 +253,9 @@ class Narrator {
       case Ev::Acquiring:
         return who(e) + " asks for the lock";
       case Ev::Acquired:
+        if (beliefs_.count(e.seq))  // judge/checkers.hpp, Belief (K7)
+          return who(e) + " believes it has acquired the lock on " + e.detail + token_text(e.token) + lasts(e) +
+                 " — but it holds nothing: the lock service held none of " + who(e) + "'s keys by then";
         return who(e) + " acquires the lock on " + e.detail + token_text(e.token) + lasts(e);
       case Ev::Claiming:
         return who(e) + " claims the storage with its lock value (owner = " + e.key + ")";
@@ -275,6 +280,8 @@ class Narrator {
         // lost, as an overwritten update is).
         if (e.detail == "the claim was refused") return who(e) + "'s claim is refused: it does no work";
         if (e.detail.rfind("storage did not answer", 0) == 0) return who(e) + " gets no answer from storage: " + e.detail;
+        if (e.detail.rfind("its read was refused", 0) == 0)
+          return who(e) + " is told its read was refused: it writes nothing, and knows its work did not happen";
         return who(e) + " is told its write was rejected: its work is refused, not lost (" + who(e) + " knows it did not happen)";
       case Ev::Releasing:
         releasing_[e.process] = {};
@@ -316,6 +323,8 @@ class Narrator {
       case Ev::StorageWrite:
         return trace_.name(e.process) + " accepts " + peer(e) + "'s write: counter = " + std::to_string(e.value) + token_text(e.token);
       case Ev::StorageReject:
+        if (e.key == "read")  // a fenced read (sim/trace.hpp)
+          return trace_.name(e.process) + " refuses " + peer(e) + "'s read" + token_text(e.token) + ": " + e.detail;
         return trace_.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) + ": " + e.detail;
       case Ev::Dropped:
         // What a fault or the network lost on the way (not deliveries to crashed processes).
@@ -335,6 +344,7 @@ class Narrator {
   const LockConfig& lock_;
   bool deferred_;
   std::set<ProcId> holders_;                     // clients granted the lock and not yet letting it go
+  std::set<std::uint64_t> beliefs_;              // Acquired events the service did not hold (by seq)
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
   std::map<std::pair<ProcId, std::uint64_t>, Instant> applied_;  // (client, command content) -> when a node applied it

@@ -23,12 +23,6 @@ std::string paint(bool colour, const char* code, const std::string& s) {
   return colour ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
 }
 
-std::size_t count_events(const Trace& t, Ev kind) {
-  std::size_t n = 0;
-  for (const TraceEvent& e : t.events()) n += e.kind == kind;
-  return n;
-}
-
 }  // namespace
 
 std::string replay_command(const RunResult& r) {
@@ -196,12 +190,16 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict) + "\n";
   out += violations_text(r, clock, o);
   if (s.lock.fencing == Fencing::Token) {
-    const std::size_t rejected = count_events(trace, Ev::StorageReject);
-    if (rejected > 0 && !r.verdict.count(ViolationKind::StaleWrite))
+    std::size_t writes = 0, reads = 0;
+    for (const TraceEvent& e : trace.events())
+      if (e.kind == Ev::StorageReject) ++(e.key == "read" ? reads : writes);  // key "read": a fenced read (sim/trace.hpp)
+    if (writes + reads > 0 && !r.verdict.count(ViolationKind::StaleWrite))
       out += fmt::format(
           "  Fencing kept the data safe: storage rejected {} carrying a superseded token,\n"
           "  so the overlap of the lock did no damage to the data.\n",
-          counted(rejected, "write"));
+          reads == 0 ? counted(writes, "write")
+          : writes == 0 ? counted(reads, "read")
+                        : counted(writes, "write") + " and " + counted(reads, "read"));
   } else {
     out += refusals_text(r, clock);
   }

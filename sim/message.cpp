@@ -71,7 +71,7 @@ std::string describe(const Reply& r) {
 namespace storage {
 
 std::string describe(const Request& r) {
-  if (r.op == Request::Op::Read) return "READ counter";
+  if (r.op == Request::Op::Read) return r.token >= 0 ? "READ counter token=" + std::to_string(r.token) : "READ counter";
   if (r.op == Request::Op::Claim) return "CLAIM owner=" + r.owner;
   std::string s = "WRITE counter=" + std::to_string(r.value);
   if (r.token >= 0) s += " token=" + std::to_string(r.token);

@@ -251,6 +251,10 @@ Reply RedisNode::script_on_replica(const Request& req, Instant now) {
 void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request) {
   if (request == 0) request = fingerprint(req);
   TraceEvent e{.peer = from, .key = req.key, .content = request ^ (fingerprint(r) * 3)};
+  // The key's holder after the command, when it is the requester: what the
+  // lock service holds, for the judge (judge/checkers.cpp, ServiceHoldings).
+  if (const auto it = keys_.find(req.key); from != kNoProc && it != keys_.end() && it->second.setter == from)
+    e.owner = from;
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }
@@ -735,7 +739,8 @@ void RedisNode::apply_from_master(const Request& change) {
   if (change.offset > repl_offset_) repl_offset_ = change.offset;
   backlog_.push_back({change.offset, change.key});
   if (backlog_.size() > kBacklogChanges) backlog_.pop_front();
-  note(Ev::Command, {.peer = master_, .key = change.key, .content = fingerprint(change),
+  note(Ev::Command, {.peer = master_, .owner = change.op == Op::Del ? kNoProc : change.setter,
+                     .key = change.key, .content = fingerprint(change),
                      .detail = "replicated: " + describe(change)});
 }
 

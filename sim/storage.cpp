@@ -2,13 +2,28 @@
 
 namespace locksim {
 
+namespace {
+
+std::string_view fencing_words(StorageFencing fencing, bool fenced_reads) {
+  switch (fencing) {
+    case StorageFencing::Token:
+      return fenced_reads ? "fencing: rejects tokens lower than the highest seen, on reads and writes"
+                          : "fencing: rejects tokens lower than the highest seen";
+    case StorageFencing::LockValue: return "fencing: check-and-set on the claimed owner";
+    case StorageFencing::None: break;
+  }
+  return "no fencing";
+}
+
+}  // namespace
+
 Storage::Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
-                 StorageFencing fencing)
-    : Process(world, std::move(name), ProcessRole::Storage, clock), fencing_(fencing), counter_(initial) {
-  note(Ev::Started, {.value = initial,
-                     .detail = fencing == StorageFencing::Token       ? "fencing: rejects tokens lower than the highest seen"
-                               : fencing == StorageFencing::LockValue ? "fencing: check-and-set on the claimed owner"
-                                                                      : "no fencing"});
+                 StorageFencing fencing, bool fenced_reads)
+    : Process(world, std::move(name), ProcessRole::Storage, clock),
+      fencing_(fencing),
+      fenced_reads_(fenced_reads && fencing == StorageFencing::Token),
+      counter_(initial) {
+  note(Ev::Started, {.value = initial, .detail = std::string(fencing_words(fencing, fenced_reads_))});
 }
 
 void Storage::on_message(Message& m) {
@@ -24,20 +39,37 @@ void Storage::on_message(Message& m) {
     return;
   }
   if (req->op == storage::Request::Op::Read) {
-    note(Ev::StorageRead, {.peer = m.from, .value = counter_});
-    reply(m, storage::Reply{true, counter_, {}});
+    reply(m, read(*req, m.from));
     return;
   }
   reply(m, write(*req, m.from));
 }
 
+std::string Storage::token_refusal(std::int64_t token) const {
+  if (token < 0) return "no fencing token";
+  if (token < highest_token_)
+    return "token " + std::to_string(token) + " is lower than " + std::to_string(highest_token_) + ", the highest seen";
+  return {};
+}
+
+storage::Reply Storage::read(const storage::Request& req, ProcId from) {
+  if (fenced_reads_) {
+    // The read presents its token like a write; once accepted it counts as
+    // seen, so an older holder's write after this read is refused (K9).
+    const std::string why = token_refusal(req.token);
+    if (!why.empty()) {
+      note(Ev::StorageReject, {.peer = from, .token = req.token, .key = "read", .detail = why});
+      return {false, counter_, why};
+    }
+    highest_token_ = req.token;
+  }
+  note(Ev::StorageRead, {.peer = from, .value = counter_, .token = fenced_reads_ ? req.token : -1});
+  return {true, counter_, {}};
+}
+
 storage::Reply Storage::write(const storage::Request& req, ProcId from) {
   if (fencing_ == StorageFencing::Token) {
-    std::string why;
-    if (req.token < 0) why = "no fencing token";
-    else if (req.token < highest_token_)
-      why = "token " + std::to_string(req.token) + " is lower than " + std::to_string(highest_token_) +
-            ", the highest seen";
+    const std::string why = token_refusal(req.token);
     if (!why.empty()) {
       note(Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why});
       return {false, counter_, why};

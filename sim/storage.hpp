@@ -1,6 +1,11 @@
 // The resource the lock protects: a counter that clients read and write over
 // the network. With fencing = "token" it remembers the highest token it has
-// seen and rejects any lower one (Kleppmann 2016, fig. 2).
+// seen and rejects any lower one (Kleppmann 2016, fig. 2). Tokens are seen
+// on writes only, unless reads are fenced too ([storage] fenced_reads): then
+// a read presents its token, a read with a lower token than the highest seen
+// is refused, and the read's token counts as seen, so a holder paused
+// between its read and its write cannot write after the next holder's read
+// (catalogue K9).
 #pragma once
 
 #include "sim/world.hpp"
@@ -15,7 +20,7 @@ enum class StorageFencing : std::uint8_t { None, Token, LockValue };
 class Storage : public Process {
  public:
   Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
-          StorageFencing fencing);
+          StorageFencing fencing, bool fenced_reads = false);
 
   std::int64_t counter() const { return counter_; }
   std::int64_t highest_token() const { return highest_token_; }
@@ -29,11 +34,15 @@ class Storage : public Process {
   void on_message(Message& m) override;
 
  private:
+  storage::Reply read(const storage::Request& req, ProcId from);
   storage::Reply write(const storage::Request& req, ProcId from);
+  // Token fencing: why `token` is refused ("" when it is not).
+  std::string token_refusal(std::int64_t token) const;
 
   StorageFencing fencing_;
+  bool fenced_reads_;           // Token only: reads present, and are checked against, the token
   std::int64_t counter_;        // durable: a crash of the storage keeps it
-  std::int64_t highest_token_ = -1;
+  std::int64_t highest_token_ = -1;  // the highest token seen (on writes; on reads too when fenced)
   std::string owner_;           // LockValue: the last claim
 };
 

@@ -56,14 +56,14 @@ enum class Ev : std::uint8_t {
   Delivered,  // peer: source
   Dropped,    // peer: destination; detail: why
   // Lock-service nodes.
-  Command,     // peer: requester; detail: "SET lock v NX PX 30000 -> OK"
+  Command,     // peer: requester; owner: the client whose value the key holds after it (Redis); detail: "SET lock v NX PX 30000 -> OK"
   Expired,     // key: the key; owner: who set it; detail: how (lazily/actively)
   KeyDeleted,  // a command removed a key: peer: requester; owner: who set it
   Promoted,
   // Storage.
-  StorageRead,    // peer: client; value: counter
+  StorageRead,    // peer: client; value: counter; token: presented on a fenced read, else -1
   StorageWrite,   // peer: client; value: new counter; token
-  StorageReject,  // peer: client; value: counter offered; token; detail: why
+  StorageReject,  // peer: client; value: counter offered; token; detail: why; key: "read" for a refused read
   // The fault engine and the network's state.
   Fault,  // detail: what was applied
 };

@@ -1,0 +1,191 @@
+// Fenced reads (catalogue K9), grants judged by what the lock service held
+// (K7), and the report's words for them.
+#include <doctest/doctest.h>
+
+#include "harness/run.hpp"
+#include "harness/scenario_writer.hpp"
+#include "judge/checkers.hpp"
+#include "reports/report.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+
+namespace {
+
+bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+using enum ViolationKind;
+
+}  // namespace
+
+// ---- K9: fencing on writes only leaves the read-modify-write window ---------
+
+TEST_CASE("fencing on writes only: a holder paused between the next holder's read and write gets its write in") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/gc-pause-fenced-window.toml"));
+  CHECK(r.verdict == std::set{Overlap, StaleWrite, LostUpdate});
+  // client1's write with 33 lands after client2's read with 34: accepted.
+  const auto writes = events_of(r, Ev::StorageWrite, "storage");
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0]->peer == *r.world->find("client1"));
+  CHECK(writes[0]->token == 33);
+  CHECK(writes[1]->token == 34);
+  CHECK(events_of(r, Ev::StorageReject).empty());
+}
+
+TEST_CASE("fenced reads close the window: the read's token counts as seen, the older write is refused") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/gc-pause-fenced-window-fenced-reads.toml"));
+  CHECK(r.verdict == std::set{Overlap});
+  const auto reads = events_of(r, Ev::StorageRead, "storage");
+  REQUIRE(reads.size() == 2);
+  CHECK(reads[0]->token == 33);
+  CHECK(reads[1]->token == 34);
+  const auto rejects = events_of(r, Ev::StorageReject, "storage");
+  REQUIRE(rejects.size() == 1);
+  CHECK(rejects[0]->peer == *r.world->find("client1"));
+  CHECK(rejects[0]->token == 33);
+  CHECK(rejects[0]->key.empty());  // a write, not a read
+  const std::string text = text_report(r);
+  CHECK(has(text, "storage rejects client1's write of counter = 1: token 33 is lower than 34, the highest seen"));
+  CHECK(has(text, "Fencing kept the data safe: storage rejected 1 write carrying a superseded token"));
+}
+
+TEST_CASE("a fenced read with a superseded token is refused, and the reader writes nothing") {
+  // client1 is paused once it has the lock (token 33), past its lease and
+  // past client2's read with 34; its own read then comes with 33.
+  const std::string text = R"(title = "t"
+about = "a"
+source = "s"
+duration = "60s"
+[lock]
+algorithm = "redis-single"
+ttl = "30s"
+fencing = "token"
+first_token = 33
+[network]
+delay = "1ms"
+[storage]
+fenced_reads = true
+[[node]]
+name = "redis1"
+[[client]]
+name = "client1"
+work = "500ms"
+[[client]]
+name = "client2"
+start = "31s"
+work = "1s"
+[[fault]]
+on = "client1 acquired"
+kind = "pause"
+target = "client1"
+duration = "31500ms"
+)";
+  const RunResult r = run_scenario(parse_scenario(text, "x.toml"));
+  const auto rejects = events_of(r, Ev::StorageReject, "storage");
+  REQUIRE(rejects.size() == 1);
+  CHECK(rejects[0]->key == "read");
+  CHECK(rejects[0]->token == 33);
+  CHECK(events_of(r, Ev::Writing, "client1").empty());
+  CHECK(events_of(r, Ev::Wrote, "client2").size() == 1);
+  CHECK_FALSE(r.verdict.count(StaleWrite));
+  CHECK_FALSE(r.verdict.count(LostUpdate));
+  const std::string report = text_report(r);
+  CHECK(has(report, "storage refuses client1's read (token 33): token 33 is lower than 34, the highest seen"));
+  CHECK(has(report, "client1 is told its read was refused"));
+  CHECK(has(report, "storage rejected 1 read carrying a superseded token"));
+}
+
+TEST_CASE("without fenced reads the same schedule's read is not checked") {
+  Scenario s = catalogue("scenarios/kleppmann/gc-pause-fenced-window-fenced-reads.toml");
+  s.storage.fenced_reads = false;
+  const RunResult r = run_scenario(s);
+  CHECK(r.verdict == std::set{Overlap, StaleWrite, LostUpdate});
+  for (const TraceEvent* e : events_of(r, Ev::StorageRead)) CHECK(e->token == -1);
+}
+
+TEST_CASE("fenced_reads needs token fencing, and says so with the file, line and key") {
+  const std::string text =
+      "title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"60s\"\n\n[lock]\nalgorithm = \"redis-single\"\n"
+      "ttl = \"10s\"\n\n[storage]\nfenced_reads = true\n\n[[node]]\nname = \"redis1\"\n\n[[client]]\nname = \"c1\"\n";
+  try {
+    parse_scenario(text, "x.toml");
+    FAIL("accepted");
+  } catch (const ScenarioError& e) {
+    const std::string m = e.what();
+    CHECK(m.rfind("x.toml:11: [storage] 'fenced_reads'", 0) == 0);
+    CHECK(has(m, "fencing = \"token\""));
+  }
+  const Scenario s = parse_scenario(
+      text.substr(0, text.find("ttl")) + "ttl = \"10s\"\nfencing = \"token\"\n" + text.substr(text.find("\n\n[storage]")),
+      "x.toml");
+  CHECK(s.storage.fenced_reads);
+  CHECK(has(to_toml(s), "fenced_reads = true"));
+}
+
+// ---- K7: a belief is not a grant -------------------------------------------
+
+TEST_CASE("K7: the stale write is the believer's, blamed on the grant the service held") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/redlock-pause-in-flight-node-v5.toml"));
+  CHECK(r.verdict == std::set{Overlap, StaleWrite, LostUpdate});
+  const ProcId c1 = *r.world->find("client1"), c2 = *r.world->find("client2");
+  std::vector<const Violation*> stale;
+  for (const Violation& v : r.violations)
+    if (v.kind == StaleWrite) stale.push_back(&v);
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0]->processes == std::vector{c1, c2});
+  CHECK(has(stale[0]->detail, "client2 was granted the lock at 11.002s"));
+  CHECK(has(stale[0]->detail, "client1 only believed it held it"));
+  CHECK_FALSE(has(stale[0]->detail, "client1 was granted"));
+  const auto beliefs = beliefs_not_grants(r.world->trace());
+  REQUIRE(beliefs.size() == 1);
+  CHECK(beliefs[0].client == c1);
+  const std::string text = text_report(r);
+  CHECK(has(text, "client1 believes it has acquired the lock"));
+  CHECK(has(text, "the lock service held none of client1's keys by then"));
+}
+
+TEST_CASE("a grant the service holds is no belief, and where no node names a holder every grant counts") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml"));
+  CHECK(beliefs_not_grants(r.world->trace()).empty());
+  const RunResult z = run_scenario(catalogue("scenarios/zookeeper/session-expiry-pause.toml"));
+  CHECK(beliefs_not_grants(z.world->trace()).empty());
+}
+
+TEST_CASE("by hand: an Acquired after every entry of the client's expired is a belief, and its write is stale") {
+  Trace t;
+  const ProcId c1 = t.add_process("client1", ProcessRole::Client);
+  const ProcId c2 = t.add_process("client2", ProcessRole::Client);
+  const ProcId node = t.add_process("redis1", ProcessRole::LockNode);
+  const ProcId st = t.add_process("storage", ProcessRole::Storage);
+  auto ev = [&](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc, ProcId owner = kNoProc, std::int64_t value = 0) {
+    TraceEvent e;
+    e.at = Instant::from_ns(ms * 1'000'000);
+    e.process = p;
+    e.kind = kind;
+    e.peer = peer;
+    e.owner = owner;
+    e.value = value;
+    e.key = "lock";
+    t.record(std::move(e));
+  };
+  ev(0, c1, Ev::Acquiring);
+  ev(1, node, Ev::Command, c1, c1);       // SET lock <c1's value>: the node holds it
+  ev(100, node, Ev::Expired, kNoProc, c1);  // gone while client1 waits for the reply
+  ev(200, c2, Ev::Acquiring);
+  ev(201, node, Ev::Command, c2, c2);
+  ev(202, c2, Ev::Acquired);
+  ev(300, c1, Ev::Acquired);  // client1 reads its old reply: a belief
+  ev(400, st, Ev::StorageWrite, c1, kNoProc, 1);
+  ev(500, st, Ev::StorageWrite, c2, kNoProc, 2);
+  CheckOptions o;
+  o.run_end = Instant::from_ns(1'000'000'000);
+  const auto stale = check_stale_write(t, o);
+  REQUIRE(stale.size() == 1);  // client1's; client2's write is the holder's
+  CHECK(stale[0].processes == std::vector{c1, c2});
+  CHECK(stale[0].at == Instant::from_ns(400'000'000));
+  const auto overlap = check_overlap(t, o);
+  REQUIRE(overlap.size() == 1);
+  CHECK(has(overlap[0].detail, "client2 held the lock and client1 believed it did"));
+  REQUIRE(beliefs_not_grants(t).size() == 1);
+}
