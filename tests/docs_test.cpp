@@ -125,7 +125,7 @@ TEST_CASE("docs/catalogue.md names every catalogue scenario, and every file it n
   }
 }
 
-TEST_CASE("each verdict in docs/catalogue.md's tables is the one its scenario's [expect] table declares") {
+TEST_CASE("each verdict in docs/catalogue.md's tables is the one its scenario's expect table declares") {
   const auto rows = catalogue_rows(read_text(kSource / "docs" / "catalogue.md"));
   CHECK(rows.size() >= 50);
   for (const auto& [relative, written] : rows) {
