@@ -25,6 +25,7 @@ TEST_CASE("cmake --install puts locksim, its scenarios and its docs under the pr
   CHECK(fs::is_regular_file(prefix / "share" / "doc" / "locksim" / "README.md"));
   CHECK(fs::is_regular_file(prefix / "share" / "doc" / "locksim" / "lab.md"));
   CHECK(fs::is_regular_file(prefix / "share" / "doc" / "locksim" / "scenarios.md"));
+  CHECK(fs::is_regular_file(prefix / "share" / "doc" / "locksim" / "catalogue.md"));
 
   // Every catalogue scenario, and nothing else (no golden outputs).
   std::size_t source_count = 0, installed_count = 0, other = 0;
