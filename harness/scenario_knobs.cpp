@@ -77,7 +77,7 @@ Knob lock_knob(const Scenario& s, const std::string& parameter, const std::strin
 
 // `clock_of(scenario)` is the clock's ClockSpec (const or not).
 template <typename ClockOf>
-bool clock_knob(Knob& k, const std::string& field, ClockOf clock_of) {
+bool clock_knob(const Scenario& s, Knob& k, const std::string& field, ClockOf clock_of) {
   if (field == "offset") {
     k.unit = KnobUnit::Duration;
     k.get = [clock_of](const Scenario& t) { return std::optional(clock_of(t).offset.count_ns()); };
@@ -99,6 +99,7 @@ bool clock_knob(Knob& k, const std::string& field, ClockOf clock_of) {
     return false;
   }
   k.noun = k.parameter + " =";
+  k.subject += ", clock " + field + " = " + format_knob_value(k.unit, *k.get(s));
   return true;
 }
 
@@ -123,7 +124,7 @@ Knob client_knob(const Scenario& s, const std::string& parameter, const std::str
   k.parameter = parameter;
   k.subject = "[[client]] " + names[i];
   k.line = s.clients[i].line;
-  if (clock_knob(k, field, [i](auto& t) -> auto& { return t.clients[i].clock; })) return k;
+  if (clock_knob(s, k, field, [i](auto& t) -> auto& { return t.clients[i].clock; })) return k;
   using Range = DurationRange ClientConfig::*;
   static const std::map<std::string, Range, std::less<>> ranges = {
       {"start", &ClientConfig::start}, {"work", &ClientConfig::work}, {"hold", &ClientConfig::hold}, {"think", &ClientConfig::think}};
@@ -162,7 +163,7 @@ Knob node_knob(const Scenario& s, const std::string& parameter, const std::strin
   k.parameter = parameter;
   k.subject = "[[node]] " + names[i];
   k.line = s.nodes[i].line;
-  if (clock_knob(k, field, [i](auto& t) -> auto& { return t.nodes[i].clock; })) return k;
+  if (clock_knob(s, k, field, [i](auto& t) -> auto& { return t.nodes[i].clock; })) return k;
   if (field != "restart_delay") refuse(option, parameter, "is not a number of a [[node]] (" + knob_parameters() + ")");
   k.noun = parameter + " =";
   k.get = [i](const Scenario& t) { return std::optional(t.nodes[i].restart_delay.count_ns()); };

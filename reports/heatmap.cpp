@@ -70,8 +70,8 @@ std::string sweep_text(const SweepResult& r, const std::string& title) {
   const SweepAxis& a = r.axes.front();
   std::string out = fmt::format("{} — sweep of {}{}\n  {}\n", r.path, a.knob.parameter,
                                 r.axes.size() > 1 ? " and " + r.axes[1].knob.parameter : "", title);
-  out += fmt::format("  rows: {} ({}); ", a.knob.parameter, a.knob.subject);
-  if (r.axes.size() > 1) out += fmt::format("columns: {} ({})", r.axes[1].knob.parameter, r.axes[1].knob.subject);
+  out += fmt::format("  rows: {} ({})", a.knob.parameter, a.knob.subject);
+  if (r.axes.size() > 1) out += fmt::format("; columns: {} ({})", r.axes[1].knob.parameter, r.axes[1].knob.subject);
   out += fmt::format("\n  {} x {} (1..{}) = {}; a cell: the share of its runs that violated something",
                      counted(r.cells.size(), "point"), counted(r.seeds, "seed"), r.seeds, counted(r.cells.size() * r.seeds, "run"));
   const std::string legend = kinds_legend(r);
