@@ -307,7 +307,7 @@ TEST_CASE("the boundary search finds the pause gc-pause needs, to the nanosecond
   CHECK(boundary_text(base, b).find("needs a pause of at least " + format_duration(b.above.value)) != std::string::npos);
 }
 
-TEST_CASE("the boundary search moves a [lock] option: gc-pause's lease, down to where a short one also leaves a client stuck") {
+TEST_CASE("the boundary search moves a lock option: gc-pause's lease, down to where a short one also leaves a client stuck") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
   const BoundaryResult b = find_boundary(base, "lock.ttl");
   REQUIRE(b.found);
