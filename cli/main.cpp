@@ -1,8 +1,6 @@
 // locksim: the command line (product.md, "The command line").
 // Exit status: 0 as expected, 1 not as expected, 2 bad input or usage, 3 a bug in locksim.
 // (`run --ignore-expect`: 0 no violation, 1 some; `run --predict`: 0 the prediction was right, 1 not.)
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -22,6 +20,7 @@
 #include "cli/output_file.hpp"
 #include "cli/progress.hpp"
 #include "cli/quiz.hpp"
+#include "cli/sweep_commands.hpp"
 #include "cli/version.hpp"
 #include "harness/faults.hpp"
 #include "harness/run.hpp"
@@ -96,25 +95,6 @@ std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const 
             << (a.seed ? " --seed " + std::to_string(*a.seed) : "") << " --predict KINDS"
             << "   (e.g. --predict overlap,stale-write, or --predict none)\n";
   return std::nullopt;
-}
-
-// A slide's PNG: the SVG rendered by rsvg-convert (Debian's librsvg2-bin,
-// which scripts/install-deps installs), run directly, not through a shell.
-void write_png(const std::string& svg, const std::string& png) {
-  const std::string tmp = png + ".svg";
-  write_whole(tmp, svg);
-  OutputFile out(png);  // rsvg-convert writes its temporary; commit renames it over PATH
-  const std::string target = out.temporary_path();
-  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", target.c_str(), tmp.c_str(), nullptr};
-  pid_t pid = 0;
-  int status = -1;
-  const bool ran = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0 &&
-                   waitpid(pid, &status, 0) == pid;
-  fs::remove(tmp);
-  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
-                              "or scripts/install-deps; or ask for PATH.svg)");
-  out.commit();
 }
 
 // How many events `run` keeps for its text story: the story of a long run is
@@ -384,6 +364,7 @@ int main(int argc, char** argv) {
 
   const auto run_explore_commands = cli::add_explore_commands(app);
   const auto run_diff_redis = add_diff_redis_command(app);
+  const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
   try {
@@ -402,6 +383,7 @@ int main(int argc, char** argv) {
     if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;
     if (const auto status = run_diff_redis()) return *status;
+    if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

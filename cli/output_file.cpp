@@ -1,12 +1,15 @@
 #include "cli/output_file.hpp"
 
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "harness/scenario.hpp"
 
@@ -102,6 +105,23 @@ void write_whole(const std::string& path, const std::string& text) {
   OutputFile f(path);
   f.stream() << text;
   f.commit();
+}
+
+void write_png(const std::string& svg, const std::string& png) {
+  const std::string tmp = png + ".svg";
+  write_whole(tmp, svg);
+  OutputFile out(png);  // rsvg-convert writes its temporary; commit renames it over PATH
+  const std::string target = out.temporary_path();
+  const char* argv[] = {"rsvg-convert", "-b", "white", "-o", target.c_str(), tmp.c_str(), nullptr};
+  pid_t pid = 0;
+  int status = -1;
+  const bool ran = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0 &&
+                   waitpid(pid, &status, 0) == pid;
+  std::filesystem::remove(tmp);
+  if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
+                              "or scripts/install-deps; or ask for PATH.svg)");
+  out.commit();
 }
 
 }  // namespace locksim

@@ -37,4 +37,9 @@ class OutputFile {
 // The whole text to `path`, through an OutputFile.
 void write_whole(const std::string& path, const std::string& text);
 
+// A PNG of an SVG, rendered by rsvg-convert (Debian's librsvg2-bin, which
+// scripts/install-deps installs), run directly, not through a shell. Throws
+// ScenarioError saying how to get it when it is missing or fails.
+void write_png(const std::string& svg, const std::string& png);
+
 }  // namespace locksim

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "harness/faults/kind.hpp"
+#include "harness/scenario_knobs.hpp"
 #include "harness/run.hpp"
 #include "judge/words.hpp"
 
@@ -14,65 +15,19 @@ namespace locksim {
 
 namespace {
 
-// A number of a scenario the search can move: read it, set it, and the range it may take.
-struct Knob {
-  std::string subject, noun;
-  std::function<Duration(const Scenario&)> get;
-  std::function<void(Scenario&, Duration)> set;
-  Duration lowest, highest;
-};
-
-// The table of what --boundary can move. A [lock] option is one more entry
-// here ("lock.ttl"), once the lock options API exposes the lease
-// (options.lease()): get and set it, from a nanosecond up.
+// A number of a scenario the search can move (harness/scenario_knobs.hpp's
+// table), as a duration: the bisection and its report count nanoseconds.
 Knob knob_of(const Scenario& s, const std::string& parameter) {
-  static const std::regex fault(R"(fault\[(\d+)\]\.(duration|by|at|after))");
-  std::smatch m;
-  if (!std::regex_match(parameter, m, fault))
-    throw ScenarioError("--boundary: \"" + parameter + "\" is not a number the search can move (" + boundary_parameters() + ")");
-  const std::size_t n = std::stoul(m[1]);
-  const std::string field = m[2];
-  if (n < 1 || n > s.faults.size())
-    throw ScenarioError("--boundary: " + s.path + " has " + counted(s.faults.size(), "fault") + "; fault[" + m[1].str() +
-                        "] is not one (they count from 1, in file order)");
-  const std::size_t i = n - 1;
-  const FaultSpec& f = s.faults[i];
-  const std::string name = "fault[" + std::to_string(n) + "]";
-  Knob k;
-  k.subject = name + ", " + describe_fault(f);
-  const Duration longest = s.duration * 4;
-  if (field == "duration") {
-    if (!f.duration) throw ScenarioError("--boundary: " + name + " (" + std::string(fault_kind_name(f.kind)) + ") has no duration");
-    k.noun = "a " + std::string(fault_kind_name(f.kind)) + " of";
-    k.get = [i](const Scenario& t) { return *t.faults[i].duration; };
-    k.set = [i](Scenario& t, Duration d) { t.faults[i].duration = d; };
-    k.lowest = Duration::ns(1);
-    k.highest = max(longest, *f.duration);
-  } else if (field == "by") {
-    if (f.by.is_zero()) throw ScenarioError("--boundary: " + name + " (" + std::string(fault_kind_name(f.kind)) + ") has no 'by'");
-    k.noun = f.kind == FaultKind::ClockJump ? "a clock jump of" : "a delay of";
-    const bool back = f.by < Duration::zero();
-    k.get = [i, back](const Scenario& t) { return back ? -t.faults[i].by : t.faults[i].by; };
-    k.set = [i, back](Scenario& t, Duration d) { t.faults[i].by = back ? -d : d; };
-    k.lowest = Duration::ns(1);
-    k.highest = max(longest, k.get(s));
-  } else if (field == "at") {
-    if (!f.at) throw ScenarioError("--boundary: " + name + " waits for an event (on = ...): move its 'after' instead");
-    k.noun = name + " at";
-    k.get = [i](const Scenario& t) { return *t.faults[i].at; };
-    k.set = [i](Scenario& t, Duration d) { t.faults[i].at = d; };
-    k.lowest = Duration::zero();
-    k.highest = s.duration - Duration::ns(1);
-  } else {
-    if (f.at) throw ScenarioError("--boundary: " + name + " has a time (at = ...), not an 'after'");
-    k.noun = name + " this long after its event:";
-    k.get = [i](const Scenario& t) { return t.faults[i].after; };
-    k.set = [i](Scenario& t, Duration d) { t.faults[i].after = d; };
-    k.lowest = Duration::zero();
-    k.highest = max(longest, f.after);
-  }
+  Knob k = knob_of(s, parameter, "--boundary");
+  if (k.unit != KnobUnit::Duration)
+    throw ScenarioError("--boundary: \"" + parameter + "\" is " + std::string(knob_unit_name(k.unit)) +
+                        ", not a duration: the search moves durations (locksim sweep moves any number)");
+  if (!k.get(s))
+    throw ScenarioError("--boundary: " + s.path + " does not give " + parameter + " a single value to start from: write one");
   return k;
 }
+
+Duration given_value(const Knob& k, const Scenario& s) { return Duration::ns(*k.get(s)); }
 
 class Prober {
  public:
@@ -80,7 +35,7 @@ class Prober {
   BoundarySide at(Duration value) {
     ++runs;
     BoundarySide side{value, {}, "", s_};
-    k_.set(side.scenario, value);
+    k_.set(side.scenario, value.count_ns());
     RunOptions o;
     o.max_events = max_events_;
     o.keep_events = 0;
@@ -106,7 +61,7 @@ std::string kinds_text(const std::set<ViolationKind>& v) {
 
 }  // namespace
 
-std::string boundary_parameters() { return "fault[N].duration, fault[N].by, fault[N].at, fault[N].after; N counts from 1"; }
+std::string boundary_parameters() { return "a duration of " + knob_parameters(); }
 
 BoundaryResult find_boundary(const Scenario& s, const std::string& parameter, std::uint64_t max_events) {
   const Knob k = knob_of(s, parameter);
@@ -115,18 +70,19 @@ BoundaryResult find_boundary(const Scenario& s, const std::string& parameter, st
   b.parameter = parameter;
   b.subject = k.subject;
   b.noun = k.noun;
-  b.given = probe.at(k.get(s));
+  b.given = probe.at(given_value(k, s));
   b.lowest = b.highest = b.given.value;
   // The other verdict: toward the least value first, then up, doubling.
   std::optional<BoundarySide> other;
   BoundarySide same = b.given;
-  if (k.lowest < b.given.value) {
-    b.lowest = k.lowest;
-    BoundarySide low = probe.at(k.lowest);
+  const Duration lowest = Duration::ns(std::max<std::int64_t>(k.lowest, 0)), highest = Duration::ns(k.search_highest);
+  if (lowest < b.given.value) {
+    b.lowest = lowest;
+    BoundarySide low = probe.at(lowest);
     if (low.verdict != b.given.verdict) other = std::move(low);
   }
-  for (Duration up = b.given.value; !other && up < k.highest;) {
-    up = min(k.highest, max(up * 2, up + Duration::ms(1)));
+  for (Duration up = b.given.value; !other && up < highest;) {
+    up = min(highest, max(up * 2, up + Duration::ms(1)));
     b.highest = up;
     BoundarySide high = probe.at(up);
     if (high.verdict != b.given.verdict) other = std::move(high);

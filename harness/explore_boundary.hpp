@@ -3,9 +3,9 @@
 // found by bisection, with the run on each side ("the attack needs a pause
 // of at least 30.001s").
 //
-// The numbers it can move are listed in one table (explore_boundary.cpp):
-// the faults' times and magnitudes now. [lock] options (lock.ttl) join it as
-// one line each once the lock options API has them (options.lease()).
+// The numbers it can move are the durations of harness/scenario_knobs.hpp's
+// table: the faults' times and lengths, [lock] durations (lock.ttl), the
+// clients' and nodes' durations.
 #pragma once
 
 #include <set>

@@ -187,7 +187,7 @@ TEST_CASE("explore --boundary prints the value where the verdict flips and write
   CHECK(o.output.find("needs a pause of at least 30.") != std::string::npos);
   CHECK(fs::exists(dir / "gc-pause-boundary-below.toml"));
   CHECK(locksim("run " + (dir / "gc-pause-boundary-above.toml").string()).status == 0);  // it replays as it says
-  CHECK(locksim("explore scenarios/kleppmann/gc-pause.toml --boundary lock.ttl").status == 2);
+  CHECK(locksim("explore scenarios/kleppmann/gc-pause.toml --boundary lock.algorithm").status == 2);
   fs::remove_all(dir);
 }
 

@@ -309,9 +309,24 @@ TEST_CASE("the boundary search finds the pause gc-pause needs, to the nanosecond
   CHECK(boundary_text(base, b).find("needs a pause of at least " + format_duration(b.above.value)) != std::string::npos);
 }
 
+TEST_CASE("the boundary search moves a lock option: gc-pause's lease, down to where a short one also leaves a client stuck") {
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  const BoundaryResult b = find_boundary(base, "lock.ttl");
+  REQUIRE(b.found);
+  CHECK(b.above.value - b.below.value == Duration::ns(1));
+  CHECK(b.above.verdict == base.expect.violations);  // the file's 30 s lease's verdict, down to the edge
+  CHECK(b.below.verdict.count(ViolationKind::Stuck) == 1);  // a lease of a millisecond: its liveness window is shorter than a round trip
+  CHECK(b.above.value == Duration::ms(1));
+  CHECK(run_scenario(b.below.scenario).verdict == b.below.verdict);
+  CHECK(run_scenario(b.above.scenario).verdict == b.above.verdict);
+}
+
 TEST_CASE("the boundary search refuses what it cannot move, and says what it can") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
-  CHECK_THROWS_WITH_AS(find_boundary(base, "lock.ttl"), doctest::Contains("fault[N].duration"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "ttl"), doctest::Contains("fault[N].duration"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "client[1].drift_ppm"), doctest::Contains("not a duration"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "lock.algorithm"), doctest::Contains("only durations and integers"), ScenarioError);
+  CHECK_THROWS_WITH_AS(find_boundary(base, "client[client9].work"), doctest::Contains("no client named 'client9'"), ScenarioError);
   CHECK_THROWS_WITH_AS(find_boundary(base, "fault[2].duration"), doctest::Contains("has 1 fault"), ScenarioError);
   CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].by"), doctest::Contains("has no 'by'"), ScenarioError);
   CHECK_THROWS_WITH_AS(find_boundary(base, "fault[1].after"), doctest::Contains("not an 'after'"), ScenarioError);
