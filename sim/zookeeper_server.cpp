@@ -57,6 +57,11 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
     case Op::Ping:
       break;
     case Op::Create: {
+      // The suffix is the parent's cversion, which only a child's creation
+      // advances: PrepRequestProcessor.java:668-670 and 684 (zookeeper
+      // release-3.9.3); a delete updates the parent's pzxid, not its cversion
+      // (PrepRequestProcessor.java:366-370, DataTree.java:550-559), as since
+      // ZOOKEEPER-1046. So deletes leave no gap in the numbers.
       char suffix[16];
       std::snprintf(suffix, sizeof suffix, "%010lld", static_cast<long long>(sequence_[req.path]++));
       const std::string path = req.path + "/" + req.data + suffix;

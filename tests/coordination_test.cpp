@@ -369,3 +369,35 @@ TEST_CASE("fencing tokens from a consensus service are unique and increasing: cz
     CHECK(r.verdict == std::set{ViolationKind::Overlap});
   }
 }
+
+// ZooKeeper 3.9.3 names a sequential node by its parent's cversion, which a
+// child's creation advances and a delete does not (PrepRequestProcessor.java
+// :668-670, 684; DataTree.java:550-559): create, delete, create gives
+// suffixes 0 and 1, not 0 and 2.
+TEST_CASE("a ZooKeeper sequence suffix counts the parent's creations, not its deletes") {
+  World w(1);
+  w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
+  auto& zk = w.add<ZooKeeperServer>("zk", ClockSpec{}, Duration::s(2), 1);
+  auto& client = w.add<Probe>("client");
+  std::vector<std::string> paths;
+  client.spawn([](Probe& self, ProcId zk, std::vector<std::string>& paths) -> Task<void> {
+    SimClientEnv env(self);
+    coord::Request hello = coord_request(coord::Op::Connect);
+    hello.ttl = Duration::s(10);
+    const auto session = co_await env.call_coord(zk, hello, Duration::zero());
+    for (int i = 0; i < 3; ++i) {
+      coord::Request create = coord_request(coord::Op::Create, "/lock", session->id);
+      create.data = "n-";
+      const auto made = co_await env.call_coord(zk, create, Duration::zero());
+      paths.push_back(made->path);
+      coord::Request del = coord_request(coord::Op::Delete, made->path, session->id);
+      const auto gone = co_await env.call_coord(zk, del, Duration::zero());
+      REQUIRE(gone->ok);
+    }
+  }(client, zk.id(), paths));
+  w.run_until(at(Duration::s(5)));
+  REQUIRE(paths.size() == 3);
+  CHECK(paths[0] == "/lock/n-0000000000");
+  CHECK(paths[1] == "/lock/n-0000000001");
+  CHECK(paths[2] == "/lock/n-0000000002");
+}
