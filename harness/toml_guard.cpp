@@ -34,7 +34,7 @@ class HeaderScan {
   void run() {
     bool line_start = true;
     while (i_ < t_.size()) {
-      if (line_start && depth_ == 0) header();
+      if (line_start && open_.empty()) header();
       line_start = false;
       if (i_ >= t_.size()) break;
       const char c = t_[i_];
@@ -47,8 +47,7 @@ class HeaderScan {
       } else if (c == '"' || c == '\'') {
         string(c);
       } else {
-        if (c == '[' || c == '{') ++depth_;
-        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+        bracket(c);
         ++i_;
       }
     }
@@ -59,6 +58,19 @@ class HeaderScan {
     while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t')) ++i_;
   }
   bool at(std::string_view s) const { return t_.substr(i_, s.size()) == s; }
+
+  // Brackets of values (headers are skipped whole). A '}' inside an array is
+  // always a syntax error, but where the array expects a value (after '[' or
+  // ',') toml++ 3.3.0 asserts rather than reporting it (parser.inl:2549,
+  // parse_value's `!is_value_terminator(*cp)`, reached from parse_array:3624);
+  // under NDEBUG that assertion is an optimiser assumption. Found by
+  // fuzz_roundtrip: `violations = ["overlap", }`.
+  void bracket(char c) {
+    if (c == '[' || c == '{') open_.push_back(c);
+    if (c == '}' && !open_.empty() && open_.back() == '[')
+      throw ScenarioError(path_ + ":" + std::to_string(line_) + ": a '}' inside an array opened with '['");
+    if ((c == ']' || c == '}') && !open_.empty()) open_.pop_back();
+  }
 
   // At a line's start outside any value: a header is checked and skipped whole.
   void header() {
@@ -109,7 +121,7 @@ class HeaderScan {
   const std::string& path_;
   std::size_t i_ = 0;
   int line_ = 1;
-  int depth_ = 0;
+  std::string open_;  // the brackets open at i_, innermost last
 };
 
 }  // namespace

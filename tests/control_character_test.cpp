@@ -85,3 +85,17 @@ TEST_CASE("lines inside strings and arrays that start with a bracket are not tab
                                     "  [\"client1\"],\n  [\"redis1\"],\n]\n", "x.toml");
   CHECK(t.faults.size() == 1);
 }
+
+TEST_CASE("a brace where an array expects a value is refused with its line, not parsed") {
+  // toml++ 3.3.0 asserts in parse_value (parser.inl:2549) on a '}' after an
+  // array's '[' or ','; fuzz_roundtrip found it (fuzz/corpus/roundtrip/brace-in-array.toml).
+  const std::string msg = ": a '}' inside an array opened with '['";
+  const std::string base = scenario_with("[[client]]");
+  CHECK(error_of(base + "\n[expect]\nviolations = [\"overlap\", }\n") == "x.toml:17" + msg);
+  CHECK(error_of(base + "\n[expect]\nviolations = [\n  }]\n") == "x.toml:18" + msg);
+  CHECK(error_of(base + "\n[expect]\nviolations = [[}]]\n") == "x.toml:17" + msg);
+  // A brace in a string or a comment is no bracket; inline tables in arrays still load.
+  CHECK(error_of(base + "\n[expect]\nviolations = [\"}\", # }\n]\n").find(msg) == std::string::npos);
+  CHECK(error_of(base + "\n[[fault]]\nkind = \"partition\"\nat = \"1s\"\ngroups = [[\"client1\"], [\"redis1\"]]\nx = [{a = 1}]\n")
+            .find(msg) == std::string::npos);
+}
