@@ -281,15 +281,21 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
 int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
   const BoundaryResult b = find_boundary(base, a.boundary, a.options.max_events);
   std::vector<std::string> written;
-  if (!a.out.empty() && b.found) {
+  if (!a.out.empty() && b.found()) {
     fs::create_directories(a.out);
-    for (const auto& [side, name] : {std::pair{&b.below, "below"}, std::pair{&b.above, "above"}}) {
-      Scenario s = side->scenario;
-      s.expect.present = true;
-      s.expect.violations = side->verdict;
-      s.title = fmt::format("{} ({} = {}, {} the boundary)", base.title, a.boundary, format_duration(side->value), name);
-      written.push_back((fs::path(a.out) / fmt::format("{}-boundary-{}.toml", fs::path(base.path).stem().string(), name)).string());
-      write_file(written.back(), to_toml(s));
+    // NAME-lower-below.toml, NAME-lower-above.toml, and the same for the upper edge.
+    for (const auto& [edge, edge_name] : {std::pair{&b.lower, "lower"}, std::pair{&b.upper, "upper"}}) {
+      if (!*edge) continue;
+      for (const auto& [side, name] : {std::pair{&(*edge)->below, "below"}, std::pair{&(*edge)->above, "above"}}) {
+        Scenario s = side->scenario;
+        s.expect.present = true;
+        s.expect.violations = side->verdict;
+        s.title = fmt::format("{} ({} = {}, {} the {} boundary)", base.title, a.boundary, format_duration(side->value), name,
+                              edge_name);
+        written.push_back(
+            (fs::path(a.out) / fmt::format("{}-{}-{}.toml", fs::path(base.path).stem().string(), edge_name, name)).string());
+        write_file(written.back(), to_toml(s));
+      }
     }
   }
   if (a.format == "json") {

@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -107,6 +109,22 @@ void write_whole(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+namespace {
+const char kPngHow[] = "a PNG needs rsvg-convert: apt-get install librsvg2-bin, or scripts/install-deps; or ask for PATH.svg";
+}  // namespace
+
+void require_png_renderer(const std::string& png) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', at), dirs.size());
+    const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
+    if (access((dir + "/rsvg-convert").c_str(), X_OK) == 0) return;
+    at = end + 1;
+  }
+  throw ScenarioError(png + ": rsvg-convert is not on PATH (" + kPngHow + ")");
+}
+
 void write_png(const std::string& svg, const std::string& png) {
   const std::string tmp = png + ".svg";
   write_whole(tmp, svg);
@@ -119,8 +137,7 @@ void write_png(const std::string& svg, const std::string& png) {
                    waitpid(pid, &status, 0) == pid;
   std::filesystem::remove(tmp);
   if (!ran || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw ScenarioError(png + ": rsvg-convert could not render it (a PNG needs rsvg-convert: apt-get install librsvg2-bin, "
-                              "or scripts/install-deps; or ask for PATH.svg)");
+    throw ScenarioError(png + ": rsvg-convert could not render it (" + kPngHow + ")");
   out.commit();
 }
 

@@ -42,4 +42,9 @@ void write_whole(const std::string& path, const std::string& text);
 // ScenarioError saying how to get it when it is missing or fails.
 void write_png(const std::string& svg, const std::string& png);
 
+// Before the work whose picture `png` is: refuses at once, in write_png's
+// words, when rsvg-convert is not on PATH (a sweep of minutes should not end
+// in "cannot write the picture").
+void require_png_renderer(const std::string& png);
+
 }  // namespace locksim

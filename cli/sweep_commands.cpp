@@ -40,6 +40,7 @@ bool allowed(const Scenario& s, const std::set<ViolationKind>& found) {
 int cmd_sweep(const SweepArgs& a) {
   if (a.sets.empty() || a.sets.size() > 2)
     throw ScenarioError("sweep: give one or two --set KEY=SPEC (one: a strip; two: a map), e.g. --set fault[1].duration=1s..40s:40");
+  if (!a.png_path.empty()) require_png_renderer(a.png_path);
   const Scenario s = load_scenario(a.file);
   std::vector<SweepAxis> axes;
   for (const std::string& set : a.sets) axes.push_back(parse_sweep_axis(s, set));

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -63,6 +65,49 @@ std::string kinds_text(const std::set<ViolationKind>& v) {
 
 std::string boundary_parameters() { return "a duration of " + knob_parameters(); }
 
+std::vector<const BoundaryEdge*> BoundaryResult::edges() const {
+  std::vector<const BoundaryEdge*> v;
+  if (lower) v.push_back(&*lower);
+  if (upper) v.push_back(&*upper);
+  return v;
+}
+
+namespace {
+
+// Bisects, to the nanosecond, between a value known to give the file's
+// verdict and one that does not.
+BoundaryEdge bisect(Prober& probe, const std::set<ViolationKind>& verdict, BoundarySide given, BoundarySide not_given) {
+  while ((given.value > not_given.value ? given.value - not_given.value : not_given.value - given.value) > Duration::ns(1)) {
+    const Duration lo = min(given.value, not_given.value), hi = max(given.value, not_given.value);
+    BoundarySide mid = probe.at(lo + (hi - lo) / 2);
+    if (mid.verdict == verdict) given = std::move(mid);
+    else not_given = std::move(mid);
+  }
+  if (given.value < not_given.value) return {std::move(given), std::move(not_given)};
+  return {std::move(not_given), std::move(given)};
+}
+
+// Walks from the file's value toward `limit` — halving the distance to the
+// least value going down, doubling going up — and stops at the first value
+// whose verdict differs: the nearest flip on that side, not merely some flip
+// (a lease of 1 ms is stuck, but gc-pause's question is the edge near 40 s).
+std::optional<BoundaryEdge> nearest_edge(Prober& probe, const BoundarySide& given, Duration limit, Duration& reached) {
+  const bool down = limit < given.value;
+  BoundarySide same = given;
+  while (same.value != limit) {
+    Duration next = down ? same.value - max((same.value - limit) / 2, Duration::ns(1))
+                         : min(limit, max(same.value * 2, same.value + Duration::ms(1)));
+    if (down && next - limit < Duration::ms(1)) next = limit;  // the last steps down: the least value itself
+    reached = next;
+    BoundarySide probe_side = probe.at(next);
+    if (probe_side.verdict != given.verdict) return bisect(probe, given.verdict, std::move(same), std::move(probe_side));
+    same = std::move(probe_side);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 BoundaryResult find_boundary(const Scenario& s, const std::string& parameter, std::uint64_t max_events) {
   const Knob k = knob_of(s, parameter);
   Prober probe(s, k, max_events);
@@ -72,61 +117,66 @@ BoundaryResult find_boundary(const Scenario& s, const std::string& parameter, st
   b.noun = k.noun;
   b.given = probe.at(given_value(k, s));
   b.lowest = b.highest = b.given.value;
-  // The other verdict: toward the least value first, then up, doubling.
-  std::optional<BoundarySide> other;
-  BoundarySide same = b.given;
   const Duration lowest = Duration::ns(std::max<std::int64_t>(k.lowest, 0)), highest = Duration::ns(k.search_highest);
-  if (lowest < b.given.value) {
-    b.lowest = lowest;
-    BoundarySide low = probe.at(lowest);
-    if (low.verdict != b.given.verdict) other = std::move(low);
-  }
-  for (Duration up = b.given.value; !other && up < highest;) {
-    up = min(highest, max(up * 2, up + Duration::ms(1)));
-    b.highest = up;
-    BoundarySide high = probe.at(up);
-    if (high.verdict != b.given.verdict) other = std::move(high);
-    else same = std::move(high);  // the flip is above this
-  }
-  if (other) {
-    // Bisect, to the nanosecond, between the nearest value known to give
-    // the file's verdict and one that does not: the edge of the given verdict.
-    BoundarySide given = other->value < b.given.value ? b.given : std::move(same);
-    BoundarySide not_given = std::move(*other);
-    while ((given.value > not_given.value ? given.value - not_given.value : not_given.value - given.value) > Duration::ns(1)) {
-      const Duration lo = min(given.value, not_given.value), hi = max(given.value, not_given.value);
-      BoundarySide mid = probe.at(lo + (hi - lo) / 2);
-      if (mid.verdict == b.given.verdict) given = std::move(mid);
-      else not_given = std::move(mid);
-    }
-    b.found = true;
-    const bool given_below = given.value < not_given.value;
-    b.below = given_below ? std::move(given) : std::move(not_given);
-    b.above = given_below ? std::move(not_given) : std::move(given);
-  }
+  if (lowest < b.given.value) b.lower = nearest_edge(probe, b.given, lowest, b.lowest);
+  if (b.given.value < highest) b.upper = nearest_edge(probe, b.given, highest, b.highest);
   b.runs = probe.runs;
   return b;
 }
 
+namespace {
+
+std::set<ViolationKind> minus(const std::set<ViolationKind>& a, const std::set<ViolationKind>& b) {
+  std::set<ViolationKind> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.end()));
+  return out;
+}
+
+// One edge in words. Where the other side has fewer kinds than the file's
+// verdict, the file's failure needs this side: "The failure (...) needs a
+// pause of at least 30.002s". Where it has more, the other side adds them:
+// "lock.ttl = at most 999.999us also gives stuck".
+std::string edge_sentence(const BoundaryResult& b, const BoundaryEdge& e) {
+  const bool file_above = e.above.verdict == b.given.verdict;
+  const BoundarySide& file = file_above ? e.above : e.below;
+  const BoundarySide& other = file_above ? e.below : e.above;
+  const char* file_way = file_above ? "at least" : "at most";
+  const char* other_way = file_above ? "at most" : "at least";
+  const std::string given = format_duration(b.given.value);
+  if (minus(other.verdict, file.verdict).empty())
+    return fmt::format("The failure ({}) needs {} {} {} (the file has {}).", kinds_text(file.verdict), b.noun, file_way,
+                       format_duration(file.value), given);
+  if (minus(file.verdict, other.verdict).empty())
+    return fmt::format("{} {} {} also gives {} (the file has {}).", b.noun, other_way, format_duration(other.value),
+                       kinds_text(minus(other.verdict, file.verdict)), given);
+  return fmt::format("{} {} {} gives {} instead (the file has {}).", b.noun, other_way, format_duration(other.value),
+                     kinds_text(other.verdict), given);
+}
+
+}  // namespace
+
 std::string boundary_text(const Scenario& s, const BoundaryResult& b) {
   std::string out = fmt::format("{} — where the verdict flips as {} moves\n  {}\n", s.path, b.parameter, b.subject);
-  if (!b.found) {
+  const std::string runs = counted(static_cast<std::uint64_t>(b.runs), "run");
+  if (!b.found()) {
     out += fmt::format("\n  {} from {} to {}: the same verdict at every value tried ({}; {})\n",
-                       b.parameter, format_duration(b.lowest), format_duration(b.highest), kinds_text(b.given.verdict),
-                       counted(static_cast<std::uint64_t>(b.runs), "run"));
+                       b.parameter, format_duration(b.lowest), format_duration(b.highest), kinds_text(b.given.verdict), runs);
     return out;
   }
-  out += fmt::format("\n  the verdict flips between {} and {} ({}, to the nanosecond):\n", format_duration(b.below.value),
-                     format_duration(b.above.value), counted(static_cast<std::uint64_t>(b.runs), "run"));
-  for (const BoundarySide* side : {&b.below, &b.above}) {
-    out += fmt::format("    {:<22} {}\n", format_duration(side->value), kinds_text(side->verdict));
-    if (!side->detail.empty()) out += fmt::format("    {:<22} {}\n", "", side->detail);
+  const std::string from = b.lower ? format_duration(b.lower->above.value) : format_duration(b.lowest) + " (the least tried)";
+  const std::string to = b.upper ? format_duration(b.upper->below.value) : format_duration(b.highest) + " (the most tried)";
+  out += fmt::format("\n  the file's verdict ({}) holds from {} to {} ({}, to the nanosecond)\n", kinds_text(b.given.verdict),
+                     from, to, runs);
+  for (const BoundaryEdge* e : b.edges()) {
+    out += fmt::format("\n  {} it flips between {} and {}:\n", b.lower && e == &*b.lower ? "below," : "above,",
+                       format_duration(e->below.value), format_duration(e->above.value));
+    for (const BoundarySide* side : {&e->below, &e->above}) {
+      out += fmt::format("    {:<22} {}\n", format_duration(side->value), kinds_text(side->verdict));
+      if (!side->detail.empty()) out += fmt::format("    {:<22} {}\n", "", side->detail);
+    }
   }
-  // Which side fails: the one with more violations (or any, against none).
-  const bool up_fails = b.above.verdict.size() > b.below.verdict.size();
-  out += fmt::format("\n  The failure ({}) needs {} {} {} (the file has {}).\n",
-                     kinds_text(up_fails ? b.above.verdict : b.below.verdict), b.noun, up_fails ? "at least" : "at most",
-                     format_duration(up_fails ? b.above.value : b.below.value), format_duration(b.given.value));
+  out += "\n";
+  for (const BoundaryEdge* e : b.edges()) out += "  " + edge_sentence(b, *e) + "\n";
   return out;
 }
 
@@ -137,13 +187,13 @@ std::string boundary_json(const Scenario& s, const BoundaryResult& b) {
     for (ViolationKind k : x.verdict) v.push_back(violation_name(k));
     return json{{"value_ns", x.value.count_ns()}, {"value", format_duration(x.value)}, {"verdict", v}, {"detail", x.detail}};
   };
+  auto edge = [&](const std::optional<BoundaryEdge>& e) {
+    return e ? json{{"below", side(e->below)}, {"above", side(e->above)}} : json(nullptr);
+  };
   json j = {{"scenario", s.path}, {"parameter", b.parameter}, {"subject", b.subject}, {"given", side(b.given)},
-            {"found", b.found}, {"runs", b.runs},
-            {"searched_ns", {b.lowest.count_ns(), b.highest.count_ns()}}};
-  if (b.found) {
-    j["below"] = side(b.below);
-    j["above"] = side(b.above);
-  }
+            {"found", b.found()}, {"runs", b.runs},
+            {"searched_ns", {b.lowest.count_ns(), b.highest.count_ns()}},
+            {"lower", edge(b.lower)}, {"upper", edge(b.upper)}};
   return j.dump();
 }
 

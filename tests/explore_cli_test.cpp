@@ -185,8 +185,15 @@ TEST_CASE("explore --boundary prints the value where the verdict flips and write
   const Outcome o = locksim("explore scenarios/kleppmann/gc-pause.toml --boundary fault[1].duration --out " + dir.string());
   CHECK(o.status == 0);
   CHECK(o.output.find("needs a pause of at least 30.") != std::string::npos);
-  CHECK(fs::exists(dir / "gc-pause-boundary-below.toml"));
-  CHECK(locksim("run " + (dir / "gc-pause-boundary-above.toml").string()).status == 0);  // it replays as it says
+  CHECK(fs::exists(dir / "gc-pause-lower-below.toml"));
+  CHECK(locksim("run " + (dir / "gc-pause-lower-above.toml").string()).status == 0);  // it replays as it says
+  CHECK(locksim("run " + (dir / "gc-pause-lower-below.toml").string()).status == 0);
+  CHECK(fs::exists(dir / "gc-pause-upper-above.toml"));  // a pause past the run's end: client1 never writes
+  const Outcome j = locksim("explore scenarios/kleppmann/gc-pause.toml --boundary lock.ttl --format json");
+  CHECK(j.status == 0);
+  const auto doc = nlohmann::json::parse(j.output);  // one JSON document, both edges in it
+  CHECK(doc["lower"]["above"]["value"] == "1ms");
+  CHECK(doc["upper"]["below"]["value_ns"].get<std::int64_t>() > 40'000'000'000);
   CHECK(locksim("explore scenarios/kleppmann/gc-pause.toml --boundary lock.algorithm").status == 2);
   fs::remove_all(dir);
 }

@@ -297,28 +297,47 @@ TEST_CASE("the shards of an exhaustive search add up to the unsharded search, wi
 TEST_CASE("the boundary search finds the pause gc-pause needs, to the nanosecond, with the run on each side") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
   const BoundaryResult b = find_boundary(base, "fault[1].duration");
-  REQUIRE(b.found);
-  CHECK(b.above.value - b.below.value == Duration::ns(1));
-  CHECK(b.above.verdict == base.expect.violations);  // the file's verdict starts here
-  CHECK(b.below.verdict != b.above.verdict);
-  CHECK(b.above.value > Duration::s(30));  // the lease, and the network's few milliseconds
-  CHECK(b.above.value < Duration::s(31));
+  REQUIRE(b.lower);
+  // Above: a pause that ends after the 60 s run does — client1 never writes again, only the overlap is left.
+  REQUIRE(b.upper);
+  CHECK(b.upper->above.verdict == std::set<ViolationKind>{Overlap});
+  CHECK(b.upper->above.value > Duration::s(58));
+  const BoundaryEdge& e = *b.lower;
+  CHECK(e.above.value - e.below.value == Duration::ns(1));
+  CHECK(e.above.verdict == base.expect.violations);  // the file's verdict starts here
+  CHECK(e.below.verdict != e.above.verdict);
+  CHECK(e.above.value > Duration::s(30));  // the lease, and the network's few milliseconds
+  CHECK(e.above.value < Duration::s(31));
   // Each side, run again, gives its verdict.
-  CHECK(run_scenario(b.below.scenario).verdict == b.below.verdict);
-  CHECK(run_scenario(b.above.scenario).verdict == b.above.verdict);
-  CHECK(boundary_text(base, b).find("needs a pause of at least " + format_duration(b.above.value)) != std::string::npos);
+  CHECK(run_scenario(e.below.scenario).verdict == e.below.verdict);
+  CHECK(run_scenario(e.above.scenario).verdict == e.above.verdict);
+  CHECK(boundary_text(base, b).find("needs a pause of at least " + format_duration(e.above.value)) != std::string::npos);
 }
 
-TEST_CASE("the boundary search moves a lock option: gc-pause's lease, down to where a short one also leaves a client stuck") {
+TEST_CASE("the boundary search looks both ways: gc-pause's lease is unsafe from 1 ms up to the edge just above the pause") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
   const BoundaryResult b = find_boundary(base, "lock.ttl");
-  REQUIRE(b.found);
-  CHECK(b.above.value - b.below.value == Duration::ns(1));
-  CHECK(b.above.verdict == base.expect.violations);  // the file's 30 s lease's verdict, down to the edge
-  CHECK(b.below.verdict.count(ViolationKind::Stuck) == 1);  // a lease of a millisecond: its liveness window is shorter than a round trip
-  CHECK(b.above.value == Duration::ms(1));
-  CHECK(run_scenario(b.below.scenario).verdict == b.below.verdict);
-  CHECK(run_scenario(b.above.scenario).verdict == b.above.verdict);
+  REQUIRE(b.lower);
+  REQUIRE(b.upper);
+  // Below: a lease of a millisecond is shorter than a round trip, and its liveness window too.
+  CHECK(b.lower->above.value == Duration::ms(1));
+  CHECK(b.lower->above.verdict == base.expect.violations);
+  CHECK(b.lower->below.verdict.count(ViolationKind::Stuck) == 1);
+  // Above: the edge the lecture is about — a lease that outlasts the 40 s pause (from 1 s)
+  // and the few milliseconds of the network is safe.
+  CHECK(b.upper->above.value - b.upper->below.value == Duration::ns(1));
+  CHECK(b.upper->below.verdict == base.expect.violations);
+  CHECK(b.upper->above.verdict.empty());
+  CHECK(b.upper->above.value > Duration::s(40));
+  CHECK(b.upper->above.value < Duration::s(42));
+  for (const BoundaryEdge* e : b.edges()) {
+    CHECK(run_scenario(e->below.scenario).verdict == e->below.verdict);
+    CHECK(run_scenario(e->above.scenario).verdict == e->above.verdict);
+  }
+  const std::string text = boundary_text(base, b);
+  CHECK(text.find("needs lock.ttl = at most " + format_duration(b.upper->below.value)) != std::string::npos);
+  CHECK(text.find("lock.ttl = at most 999.999us also gives stuck") != std::string::npos);
+  CHECK(text.find("holds from 1ms to " + format_duration(b.upper->below.value)) != std::string::npos);
 }
 
 TEST_CASE("the boundary search refuses what it cannot move, and says what it can") {

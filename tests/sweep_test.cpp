@@ -186,3 +186,18 @@ TEST_CASE("the heatmap is well-formed SVG that marks the safe/unsafe boundary, a
     CHECK(run_command("xmllint --noout " + p + ".svg 2>&1").output == "");
   CHECK(read_text(p + ".png").substr(1, 3) == "PNG");  // rsvg-convert parsed the SVG as XML, and drew it
 }
+
+TEST_CASE("sweep --png without rsvg-convert is refused before the grid runs, saying how to get it") {
+  const ScratchDir dir("locksim-sweep-no-rsvg");
+  const std::string png = (dir.path() / "map.png").string();
+  // A PATH without rsvg-convert (locksim is run by its full path); a grid of
+  // 100,000 runs that would take minutes if it ran first.
+  const auto o = run_command("cd " + std::string(LOCKSIM_SOURCE_DIR) + " && PATH=" + dir.path().string() + " " + LOCKSIM_BINARY +
+                             " sweep scenarios/kleppmann/gc-pause.toml --set fault[1].duration=1s..40s:1000 --seeds 100 --png " +
+                             png + " 2>&1");
+  CHECK(o.status == 2);
+  CHECK(o.output.find("map.png: rsvg-convert is not on PATH") != std::string::npos);
+  CHECK(o.output.find("apt-get install librsvg2-bin") != std::string::npos);
+  CHECK(o.output.find("unsafe from") == std::string::npos);  // no table: nothing ran
+  CHECK(!std::filesystem::exists(png));
+}
