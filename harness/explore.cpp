@@ -29,10 +29,12 @@ namespace {
 using Bounds = ScheduleBounds;
 
 Bounds bounds_of(const Scenario& s, const ExploreOptions& o) {
-  // What breaks a lock is measured against its lease: draw magnitudes up to twice it.
+  // What breaks a lock is measured against its lease: draw magnitudes up to
+  // twice it, or a lease past the handover where the service keeps the lock
+  // longer than the lease (Consul's late invalidation, a lock-delay).
   const Duration lease = s.lock.options->lease();
-  return {o.max_pause.value_or(lease * 2), o.max_jump.value_or(lease * 2), o.max_outage.value_or(lease * 2),
-          s.duration * 4 / 5};
+  const Duration most = max(lease * 2, s.lock.options->handover() + lease);
+  return {o.max_pause.value_or(most), o.max_jump.value_or(most), o.max_outage.value_or(most), s.duration * 4 / 5};
 }
 
 }  // namespace
@@ -79,7 +81,10 @@ void ExploreSummary::add(const RunOutcome& r) {
 Duration liveness_window_of(const Scenario& base, const ExploreOptions& o) {
   if (o.liveness_window) return *o.liveness_window;
   if (base.expect.liveness_window) return *base.expect.liveness_window;
-  return lease_of(base) * 2;
+  // Twice the lease, or twice the handover where the service keeps a silent
+  // holder's lock longer (Consul, Chubby): a client that waits out a correct
+  // lock-delay is not stuck.
+  return base.lock.options->handover() * 2;
 }
 
 bool explore_as_expected(const Scenario& base, const ExploreSummary& s) {

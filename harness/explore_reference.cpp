@@ -24,21 +24,21 @@ Scenario unfaulted(const Scenario& base, const ExploreOptions& o) {
 }
 
 Duration lease_of(const Scenario& s) {
-  // schedule_bounds' default pause is twice the lease (explore.cpp, beside
-  // the lock options it is read from).
-  return schedule_bounds(s, ExploreOptions{}).pause / 2;
+  return s.lock.options->lease();
 }
 
 namespace {
 
 // The durations a scenario file gives that a lock's safety is measured against.
-std::vector<NamedDuration> constants_of(const Scenario& s, Duration lease, const std::vector<Duration>& validities) {
+std::vector<NamedDuration> constants_of(const Scenario& s, Duration lease, Duration handover,
+                                        const std::vector<Duration>& validities) {
   std::vector<NamedDuration> all;
   auto add = [&](std::string name, Duration d) {
     if (d > Duration::zero()) all.push_back({std::move(name), d, ""});
   };
   add("lease", lease);
   add("2 x lease", lease * 2);
+  add("handover", handover);  // past it, another client may hold the lock (lockalgos/options.hpp)
   for (Duration v : validities) add("validity", v);
   for (const NodeConfig& n : s.nodes) {
     if (!n.replica_of.empty()) add(n.name + " replication lag", n.replication_lag.hi);
@@ -84,7 +84,7 @@ Reference reference_run(const Scenario& base, const ExploreOptions& o) {
     if (ref.anchors.size() < kMaxAnchors) ref.anchors.push_back({t.name(e.process), e.kind, n, e.at - Instant::zero()});
   };
   run_scenario(unfaulted(base, o), ro);
-  ref.constants = constants_of(base, ref.lease, validities);
+  ref.constants = constants_of(base, ref.lease, base.lock.options->handover(), validities);
   return ref;
 }
 

@@ -13,6 +13,9 @@ struct ChubbyOptions : AlgorithmOptions {
   Duration grace = Duration::s(45);       // §2.8: the grace period after the local lease ends
   std::int64_t first_token = 1;           // the first generation number
   Duration lease() const override { return Duration::s(12); }
+  // A KeepAlive the master holds and answers just before the lease ends
+  // extends it once more (§2.8), and the lock-delay follows (§2.4).
+  Duration handover() const override { return lease() * 2 + lock_delay; }
   ServerSetup server() const override { return {.first_token = first_token}; }
 };
 

@@ -24,6 +24,10 @@ struct ConsulOptions : AlgorithmOptions {
   int ttl_multiplier = 2;                     // structs.go SessionTTLMultiplier
   std::int64_t first_token = 1;               // the Raft index the cluster starts from
   Duration lease() const override { return session_ttl; }
+  // The leader invalidates a silent session only after TTL x multiplier
+  // (agent/consul/session_ttl.go resetSessionTimerLocked), and the key is
+  // then kept from others for the lock-delay (agent/consul/kvs_endpoint.go).
+  Duration handover() const override { return session_ttl * ttl_multiplier + lock_delay; }
   ServerSetup server() const override { return {.first_token = first_token, .session_ttl_multiplier = ttl_multiplier}; }
 };
 

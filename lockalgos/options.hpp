@@ -58,6 +58,11 @@ class AlgorithmOptions {
   // The lease the lock lives by (its ttl, a session timeout, a lease TTL, a
   // watchdog's timeout): what explore draws fault magnitudes against.
   virtual Duration lease() const = 0;
+  // How long after its holder falls silent the lock may still be kept from
+  // everyone else: the lease, and whatever the service adds after it (a
+  // session invalidated late, a lock-delay). A fault must outlast this to
+  // let a second holder in; explore draws magnitudes against it too.
+  virtual Duration handover() const { return lease(); }
   virtual ServerSetup server() const { return {}; }
 };
 
