@@ -66,7 +66,14 @@ enum class Ev : std::uint8_t {
   StorageReject,  // peer: client; value: counter offered; token; detail: why; key: "read" for a refused read
   // The fault engine and the network's state.
   Fault,  // detail: what was applied
+  // Lock-service nodes, again (kept after Fault so that the kinds before it
+  // keep the numbers the trace hash covers).
+  Holder,  // key: the lock; owner: the client the node now holds it for (kNoProc: nobody). The
+           // coordination services' statement of who holds a lock, made when it changes (the judge's
+           // ServiceHoldings); detail: why
 };
+// The last event kind: every kind is in [Started, kLastEvent].
+inline constexpr Ev kLastEvent = Ev::Holder;
 
 // The name used in the trace and in `on = "<process> <event>"` fault triggers.
 std::string_view event_name(Ev kind);
