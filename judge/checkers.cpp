@@ -69,22 +69,31 @@ T& slot(std::vector<T>& v, ProcId p) {
   return v[p];
 }
 
-// What the lock service held, from its nodes' own events, not the clients'
-// beliefs: a node's Command naming an owner leaves the key holding that
-// client's value (sim/redis.cpp, note_command and replication); Expired and
-// KeyDeleted remove it. A node that restarts or is resynced keeps, here,
-// what it held before: the doubt goes to the client (its grant counts).
+// What the lock service held, from its nodes' own statements, never the
+// clients' beliefs. Every model says, as its state changes, "node N holds
+// key K for client C" or "node N holds nothing at K", and this keeps the map:
+//   - Holder names C (or nobody): the coordination services' lock, the
+//     lowest sequential node (ZooKeeper), the first-created key under the
+//     prefix (etcd), the lock's holder (Chubby), the key's Session (Consul);
+//   - a Command naming an owner leaves K holding C's value (a Redis node,
+//     sim/redis.cpp note_command and replication);
+//   - Expired and KeyDeleted leave nothing at K.
+// A node that restarts or is resynced keeps, here, what it held before: the
+// doubt goes to the client (its grant counts).
 class ServiceHoldings {
  public:
   explicit ServiceHoldings(const Trace& t) : trace_(t) {}
 
   void observe(const TraceEvent& e) {
     if (!has_role(trace_, e.process, ProcessRole::LockNode)) return;
-    if (e.kind == Ev::Command && e.owner != kNoProc) {
-      entries_[{e.process, e.key}] = e.owner;
-      named_ = true;
-    } else if (e.kind == Ev::Expired || e.kind == Ev::KeyDeleted) {
-      entries_.erase({e.process, e.key});
+    switch (e.kind) {
+      case Ev::Holder: hold(e, e.owner); break;
+      case Ev::Command:
+        if (e.owner != kNoProc) hold(e, e.owner);
+        break;
+      case Ev::Expired:
+      case Ev::KeyDeleted: hold(e, kNoProc); break;
+      default: break;
     }
   }
 
@@ -95,8 +104,18 @@ class ServiceHoldings {
   }
 
  private:
+  // `client` kNoProc: nothing.
+  void hold(const TraceEvent& e, ProcId client) {
+    if (client == kNoProc) {
+      entries_.erase({e.process, e.key});
+      return;
+    }
+    entries_[{e.process, e.key}] = client;
+    named_ = true;
+  }
+
   const Trace& trace_;
-  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client whose value it holds
+  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client it holds it for
   bool named_ = false;                                        // some node named a holder
 };
 
@@ -482,6 +501,7 @@ Judge::~Judge() = default;
 void Judge::observe(const TraceEvent& e) {
   switch (e.kind) {  // the network's chatter concerns no judge; the servers' only what they hold
     case Ev::Command:
+    case Ev::Holder:
       impl_->truth.observe(e);
       return;
     case Ev::Sent:
