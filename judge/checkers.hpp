@@ -38,8 +38,10 @@ struct CheckOptions {
 
 // A client's grant that was a belief, not a grant (catalogue K7): when the
 // client recorded Acquired, the lock service held none of its entries (each
-// had expired or been deleted). Known only for services whose nodes name a
-// key's holder in the trace (Redis); elsewhere every grant counts as held.
+// had expired or been deleted, or the coordination service held the lock
+// for another client or for nobody). Known from what the service's nodes
+// state in the trace (a Redis command naming the key's owner, a coordination
+// server's Holder); where no node has named a holder every grant counts.
 // The stale-write judge counts only real grants; the reports tell these.
 struct Belief {
   std::uint64_t seq;  // the Acquired event
