@@ -42,7 +42,7 @@ std::vector<TimeAxis::Mark> axis_marks(const RunResult& r, const Lanes& lanes, c
   std::vector<TimeAxis::Mark> marks;
   for (const TraceEvent& e : r.world->trace().events()) {
     if (e.process < procs && !lanes.shown[e.process]) continue;
-    if (e.kind == Ev::Sent || e.kind == Ev::Command) continue;
+    if (e.kind == Ev::Sent || e.kind == Ev::Command || e.kind == Ev::Holder) continue;
     if (e.kind == Ev::Delivered || e.kind == Ev::Dropped) continue;
     marks.push_back({e.at, true});
   }
@@ -175,7 +175,8 @@ Duration shortest_interval(const RunResult& r) {
 Instant story_end(const RunResult& r) {
   Instant last = Instant::zero();
   for (const TraceEvent& e : r.world->trace().events())
-    if (e.kind != Ev::Sent && e.kind != Ev::Delivered && e.kind != Ev::Dropped && e.kind != Ev::Command && e.kind != Ev::StorageRead)
+    if (e.kind != Ev::Sent && e.kind != Ev::Delivered && e.kind != Ev::Dropped && e.kind != Ev::Command && e.kind != Ev::Holder &&
+        e.kind != Ev::StorageRead)
       last = std::max(last, e.at);
   for (const Violation& v : r.violations) last = std::max(last, v.until);
   const Instant end = last + std::max(Duration::ms(1), Duration::ns(last.ns() / 20));

@@ -116,7 +116,7 @@ class Narrator {
   // once every step is known (tell_story); else written by format_instant.
   Narrator(const Trace& trace, const LockConfig& lock, bool deferred)
       : trace_(trace), lock_(lock), deferred_(deferred), clock_moved_(trace.processes().size(), false) {
-    for (const Belief& b : beliefs_not_grants(trace)) beliefs_.insert(b.seq);
+    for (const Belief& b : beliefs_not_grants(trace)) beliefs_[b.seq] = b.held;
   }
 
   // The event's step in the story, if it has one.
@@ -253,9 +253,13 @@ class Narrator {
       case Ev::Acquiring:
         return who(e) + " asks for the lock";
       case Ev::Acquired:
-        if (beliefs_.count(e.seq))  // judge/checkers.hpp, Belief (K7)
-          return who(e) + " believes it has acquired the lock on " + e.detail + token_text(e.token) + lasts(e) +
-                 " — but it holds nothing: the lock service held none of " + who(e) + "'s keys by then";
+        if (auto b = beliefs_.find(e.seq); b != beliefs_.end()) {  // judge/checkers.hpp, Belief (K7)
+          const std::string said = who(e) + " believes it has acquired the lock on " + e.detail + token_text(e.token) + lasts(e);
+          if (b->second == 0) return said + " — but it holds nothing: the lock service held none of " + who(e) + "'s keys by then";
+          return said + " — but it does not hold it: the lock service held " + who(e) + "'s keys on " +
+                 counted(b->second, "node") + " by then, fewer than the " + std::to_string(trace_.grant_quorum()) +
+                 " a grant needs";
+        }
         return who(e) + " acquires the lock on " + e.detail + token_text(e.token) + lasts(e);
       case Ev::Claiming:
         return who(e) + " claims the storage with its lock value (owner = " + e.key + ")";
@@ -344,7 +348,7 @@ class Narrator {
   const LockConfig& lock_;
   bool deferred_;
   std::set<ProcId> holders_;                     // clients granted the lock and not yet letting it go
-  std::set<std::uint64_t> beliefs_;              // Acquired events the service did not hold (by seq)
+  std::map<std::uint64_t, std::size_t> beliefs_;  // Acquired events the service did not hold (by seq): on how many nodes it held them
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
   std::map<std::pair<ProcId, std::uint64_t>, Instant> applied_;  // (client, command content) -> when a node applied it
