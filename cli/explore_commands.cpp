@@ -3,6 +3,7 @@
 // prints. JSON output is one JSON document on stdout and nothing else.
 #include "cli/explore_commands.hpp"
 #include "cli/output_file.hpp"
+#include "cli/lang.hpp"
 
 #include <unistd.h>
 
@@ -59,6 +60,7 @@ struct ExploreArgs {
   std::string lengths;  // --lengths
   std::string boundary;
   std::string from;     // shrink --from RESULT.json
+  std::string lang;     // --replay's words (cli/lang.hpp)
 };
 
 // The flags that shape a run's schedule: explore and shrink take them alike,
@@ -225,6 +227,7 @@ Shrunk write_shrunk(const Scenario& failing, ViolationKind kind, const ExploreOp
 // --replay: one explored run, told in full, with every report `run` writes.
 int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   const ExploreOptions& o = a.options;
+  const Lang lang = lang_flag(a.lang);
   const Scenario s = with_random_faults(base, *a.replay, o);
   RunOptions ro;
   ro.max_events = o.max_events;
@@ -262,7 +265,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     std::cout << fmt::format("Explored run {} of {}: its faults, drawn from its seed:\n", *a.replay, base.path);
     for (const FaultSpec& f : s.faults) std::cout << "  - " << describe_fault(f) << "\n";
     if (s.faults.empty()) std::cout << "  - none\n";
-    std::cout << "\n" << text_report(r, {.colour = use_colour()});
+    std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
     if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
     if (!written.empty()) std::cout << "written to " << written << " (locksim run " << written << " replays it)\n";
   }
@@ -273,6 +276,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
                 << " events (a diagram of more would not be read)\n";
     DiagramOptions d;
     d.max_arrows = a.arrows;
+    d.lang = lang;
     write_file(path, html ? html_report(r, d) : svg_diagram(r, d));
   }
   return allowed(base, found) ? kExitOk : kExitUnexpected;
@@ -339,6 +343,7 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
 }
 
 int cmd_explore(ExploreArgs a) {
+  lang_flag(a.lang);  // an unknown --lang is refused whatever the mode
   const Scenario base = load_scenario(a.file);
   apply_flags(a);
   check_modes(a);
@@ -505,6 +510,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   explore_cmd->add_option("--svg", e.svg_path, "with --replay: write the space-time diagram to PATH");
   explore_cmd->add_option("--html", e.html_path, "with --replay: write the diagram, story and verdict as one page");
   explore_cmd->add_option("--arrows", e.arrows, "with --replay: draw at most this many message arrows (default 400)");
+  add_lang_option(*explore_cmd, e.lang);
   explore_cmd->add_option("--out", e.out,
                           "shrink the first failing run of each kind and write it there as a scenario "
                           "(--replay: the run; --exhaustive: each first finding; --boundary: both sides)");

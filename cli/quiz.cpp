@@ -128,40 +128,44 @@ std::vector<std::string> client_lines(const std::vector<ClientConfig>& clients) 
   return lines;
 }
 
-void block(std::string& out, std::string_view heading, const std::vector<std::string>& lines) {
+void quiz_block(std::string& out, std::string_view heading, const std::vector<std::string>& lines) {
   for (std::size_t i = 0; i < lines.size(); ++i)
     out += fmt::format("  {:<12}{}\n", i == 0 ? heading : "", lines[i]);
 }
 
 }  // namespace
 
-std::string setup_text(const Scenario& s) {
-  std::string out = fmt::format("{}\n\nThe set-up (its title, story and expected verdict stay hidden until you predict):\n", s.path);
-  block(out, "lock", {lock_line(s)});
+std::string setup_text(const Scenario& s, Lang lang) {
+  // The headings in the language; the set-up's lines as the scenario file words them.
+  const auto block = [&out_lang = lang](std::string& out, W heading, const std::vector<std::string>& lines) {
+    quiz_block(out, say(out_lang, heading), lines);
+  };
+  std::string out = say(lang, W::QuizSetup, {{"path", s.path}});
+  block(out, W::QuizLock, {lock_line(s)});
   std::vector<std::string> nodes;
   for (const NodeConfig& n : s.nodes) nodes.push_back(node_words(n));
-  block(out, "nodes", nodes);
+  block(out, W::QuizNodes, nodes);
   if (s.sentinel.present)
-    block(out, "sentinel", {fmt::format("{}: pings every {}, promotes a replica after {} without an answer", s.sentinel.name,
+    block(out, W::QuizSentinel, {fmt::format("{}: pings every {}, promotes a replica after {} without an answer", s.sentinel.name,
                                         format_duration(s.sentinel.ping_period), format_duration(s.sentinel.down_after))});
   std::string network = "one-way delay " + format_range(s.network.delay);
   if (s.network.loss > 0) network += fmt::format(", loses {:g}% of messages", 100 * s.network.loss);
   if (!s.network.fifo) network += ", may reorder";
-  block(out, "network", {network});
+  block(out, W::QuizNetwork, {network});
   std::string storage = fmt::format("{}: the counter starts at {}", s.storage.name, s.storage.initial);
   if (const std::string c = clock_words(s.storage.clock); !c.empty()) storage += "; " + c;
-  block(out, "storage", {storage});
-  block(out, "clients", client_lines(s.clients));
+  block(out, W::QuizStorage, {storage});
+  block(out, W::QuizClients, client_lines(s.clients));
   std::vector<std::string> faults;
   for (const FaultSpec& f : s.faults) faults.push_back(fault_words(f));
-  block(out, "faults", faults.empty() ? std::vector<std::string>{"none"} : faults);
-  block(out, "simulated", {format_duration(s.duration) + fmt::format(" (seed {})", s.seed)});
+  block(out, W::QuizFaults, faults.empty() ? std::vector<std::string>{say(lang, W::QuizNone)} : faults);
+  block(out, W::QuizSimulated, {say(lang, W::QuizSeed, {{"d", format_duration(s.duration)}, {"seed", std::to_string(s.seed)}})});
   return out;
 }
 
-std::string prediction_question() {
-  std::string out = "\nPredict before you run it: which of these will the run show (any number of them, or none)?\n";
-  for (ViolationKind k : kAllViolationKinds) out += fmt::format("  {:<16} {}\n", violation_name(k), violation_help(k));
+std::string prediction_question(Lang lang) {
+  std::string out = say(lang, W::QuizQuestion);
+  for (ViolationKind k : kAllViolationKinds) out += fmt::format("  {:<16} {}\n", violation_name(k), kind_help(lang, k));
   return out;
 }
 
@@ -192,22 +196,22 @@ std::optional<std::set<ViolationKind>> parse_prediction(std::string_view text, s
   return kinds;
 }
 
-std::string score_text(const std::set<ViolationKind>& predicted, const std::set<ViolationKind>& found) {
-  const auto names = [](const std::set<ViolationKind>& kinds) {
+std::string score_text(const std::set<ViolationKind>& predicted, const std::set<ViolationKind>& found, Lang lang) {
+  const auto names = [lang](const std::set<ViolationKind>& kinds) {
     std::vector<std::string> v;
-    for (ViolationKind k : kinds) v.emplace_back(violation_name(k));
-    return v.empty() ? std::string("no violation") : join(v, ", ");
+    for (ViolationKind k : kinds) v.emplace_back(kind_words(lang, k));
+    return v.empty() ? say(lang, W::NoViolation) : join(v, word(lang, W::KindSeparator));
   };
   std::set<ViolationKind> missed, extra;
   for (ViolationKind k : found)
     if (!predicted.count(k)) missed.insert(k);
   for (ViolationKind k : predicted)
     if (!found.count(k)) extra.insert(k);
-  std::string out = fmt::format("You predicted: {}. The run shows: {}.\n", names(predicted), names(found));
-  if (missed.empty() && extra.empty()) return out + "Right.\n";
-  out += "Not quite:";
-  if (!missed.empty()) out += " the run also shows " + names(missed) + (extra.empty() ? "." : ";");
-  if (!extra.empty()) out += " it does not show " + names(extra) + ".";
+  std::string out = say(lang, W::QuizPredicted, {{"predicted", names(predicted)}, {"found", names(found)}});
+  if (missed.empty() && extra.empty()) return out + say(lang, W::QuizRight);
+  out += say(lang, W::QuizNotQuite);
+  if (!missed.empty()) out += say(lang, W::QuizAlsoShows, {{"kinds", names(missed)}}) + say(lang, extra.empty() ? W::QuizStop : W::QuizSemicolon);
+  if (!extra.empty()) out += say(lang, W::QuizDoesNotShow, {{"kinds", names(extra)}});
   return out + "\n";
 }
 

@@ -178,11 +178,20 @@ bool refusal(const std::string& reply) {
 }
 
 // "WRITE counter=1 token=34" -> "write 1, token 34".
-std::string write_label(const std::string& detail) {
-  std::string label = "write";
-  if (const auto v = detail.find("counter="); v != std::string::npos) label += " " + detail.substr(v + 8, detail.find(' ', v) - v - 8);
-  if (const auto t = detail.find("token="); t != std::string::npos) label += ", token " + detail.substr(t + 6, detail.find(' ', t) - t - 6);
+std::string write_label(const std::string& detail, Lang lang = Lang::En) {
+  std::string label = say(lang, W::LabelWrite);
+  if (const auto v = detail.find("counter="); v != std::string::npos)
+    label = say(lang, W::LabelWriteValue, {{"value", detail.substr(v + 8, detail.find(' ', v) - v - 8)}});
+  if (const auto t = detail.find("token="); t != std::string::npos)
+    label += say(lang, W::LabelToken, {{"token", detail.substr(t + 6, detail.find(' ', t) - t - 6)}});
   return label;
+}
+
+// An arrow's label in the picture's language (label_arrows names them in English).
+std::string shown_label(const Canvas& c, const Arrow& a) {
+  if (a.label == "grant") return c.say(W::LabelGrant);
+  if (a.label == "release") return c.say(W::LabelRelease);
+  return write_label(a.sent->detail, c.lang);
 }
 
 }  // namespace
@@ -301,14 +310,15 @@ std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::v
     const double xs = c.x(a->sent->at), ys = c.y(a->sent->process), xe = c.x(a->end->at), ye = c.y(to);
     const double len = std::max(1.0, std::hypot(xe - xs, ye - ys)), d = std::min(len / 2, c.fs(16)) / len;
     const double f = at_end ? 1 - d : d, x = xs + f * (xe - xs), y = ys + f * (ye - ys);
-    const double w = markup::text_width(a->label, c.fs(9)), h = c.fs(10);
+    const std::string text = shown_label(c, *a);
+    const double w = markup::text_width(text, c.fs(9)), h = c.fs(10);
     const std::array<double, 4> box{x + 3, y - h / 2, x + 3 + w, y + h / 2};
     bool clash = false;
     for (const auto& b : placed) clash = clash || (box[0] < b[2] + 2 && box[2] > b[0] - 2 && box[1] < b[3] && box[3] > b[1]);
     if (clash) continue;
     placed.push_back(box);
     out += fmt::format(R"~(<text class="arrow-label" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>)~",
-                       box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(a->label));
+                       box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(text));
   }
   return out;
 }

@@ -48,12 +48,13 @@ bool names_process(const std::string& text, const std::string& name) {
   return false;
 }
 
-// " holding 0 keys", from the node's "keys it holds: 0".
-std::string keys_held(const std::string& detail) {
+// ", 0 keys", from the node's "keys it holds: 0".
+std::string keys_held(const Canvas& c, const std::string& detail) {
   const auto at = detail.find("keys it holds: ");
   if (at == std::string::npos) return "";
   const std::string n = detail.substr(at + 15);
-  return n == "0" ? ", no keys" : ", " + n + (n == "1" ? " key" : " keys");
+  if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return "";
+  return n == "0" ? c.say(W::LabelNoKeys) : c.say(W::LabelKeys, {{"keys", say_count(c.lang, std::stoull(n), W::KeyOne, W::KeyMany)}});
 }
 
 // An interval of process p as a bar h px high (half-transparent on the shared lane).
@@ -82,9 +83,9 @@ void draw_believed_lease(const Canvas& c, EventInk& ink, const TraceEvent& e, In
                                     : "";
   std::string label;
   if (runs_out && !over)
-    if (const auto ly = lane_label(c, ink, p, c.x(end) + 3, "lease ends (its clock)"))
-      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">lease ends (its clock)</text>)~", c.x(end) + 3,
-                          *ly, c.fs(10));
+    if (const auto ly = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
+      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">{}</text>)~", c.x(end) + 3,
+                          *ly, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
   ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}'s lease as it believes it: until {} on its monotonic clock (≈ t={}){}</title></g>)~",
                            over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label, c.name(p),
                            format_instant(Instant::from_ns(e.value)), format_instant(believed_end),
@@ -137,7 +138,7 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         bar(c, ink, "pause", p, from, e.at, "url(#hatch)", 24,
             fmt::format("{} paused (stop-the-world) from {} to {}; {}", c.trace.name(p), format_instant(from), format_instant(e.at), c.clocks(e)));
         // How long, written on the picture: the point of a pause story.
-        const std::string text = "paused " + short_duration(e.at - from);
+        const std::string text = c.say(W::LabelPaused, {{"d", short_duration(e.at - from)}});
         if (const auto y = lane_label(c, ink, p, c.x(from) + 2, text, true))
           ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 2, *y,
                                    c.fs(10), esc(text));
@@ -152,7 +153,7 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       if (ink.down_open.count(p)) {
         const Instant from = ink.down_open[p];
         bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.trace.name(p) + " is down");
-        const std::string text = "down " + short_duration(e.at - from);
+        const std::string text = c.say(W::LabelDown, {{"d", short_duration(e.at - from)}});
         if (const auto y = lane_label(c, ink, p, c.x(from) + 8, text))
           ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 8, *y,
                                    c.fs(10), esc(text));
@@ -185,7 +186,7 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       break;
     case Ev::ClockJumped:
     case Ev::ClockDrift: {
-      const std::string label = "◆ clock " + (e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm");
+      const std::string label = c.say(W::LabelClock, {{"what", e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm"}});
       const double x = c.x(e.at) - 5;
       const double y = *lane_label(c, ink, p, x, label, true);
       ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:.0f}">{}</text><title>{}: {}; {}</title></g>)~",
@@ -195,7 +196,7 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       break;
     }
     case Ev::Promoted: {
-      const std::string label = "▲ promoted" + keys_held(e.detail);
+      const std::string label = c.say(W::LabelPromoted) + keys_held(c, e.detail);
       const double x = c.x(e.at) - 5;
       const double y = *lane_label(c, ink, p, x, label, true);
       ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:.0f}">{}</text><title>{} is promoted to master at {}; {}</title></g>)~",
@@ -212,10 +213,10 @@ void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   const ProcId p = e.process;
   // The moment the lock ends on the service: labelled where there is room
   // (a contended run expires hundreds of keys; their ticks stay).
-  const std::string what = e.detail.find("session expired") != std::string::npos ? "session"
-                           : e.detail.find("lease expired") != std::string::npos ? "lease"
-                                                                                 : "key";
-  const std::string text = c.trace.name(e.owner) + "'s " + what + " expires";
+  const W what = e.detail.find("session expired") != std::string::npos ? W::LabelSession
+                 : e.detail.find("lease expired") != std::string::npos ? W::LabelLease
+                                                                       : W::LabelKey;
+  const std::string text = c.say(W::LabelExpires, {{"who", c.trace.name(e.owner)}, {"what", c.say(what)}});
   std::string label;
   if (const auto y = lane_label(c, ink, p, c.x(e.at) + 3, text))
     label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#c22">{}</text>)~", c.x(e.at) + 3, *y, c.fs(10), esc(text));

@@ -204,9 +204,9 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
     std::vector<ProcId> others;
     for (std::size_t h = 0; h < cut.groups.size(); ++h)
       if (h != g) others.insert(others.end(), cut.groups[h].begin(), cut.groups[h].end());
-    const std::string text = !cut.one_way ? "✂ cut off from " + some_names(c, others)
-                             : g == 0     ? "✂ its messages to " + some_names(c, others) + " are lost"
-                                          : "✂ messages from " + some_names(c, cut.groups[0]) + " are lost";
+    const std::string text = !cut.one_way ? c.say(W::PartitionCutOff, {{"names", some_names(c, others)}})
+                             : g == 0     ? c.say(W::PartitionTo, {{"names", some_names(c, others)}})
+                                          : c.say(W::PartitionFrom, {{"names", some_names(c, cut.groups[0])}});
     for (ProcId p : cut.groups[g]) {
       if (!c.shown(p)) continue;
       const double h = c.lane * 0.8, y = c.y(p) - h / 2;
@@ -309,8 +309,8 @@ std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<Retry
   for (const RetryRun& run : runs) {
     if (!c.shown(run.client)) continue;
     const double x0 = c.x(run.from), w = std::max(3.0, c.x(run.to) - x0), y = c.y(run.client);
-    std::string text = fmt::format("{} tries failed: too few nodes", run.attempts);
-    if (run.lost) text += fmt::format(", {} messages lost", run.lost);
+    std::string text = c.say(W::RetryBand, {{"n", std::to_string(run.attempts)}});
+    if (run.lost) text += c.say(W::RetryBandLost, {{"n", std::to_string(run.lost)}});
     std::string label;
     if (const auto ly = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
       label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", x0 + 2, *ly, c.fs(10), esc(text));
