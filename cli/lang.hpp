@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/scenario.hpp"
-#include "reports/words.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 

@@ -29,6 +29,7 @@
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "reports/words.hpp"
 #include "judge/words.hpp"
 
 using namespace locksim;

@@ -7,6 +7,7 @@
 #include "harness/faults/kind.hpp"
 #include "harness/scenario_writer.hpp"
 #include "lockalgos/registry.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "harness/scenario.hpp"
-#include "reports/words.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 

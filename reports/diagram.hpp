@@ -36,7 +36,7 @@
 #include <string>
 
 #include "harness/run.hpp"
-#include "reports/words.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 

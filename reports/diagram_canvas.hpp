@@ -15,6 +15,7 @@
 #include "reports/diagram.hpp"
 #include "reports/markup.hpp"
 #include "reports/time_axis.hpp"
+#include "reports/words.hpp"
 
 namespace locksim::diagram {
 

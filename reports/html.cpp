@@ -5,6 +5,7 @@
 #include "reports/diagram.hpp"
 #include "reports/markup.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 

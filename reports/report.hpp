@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/run.hpp"
-#include "reports/words.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 

@@ -23,16 +23,9 @@
 #include <vector>
 
 #include "judge/checkers.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
-
-enum class Lang : std::uint8_t { En, Zh };
-inline constexpr Lang kAllLangs[] = {Lang::En, Lang::Zh};
-
-std::string_view lang_name(Lang l);  // "en", "zh"
-std::optional<Lang> parse_lang(std::string_view name);
-// "locksim: --lang: "fr" is not a language locksim speaks (en, zh)" without the "locksim: ".
-std::string unknown_lang_message(std::string_view name);
 
 // Every message a report says. The order is the tables' order.
 enum class W : std::uint16_t {
