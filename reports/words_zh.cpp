@@ -113,7 +113,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::ClockJumps, "{who} 的墙上时钟跳变 {by}；{reading}"},
     {W::ClockDrifts, "{who} 的时钟现在偏离真实时间 {ppm} ppm"},
     {W::Expires, "{who} 上的 '{key}'（{whose}）过期：{how}；{reading}"},
-    {W::DeletesForeign, "{who} 应 {peer} 的请求删除了 '{key}'——但它存的是{whose}"},
+    {W::DeletesForeign, "{who} 应 {peer} 的请求删除了 '{key}'——但它存的是 {whose}"},
     {W::StorageAccepts, "{storage} 接受了 {peer} 的写入：counter = {value}{token}"},
     {W::StorageRefusesRead, "{storage} 拒绝了 {peer} 的读取{token}：{why}"},
     {W::StorageRejectsWrite, "{storage} 拒绝了 {peer} 写入 counter = {value}：{why}"},
