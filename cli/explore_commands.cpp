@@ -4,6 +4,7 @@
 #include "cli/explore_commands.hpp"
 #include "cli/output_file.hpp"
 #include "cli/lang.hpp"
+#include "reports/words.hpp"
 
 #include <unistd.h>
 
@@ -262,12 +263,12 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     if (!written.empty()) j["explore"]["written"] = written;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << fmt::format("Explored run {} of {}: its faults, drawn from its seed:\n", *a.replay, base.path);
-    for (const FaultSpec& f : s.faults) std::cout << "  - " << describe_fault(f) << "\n";
-    if (s.faults.empty()) std::cout << "  - none\n";
+    std::cout << say(lang, W::ReplayHeader, {{"run", std::to_string(*a.replay)}, {"file", base.path}}) << "\n";
+    for (const FaultSpec& f : s.faults) std::cout << "  - " << translate_detail(lang, describe_fault(f)) << "\n";
+    if (s.faults.empty()) std::cout << "  - " << say(lang, W::ReplayNoFault) << "\n";
     std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
     if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
-    if (!written.empty()) std::cout << "written to " << written << " (locksim run " << written << " replays it)\n";
+    if (!written.empty()) std::cout << say(lang, W::ReplayWritten, {{"path", written}}) << "\n";
   }
   for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
     if (path.empty()) continue;

@@ -266,6 +266,11 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::HelpForeignRelease, "a client's release removed a lock entry that another client held"},
     {W::HelpStuck, "longer than the liveness window (2 x TTL; without a TTL, the rest of the run) a client waited while nobody held the lock"},
 
+    // explore --replay (cli/explore_commands.cpp).
+    {W::ReplayHeader, "Explored run {run} of {file}: its faults, drawn from its seed:"},
+    {W::ReplayNoFault, "none"},
+    {W::ReplayWritten, "written to {path} (locksim run {path} replays it)"},
+
     // Violation kinds for a person (kind_words).
     {W::KindOverlap, "overlap"},
     {W::KindStaleWrite, "stale-write"},
@@ -341,6 +346,18 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailForeignRelease, "{who}'s release deleted '{key}' on {node}, which held {owner}'s lock"},
     {W::DetailStuckWindow, "{who} waited {d} to acquire while nobody held the lock (liveness window {window})"},
     {W::DetailStuckNoTtl, "{who} waited {d} to acquire while nobody held the lock (no TTL: still waiting when the run ended at {end})"},
+    {W::DetailFaultAt, "at {t} {what}"},
+    {W::DetailFaultOn, "on {process} {event}: {what}"},
+    {W::DetailFaultDrift, "{who}'s clocks drift {ppm} ppm"},
+    {W::DetailFaultJump, "{who}'s wall clock jumps {by}"},
+    {W::DetailFaultHeldBack, "messages {from} -> {to} are held back for {d}"},
+    {W::DetailFaultDropped, "messages {from} -> {to} are dropped"},
+    {W::DetailFaultFailover, "the sentinel fails {who} over"},
+    {W::DetailFaultHeal, "the network heals"},
+    {W::DetailFaultPartition, "a partition cuts the network for {d}"},
+    {W::DetailFaultPause, "{who} pauses for {d}"},
+    {W::DetailFaultCrash, "{who} crashes"},
+    {W::DetailFaultRestart, "{who} restarts"},
     {W::DetailAtMost, "{what} (at most {n})"},
     {W::DetailForDuration, "{what} for {d}"},
     {W::DetailThreeNames, "{a}, {b} and {c}"},

@@ -282,6 +282,11 @@ constexpr Entry kChinese[kWordCount] = {
     {W::HelpForeignRelease, "一个客户端的释放删除了另一个客户端持有的锁条目"},
     {W::HelpStuck, "在没有任何客户端持有锁时，某个客户端等待超过了活性窗口（2 倍 TTL；没有 TTL 时为运行的剩余时间）"},
 
+    // explore --replay（cli/explore_commands.cpp）
+    {W::ReplayHeader, "{file} 的第 {run} 次探索运行；它的故障，由它的种子抽取："},
+    {W::ReplayNoFault, "无"},
+    {W::ReplayWritten, "已写入 {path}（用 locksim run {path} 重放它）"},
+
     // 违规类型（kind_words）：中文名，括号里是 JSON 中的英文 kind
     {W::KindOverlap, "重叠持有 (overlap)"},
     {W::KindStaleWrite, "过期写入 (stale-write)"},
@@ -357,6 +362,18 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailForeignRelease, "{who} 的释放删除了 {node} 上的 '{key}'，而那里存的是 {owner} 的锁"},
     {W::DetailStuckWindow, "{who} 等待获取锁 {d}，期间没有任何客户端持有锁（活性窗口 {window}）"},
     {W::DetailStuckNoTtl, "{who} 等待获取锁 {d}，期间没有任何客户端持有锁（没有 TTL：运行在 {end} 结束时仍在等待）"},
+    {W::DetailFaultAt, "{t} 时：{what}"},
+    {W::DetailFaultOn, "在 {process} 的 {event} 事件时：{what}"},
+    {W::DetailFaultDrift, "{who} 的时钟漂移 {ppm} ppm"},
+    {W::DetailFaultJump, "{who} 的墙上时钟跳变 {by}"},
+    {W::DetailFaultHeldBack, "{from} -> {to} 的消息被扣留 {d}"},
+    {W::DetailFaultDropped, "{from} -> {to} 的消息被丢弃"},
+    {W::DetailFaultFailover, "sentinel 让 {who} 故障转移"},
+    {W::DetailFaultHeal, "网络恢复"},
+    {W::DetailFaultPartition, "一次网络分区切断网络 {d}"},
+    {W::DetailFaultPause, "{who} 停顿 {d}"},
+    {W::DetailFaultCrash, "{who} 崩溃"},
+    {W::DetailFaultRestart, "{who} 重启"},
     {W::DetailAtMost, "{what}（最多 {n} 条）"},
     {W::DetailForDuration, "{what}，持续 {d}"},
     {W::DetailThreeNames, "{a}、{b} 和 {c}"},
