@@ -28,8 +28,8 @@ std::string Canvas::colour(ProcId p) const {
 }
 
 std::string Canvas::clocks(const TraceEvent& e) const {
-  return fmt::format("t={} · {}'s wall clock {} · monotonic {}", format_instant(e.at), trace.name(e.process), format_instant(e.wall),
-                     format_instant(e.mono));
+  return say(W::TipClocks, {{"t", format_instant(e.at)}, {"who", trace.name(e.process)}, {"wall", format_instant(e.wall)},
+                            {"mono", format_instant(e.mono)}});
 }
 
 namespace {

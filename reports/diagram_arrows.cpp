@@ -277,11 +277,12 @@ std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows) {
     // A lost message: dashed red, towards its destination's lane (so that it
     // names it), with no head and a ✕ just short of the lane.
     const double x0 = c.x(from.at), y0 = c.y(from.process), x1 = c.x(e.at), y1 = c.y(to);
-    out += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1"{}><title>{} → {}: {} (sent {}, {} {}){}</title></line>)~",
+    out += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1"{}><title>{}</title></line>)~",
                        lost ? " dropped" : "", x0, y0, x1, y1, lost ? "#d33" : "#999",
-                       lost ? R"~( stroke-dasharray="3 2" stroke-opacity="0.6")~" : R"~( marker-end="url(#arrow)")~", c.name(from.process), c.name(to),
-                       esc(from.detail), format_instant(from.at), lost ? "lost at" : "delivered", format_instant(e.at),
-                       lost ? ": " + esc(e.detail) : "");
+                       lost ? R"~( stroke-dasharray="3 2" stroke-opacity="0.6")~" : R"~( marker-end="url(#arrow)")~",
+                       c.say(lost ? W::TipMessageLost : W::TipMessageDelivered,
+                             {{"from", c.name(from.process)}, {"to", c.name(to)}, {"content", esc(from.detail)}, {"sent", format_instant(from.at)},
+                              {"at", format_instant(e.at)}, {"why", esc(translate_detail(c.lang, e.detail))}}));
     if (lost) {
       const double f = std::max(0.5, 1 - 9 / std::max(1.0, std::hypot(x1 - x0, y1 - y0)));
       out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="{:.0f}" text-anchor="middle">✕</text>)~",
