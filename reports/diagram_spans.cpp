@@ -230,9 +230,9 @@ std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs) {
                                  ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="white" font-weight="bold">{}</text>)~",
                                                x0 + 2, y + c.fs(3.5), c.fs(9), esc(who))
                                  : "";
-    out += fmt::format(R"~(<g class="holds" data-process="{}" data-holder="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="{}"/>{}<title>{} holds {}'s value from {} to {}</title></g>)~",
-                       c.name(h.node), esc(who), x0, y - hh / 2, w, hh, c.colour(h.holder), h.granted ? "0.8" : "0.25", name, c.name(h.node), esc(who),
-                       format_instant(h.from), format_instant(h.to));
+    out += fmt::format(R"~(<g class="holds" data-process="{}" data-holder="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="{}"/>{}<title>{}</title></g>)~",
+                       c.name(h.node), esc(who), x0, y - hh / 2, w, hh, c.colour(h.holder), h.granted ? "0.8" : "0.25", name,
+                       c.say(W::TipHoldsValue, {{"node", c.name(h.node)}, {"who", esc(who)}, {"from", format_instant(h.from)}, {"to", format_instant(h.to)}}));
   }
   return out;
 }

@@ -226,6 +226,8 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::TipWriteRejected, "storage rejects {peer}'s write of counter = {value}{token}: {why}"},
     {W::TipMessageDelivered, "{from} → {to}: {content} (sent {sent}, delivered {at})"},
     {W::TipMessageLost, "{from} → {to}: {content} (sent {sent}, lost at {at}): {why}"},
+    {W::TipHoldsValue, "{node} holds {who}'s value from {from} to {to}"},
+    {W::TipViolation, "{kind}: {detail}"},
     {W::AxisToScale, "time to scale: {d} per 100 px"},
     {W::AxisCompressed, "time compressed, not to scale: grey bands cut out quiet stretches"},
     {W::AxisQuietEnd, "; nothing happens from {from} to the run's end at {end}"},
