@@ -185,10 +185,10 @@ std::vector<Cut> partitions(const RunResult& r) {
 namespace {
 
 std::string some_names(const Canvas& c, const std::vector<ProcId>& ps) {
-  if (ps.size() > 3) return fmt::format("{} processes", ps.size());
-  std::string s;
-  for (std::size_t i = 0; i < ps.size(); ++i) s += (i == 0 ? "" : i + 1 == ps.size() ? " and " : ", ") + c.trace.name(ps[i]);
-  return s;
+  if (ps.size() > 3) return c.say(W::LabelProcesses, {{"n", std::to_string(ps.size())}});
+  std::vector<std::string> names;
+  for (ProcId p : ps) names.push_back(c.trace.name(p));
+  return say_list(c.lang, names);
 }
 
 }  // namespace

@@ -228,6 +228,7 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::TipMessageLost, "{from} → {to}: {content} (sent {sent}, lost at {at}): {why}"},
     {W::TipHoldsValue, "{node} holds {who}'s value from {from} to {to}"},
     {W::TipViolation, "{kind}: {detail}"},
+    {W::LabelProcesses, "{n} processes"},
     {W::AxisToScale, "time to scale: {d} per 100 px"},
     {W::AxisCompressed, "time compressed, not to scale: grey bands cut out quiet stretches"},
     {W::AxisQuietEnd, "; nothing happens from {from} to the run's end at {end}"},

@@ -244,6 +244,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::TipMessageLost, "{from} → {to}：{content}（{sent} 发出，{at} 丢失）：{why}"},
     {W::TipHoldsValue, "{node} 从 {from} 到 {to} 存着 {who} 的值"},
     {W::TipViolation, "{kind}：{detail}"},
+    {W::LabelProcesses, "{n} 个进程"},
     {W::AxisToScale, "时间按比例：每 100 px 为 {d}"},
     {W::AxisCompressed, "时间经过压缩，不按比例：灰带表示略去的空闲时段"},
     {W::AxisQuietEnd, "；从 {from} 到运行结束的 {end} 什么也没发生"},
