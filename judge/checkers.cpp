@@ -143,11 +143,12 @@ class GrantTruth {
   ServiceHoldings holdings_;
 };
 
-// "the lock service held none of client1's entries", or on how few nodes.
+// "the lock service held none of client1's entries", or on how few nodes
+// ("... on only 2 of the 3 nodes a grant needs").
 std::string held_of(const std::string& whose, std::size_t held, std::size_t quorum) {
   if (held == 0) return "the lock service held none of " + whose + " entries";
-  return "the lock service held " + whose + " entries on " + std::to_string(held) + " node" + (held == 1 ? "" : "s") +
-         ", fewer than the " + std::to_string(quorum) + " a grant needs";
+  return "the lock service held " + whose + " entries on only " + std::to_string(held) + " of the " + std::to_string(quorum) +
+         " nodes a grant needs";
 }
 
 // Overlap. Each client's critical sections run from Acquired to its first

@@ -78,7 +78,7 @@ constexpr Entry kEnglish[kWordCount] = {
      "{who} believes it has acquired the lock on {where}{token}{lasts} — but it holds nothing: the lock service held none of {who}'s keys by then"},
     {W::BelievesAcquiredTooFew,
      "{who} believes it has acquired the lock on {where}{token}{lasts} — but it does not hold it: the lock service held {who}'s keys "
-     "on {n} of its nodes by then, fewer than the {quorum} a grant needs"},
+     "on only {n} of the {quorum} nodes a grant needs by then"},
     {W::Acquires, "{who} acquires the lock on {where}{token}{lasts}"},
     {W::Claims, "{who} claims the storage with its lock value (owner = {key})"},
     {W::GivesUpAcquiring, "{who} gives up acquiring the lock"},
@@ -361,6 +361,11 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailHeldAndBelieved, "{held} held the lock and {believed} believed it did (the lock service held none of {none}'s entries), both acting as holders from {from} to {to}"},
     {W::DetailStaleBeliefToken, "{storage} accepted {who}'s write (token {token}) at {t}, but {latest} was granted the lock at {granted}, and {believer} only believed it held it: it acquired at {acquired}, when the lock service held none of its entries"},
     {W::DetailStaleBelief, "{storage} accepted {who}'s write at {t}, but {latest} was granted the lock at {granted}, and {believer} only believed it held it: it acquired at {acquired}, when the lock service held none of its entries"},
+    // k7's quorum judge: a Redlock client that held its entries on some nodes, but too few.
+    {W::DetailBothBelievedTooFew, "{a} and {b} both believed they held the lock (the service held neither's entries on enough nodes) from {from} to {to}"},
+    {W::DetailHeldAndBelievedTooFew, "{held} held the lock and {believed} believed it did (the lock service held {none}'s entries on only {n} of the {quorum} nodes a grant needs), both acting as holders from {from} to {to}"},
+    {W::DetailStaleBeliefTooFewToken, "{storage} accepted {who}'s write (token {token}) at {t}, but {latest} was granted the lock at {granted}, and {believer} only believed it held it: it acquired at {acquired}, when the lock service held its entries on only {n} of the {quorum} nodes a grant needs"},
+    {W::DetailStaleBeliefTooFew, "{storage} accepted {who}'s write at {t}, but {latest} was granted the lock at {granted}, and {believer} only believed it held it: it acquired at {acquired}, when the lock service held its entries on only {n} of the {quorum} nodes a grant needs"},
     {W::DetailStaleToken, "{storage} accepted {who}'s write (token {token}) at {t}, but {latest} was granted the lock at {granted}, after {writer} ({own})"},
     {W::DetailStale, "{storage} accepted {who}'s write at {t}, but {latest} was granted the lock at {granted}, after {writer} ({own})"},
     {W::DetailCounterFrom, "counter is {value} after {n} accepted increments from {initial}: {how}"},
