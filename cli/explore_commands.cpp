@@ -3,6 +3,8 @@
 // prints. JSON output is one JSON document on stdout and nothing else.
 #include "cli/explore_commands.hpp"
 #include "cli/output_file.hpp"
+#include "cli/lang.hpp"
+#include "reports/words.hpp"
 
 #include <unistd.h>
 
@@ -59,6 +61,7 @@ struct ExploreArgs {
   std::string lengths;  // --lengths
   std::string boundary;
   std::string from;     // shrink --from RESULT.json
+  std::string lang;     // --replay's words (cli/lang.hpp)
 };
 
 // The flags that shape a run's schedule: explore and shrink take them alike,
@@ -225,6 +228,7 @@ Shrunk write_shrunk(const Scenario& failing, ViolationKind kind, const ExploreOp
 // --replay: one explored run, told in full, with every report `run` writes.
 int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   const ExploreOptions& o = a.options;
+  const Lang lang = lang_flag(a.lang);
   const Scenario s = with_random_faults(base, *a.replay, o);
   RunOptions ro;
   ro.max_events = o.max_events;
@@ -259,12 +263,12 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     if (!written.empty()) j["explore"]["written"] = written;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << fmt::format("Explored run {} of {}: its faults, drawn from its seed:\n", *a.replay, base.path);
-    for (const FaultSpec& f : s.faults) std::cout << "  - " << describe_fault(f) << "\n";
-    if (s.faults.empty()) std::cout << "  - none\n";
-    std::cout << "\n" << text_report(r, {.colour = use_colour()});
+    std::cout << say(lang, W::ReplayHeader, {{"run", std::to_string(*a.replay)}, {"file", base.path}}) << "\n";
+    for (const FaultSpec& f : s.faults) std::cout << "  - " << translate_detail(lang, describe_fault(f)) << "\n";
+    if (s.faults.empty()) std::cout << "  - " << say(lang, W::ReplayNoFault) << "\n";
+    std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
     if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
-    if (!written.empty()) std::cout << "written to " << written << " (locksim run " << written << " replays it)\n";
+    if (!written.empty()) std::cout << say(lang, W::ReplayWritten, {{"path", written}}) << "\n";
   }
   for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
     if (path.empty()) continue;
@@ -273,6 +277,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
                 << " events (a diagram of more would not be read)\n";
     DiagramOptions d;
     d.max_arrows = a.arrows;
+    d.lang = lang;
     write_file(path, html ? html_report(r, d) : svg_diagram(r, d));
   }
   return allowed(base, found) ? kExitOk : kExitUnexpected;
@@ -345,6 +350,7 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
 }
 
 int cmd_explore(ExploreArgs a) {
+  lang_flag(a.lang);  // an unknown --lang is refused whatever the mode
   const Scenario base = load_scenario(a.file);
   apply_flags(a);
   check_modes(a);
@@ -511,6 +517,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   explore_cmd->add_option("--svg", e.svg_path, "with --replay: write the space-time diagram to PATH");
   explore_cmd->add_option("--html", e.html_path, "with --replay: write the diagram, story and verdict as one page");
   explore_cmd->add_option("--arrows", e.arrows, "with --replay: draw at most this many message arrows (default 400)");
+  add_lang_option(*explore_cmd, e.lang);
   explore_cmd->add_option("--out", e.out,
                           "shrink the first failing run of each kind and write it there as a scenario "
                           "(--replay: the run; --exhaustive: each first finding; --boundary: both sides)");

@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cli/explore_commands.hpp"
+#include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
 #include "cli/new_scenario.hpp"
 #include "cli/numbers.hpp"
@@ -28,6 +29,7 @@
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "reports/words.hpp"
 #include "judge/words.hpp"
 
 using namespace locksim;
@@ -66,22 +68,23 @@ struct RunArgs {
   bool ignore_expect = false;           // judge the verdict alone: a changed copy has no stale [expect]
   bool quiz = false;                    // course mode: the set-up and a question, no spoilers
   std::optional<std::string> predict;   // course mode: the student's answer, scored against the run
+  std::string lang;                     // --lang: the words' language (lang_flag)
 };
 
 // `--quiz`: tell the set-up and ask. The prediction comes from --predict, or
 // from the student at a terminal; otherwise the command that reveals the run
 // is printed and nothing runs (nullopt).
-std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const RunArgs& a) {
+std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const RunArgs& a, Lang lang) {
   std::string error;
   if (a.predict) {
     auto p = parse_prediction(*a.predict, error);
     if (!p) throw ScenarioError("--predict: " + error);
     return p;
   }
-  std::cout << setup_text(s) << prediction_question();
+  std::cout << setup_text(s, lang) << prediction_question(lang);
   if (isatty(STDIN_FILENO)) {
     for (std::string line;;) {
-      std::cout << "\nYour prediction (kinds separated by commas, or none): " << std::flush;
+      std::cout << say(lang, W::QuizAsk) << std::flush;
       if (!std::getline(std::cin, line)) break;
       if (auto p = parse_prediction(line, error)) {
         std::cout << "\n";
@@ -91,9 +94,9 @@ std::optional<std::set<ViolationKind>> quiz_prediction(const Scenario& s, const 
     }
     std::cout << "\n";
   }
-  std::cout << "\nWrite your prediction down, then run it and compare:\n  locksim run " << s.path
-            << (a.seed ? " --seed " + std::to_string(*a.seed) : "") << " --predict KINDS"
-            << "   (e.g. --predict overlap,stale-write, or --predict none)\n";
+  const std::string reveal = "locksim run " + s.path + (a.seed ? " --seed " + std::to_string(*a.seed) : "") +
+                             (a.lang.empty() ? "" : " --lang " + a.lang) + " --predict KINDS";
+  std::cout << say(lang, W::QuizReveal, {{"command", reveal}});
   return std::nullopt;
 }
 
@@ -110,6 +113,7 @@ constexpr std::uint64_t kWholeKeep = 2'000'000;
 
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
+  const Lang lang = lang_flag(a.lang);
   if ((a.quiz || a.predict) && a.format == "json")
     throw ScenarioError("--quiz and --predict tell a person the run; use them without --format json");
   for (const std::string& file : a.files) {
@@ -117,7 +121,7 @@ int cmd_run(const RunArgs& a) {
     std::optional<std::set<ViolationKind>> predicted;
     if (a.quiz || a.predict) {
       if (a.files.size() > 1 && file != a.files.front()) std::cout << "\n";
-      predicted = quiz_prediction(s, a);
+      predicted = quiz_prediction(s, a, lang);
       if (!predicted) continue;
       s.about.clear();
     }
@@ -149,7 +153,7 @@ int cmd_run(const RunArgs& a) {
     opts.listener = nullptr;
     opts.details = false;
     if (a.format == "json") std::cout << json_report(r) << "\n";
-    else std::cout << text_report(r, {.colour = use_colour(), .full = a.full}) << (a.files.size() > 1 ? "\n" : "");
+    else std::cout << text_report(r, {.colour = use_colour(), .full = a.full, .lang = lang}) << (a.files.size() > 1 ? "\n" : "");
     if (trace_out) trace_out->commit();
     enum Picture { Svg, Html, Slides };
     for (auto [path, kind] : {std::pair{a.svg_path, Svg}, std::pair{a.html_path, Html}, std::pair{a.slides_path, Slides}}) {
@@ -161,6 +165,7 @@ int cmd_run(const RunArgs& a) {
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (kind == Html ? ".html" : png ? ".png" : ".svg");
       DiagramOptions d;
       d.max_arrows = a.arrows;
+      d.lang = lang;
       d.axis = a.axis == "linear" ? AxisChoice::Linear : a.axis == "compressed" ? AxisChoice::Compressed : AxisChoice::Auto;
       if (kind == Slides) {
         d.slides = true;
@@ -184,7 +189,7 @@ int cmd_run(const RunArgs& a) {
                   << r.trace_hash << ")\n";
       }
     }
-    if (predicted) std::cout << "\n" << score_text(*predicted, r.verdict) << "(The scenario's own account of it is the `about` in " << file << ".)\n";
+    if (predicted) std::cout << "\n" << score_text(*predicted, r.verdict, lang) << say(lang, W::QuizAbout, {{"file", file}});
     const bool ok = predicted ? *predicted == r.verdict : r.as_expected();
     if (!ok) status = std::max(status, kExitUnexpected);
   }
@@ -207,7 +212,8 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   return files;
 }
 
-int cmd_check(const std::vector<std::string>& args, const std::string& format) {
+int cmd_check(const std::vector<std::string>& args, const std::string& format, const std::string& lang_option) {
+  const Lang lang = lang_flag(lang_option);
   const std::vector<std::string> files = scenario_files(args);
   int ok = 0, failed = 0, bad = 0;
   for (const std::string& file : files) {
@@ -225,8 +231,7 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format) {
     }
   }
   if (format != "json")
-    std::cout << "\n" << counted(files.size(), "scenario") << ": " << ok << " as expected, " << failed << " not as expected"
-              << (bad ? ", " + std::to_string(bad) + " unreadable" : "") << "\n";
+    std::cout << "\n" << check_summary(lang, files.size(), ok, failed, bad) << "\n";
   if (files.empty()) {
     std::cerr << "locksim check: no scenario files found\n";
     return kExitBadInput;
@@ -251,7 +256,7 @@ int cmd_list() {
     std::cout << "  " << std::string(violation_name(k)) << std::string(16 - violation_name(k).size(), ' ')
               << violation_help(k) << "\n";
   std::cout << "\nEvents a fault can wait for (on = \"<process> <event>[#N]\"):\n  ";
-  for (int i = 0; i <= static_cast<int>(Ev::Fault); ++i)
+  for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
     if (fault_may_wait_for(static_cast<Ev>(i))) std::cout << event_name(static_cast<Ev>(i)) << " ";
   std::cout << "\n";
   return kExitOk;
@@ -333,6 +338,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
   run_cmd->add_flag("--check-determinism", run.check_determinism,
                     "run twice and name the first event where the runs differ");
   add_judging_flags(*run_cmd, run);
+  add_lang_option(*run_cmd, run.lang);
   return run_cmd;
 }
 
@@ -352,6 +358,8 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check", "run every scenario and compare with its [expect] table");
   check_cmd->add_option("paths", check_args, "directories or files")->required();
   check_cmd->add_option("--format", check_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  std::string check_lang;
+  add_lang_option(*check_cmd, check_lang);
   CheckLiveArgs check_live;
   add_check_live_flags(*check_cmd, check_live);
   LiveArgs live_args;
@@ -377,7 +385,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd && check_live.live) return cmd_check_live(scenario_files(check_args), check_live);
-    if (*check_cmd) return cmd_check(check_args, check_format);
+    if (*check_cmd) return cmd_check(check_args, check_format, check_lang);
     if (*live_cmd) return cmd_live(live_args);
     if (*list_cmd) return cmd_list();
     if (*new_cmd) return cmd_new(new_args);

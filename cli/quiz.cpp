@@ -7,6 +7,7 @@
 #include "harness/faults/kind.hpp"
 #include "harness/scenario_writer.hpp"
 #include "lockalgos/registry.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -31,16 +32,16 @@ std::string one_line(const std::string& toml_lines) {
   return join(parts, ", ");
 }
 
-std::string ppm_words(std::int64_t ppb) {
+std::string ppm_words(std::int64_t ppb, Lang lang) {
   const std::string ppm = ppb % 1000 == 0 ? std::to_string(std::abs(ppb) / 1000) : fmt::format("{}", std::abs(ppb) / 1000.0);
-  return fmt::format("clocks run {} ppm {}", ppm, ppb > 0 ? "fast" : "slow");
+  return say(lang, ppb > 0 ? W::QuizClockFast : W::QuizClockSlow, {{"ppm", ppm}});
 }
 
-std::string clock_words(const ClockSpec& c) {
+std::string clock_words(const ClockSpec& c, Lang lang) {
   std::vector<std::string> parts;
   if (!c.offset.is_zero())
-    parts.push_back("wall clock " + std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset) + " off");
-  if (c.drift_ppb != 0) parts.push_back(ppm_words(c.drift_ppb));
+    parts.push_back(say(lang, W::QuizClockOff, {{"d", std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset)}}));
+  if (c.drift_ppb != 0) parts.push_back(ppm_words(c.drift_ppb, lang));
   return join(parts, ", ");
 }
 
@@ -77,28 +78,27 @@ std::string lock_line(const Scenario& s) {
   return more.empty() ? out : out + "; " + more;
 }
 
-std::string node_words(const NodeConfig& n) {
+std::string node_words(const NodeConfig& n, Lang lang) {
   std::vector<std::string> parts;
   if (!n.replica_of.empty())
-    parts.push_back("replica of " + n.replica_of + ", lag " + format_range(n.replication_lag) +
-                    (n.expiry_as_pxat ? "" : ", expiry as PX (Redis 6.0)"));
-  if (n.persistence == Persistence::AofAlways) parts.push_back("appendfsync always");
-  if (!n.restart_delay.is_zero()) parts.push_back("restarts no sooner than " + format_duration(n.restart_delay) + " after a crash");
-  if (const std::string c = clock_words(n.clock); !c.empty()) parts.push_back(c);
+    parts.push_back(say(lang, W::QuizReplicaOf, {{"master", n.replica_of}, {"lag", format_range(n.replication_lag)}}) +
+                    (n.expiry_as_pxat ? "" : say(lang, W::QuizExpiryAsPx)));
+  if (n.persistence == Persistence::AofAlways) parts.push_back(say(lang, W::QuizAofAlways));
+  if (!n.restart_delay.is_zero()) parts.push_back(say(lang, W::QuizRestartDelay, {{"d", format_duration(n.restart_delay)}}));
+  if (const std::string c = clock_words(n.clock, lang); !c.empty()) parts.push_back(c);
   return parts.empty() ? n.name : n.name + " (" + join(parts, "; ") + ")";
 }
 
-std::string client_words(const ClientConfig& c) {
-  std::string job = c.job == JobKind::Hold ? "acquire, hold " + format_range(c.hold) + ", release"
-                                    : std::string("acquire, read the counter, work ") + format_range(c.work) +
-                                          (c.check_before_write ? ", re-check the lease on its own clock" : "") +
-                                          ", write the counter + 1, release";
-  std::string out = "from " + format_range(c.start) + ": " + job;
-  if (c.repeat == kForever) out += "; again and again";
-  else if (c.repeat != 1) out += fmt::format("; {} times", c.repeat);
-  if (!(c.think.is_fixed() && c.think.lo.is_zero())) out += ", " + format_range(c.think) + " apart";
-  if (!c.storage_timeout.is_zero()) out += "; waits at most " + format_duration(c.storage_timeout) + " for the storage";
-  if (const std::string clock = clock_words(c.clock); !clock.empty()) out += "; " + clock;
+std::string client_words(const ClientConfig& c, Lang lang) {
+  std::string job = c.job == JobKind::Hold ? say(lang, W::QuizJobHold, {{"range", format_range(c.hold)}})
+                                           : say(lang, W::QuizJobWork,
+                                                 {{"range", format_range(c.work)}, {"check", c.check_before_write ? say(lang, W::QuizJobCheck) : ""}});
+  std::string out = say(lang, W::QuizClientFrom, {{"range", format_range(c.start)}, {"job", job}});
+  if (c.repeat == kForever) out += say(lang, W::QuizForever);
+  else if (c.repeat != 1) out += say(lang, W::QuizTimes, {{"n", std::to_string(c.repeat)}});
+  if (!(c.think.is_fixed() && c.think.lo.is_zero())) out += say(lang, W::QuizApart, {{"range", format_range(c.think)}});
+  if (!c.storage_timeout.is_zero()) out += say(lang, W::QuizStorageWait, {{"d", format_duration(c.storage_timeout)}});
+  if (const std::string clock = clock_words(c.clock, lang); !clock.empty()) out += "; " + clock;
   return out;
 }
 
@@ -114,54 +114,59 @@ std::string fault_words(const FaultSpec& f) {
 }
 
 // Consecutive clients set up alike, as one line: "client1..client20 (20 alike)".
-std::vector<std::string> client_lines(const std::vector<ClientConfig>& clients) {
+std::vector<std::string> client_lines(const std::vector<ClientConfig>& clients, Lang lang) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < clients.size();) {
-    const std::string words = client_words(clients[i]);
+    const std::string words = client_words(clients[i], lang);
     std::size_t j = i + 1;
-    while (j < clients.size() && client_words(clients[j]) == words) ++j;
+    while (j < clients.size() && client_words(clients[j], lang) == words) ++j;
     const std::string who = j - i == 1 ? clients[i].name
-                                       : fmt::format("{}..{} ({} alike)", clients[i].name, clients[j - 1].name, j - i);
+                                       : say(lang, W::QuizAlike, {{"first", clients[i].name}, {"last", clients[j - 1].name}, {"n", std::to_string(j - i)}});
     lines.push_back(who + ", " + words);
     i = j;
   }
   return lines;
 }
 
-void block(std::string& out, std::string_view heading, const std::vector<std::string>& lines) {
+void quiz_block(std::string& out, std::string_view heading, const std::vector<std::string>& lines) {
   for (std::size_t i = 0; i < lines.size(); ++i)
     out += fmt::format("  {:<12}{}\n", i == 0 ? heading : "", lines[i]);
 }
 
 }  // namespace
 
-std::string setup_text(const Scenario& s) {
-  std::string out = fmt::format("{}\n\nThe set-up (its title, story and expected verdict stay hidden until you predict):\n", s.path);
-  block(out, "lock", {lock_line(s)});
+std::string setup_text(const Scenario& s, Lang lang) {
+  // The headings in the language; the set-up's lines as the scenario file words them.
+  const auto block = [&out_lang = lang](std::string& out, W heading, const std::vector<std::string>& lines) {
+    quiz_block(out, say(out_lang, heading), lines);
+  };
+  std::string out = say(lang, W::QuizSetup, {{"path", s.path}});
+  block(out, W::QuizLock, {lock_line(s)});
   std::vector<std::string> nodes;
-  for (const NodeConfig& n : s.nodes) nodes.push_back(node_words(n));
-  block(out, "nodes", nodes);
+  for (const NodeConfig& n : s.nodes) nodes.push_back(node_words(n, lang));
+  block(out, W::QuizNodes, nodes);
   if (s.sentinel.present)
-    block(out, "sentinel", {fmt::format("{}: pings every {}, promotes a replica after {} without an answer", s.sentinel.name,
-                                        format_duration(s.sentinel.ping_period), format_duration(s.sentinel.down_after))});
-  std::string network = "one-way delay " + format_range(s.network.delay);
-  if (s.network.loss > 0) network += fmt::format(", loses {:g}% of messages", 100 * s.network.loss);
-  if (!s.network.fifo) network += ", may reorder";
-  block(out, "network", {network});
-  std::string storage = fmt::format("{}: the counter starts at {}", s.storage.name, s.storage.initial);
-  if (const std::string c = clock_words(s.storage.clock); !c.empty()) storage += "; " + c;
-  block(out, "storage", {storage});
-  block(out, "clients", client_lines(s.clients));
+    block(out, W::QuizSentinel,
+          {say(lang, W::QuizSentinelLine, {{"name", s.sentinel.name}, {"ping", format_duration(s.sentinel.ping_period)},
+                                           {"down", format_duration(s.sentinel.down_after)}})});
+  std::string network = say(lang, W::QuizNetworkDelay, {{"range", format_range(s.network.delay)}});
+  if (s.network.loss > 0) network += say(lang, W::QuizNetworkLoss, {{"p", fmt::format("{:g}", 100 * s.network.loss)}});
+  if (!s.network.fifo) network += say(lang, W::QuizNetworkReorder);
+  block(out, W::QuizNetwork, {network});
+  std::string storage = say(lang, W::QuizStorageStart, {{"name", s.storage.name}, {"n", std::to_string(s.storage.initial)}});
+  if (const std::string c = clock_words(s.storage.clock, lang); !c.empty()) storage += "; " + c;
+  block(out, W::QuizStorage, {storage});
+  block(out, W::QuizClients, client_lines(s.clients, lang));
   std::vector<std::string> faults;
   for (const FaultSpec& f : s.faults) faults.push_back(fault_words(f));
-  block(out, "faults", faults.empty() ? std::vector<std::string>{"none"} : faults);
-  block(out, "simulated", {format_duration(s.duration) + fmt::format(" (seed {})", s.seed)});
+  block(out, W::QuizFaults, faults.empty() ? std::vector<std::string>{say(lang, W::QuizNone)} : faults);
+  block(out, W::QuizSimulated, {say(lang, W::QuizSeed, {{"d", format_duration(s.duration)}, {"seed", std::to_string(s.seed)}})});
   return out;
 }
 
-std::string prediction_question() {
-  std::string out = "\nPredict before you run it: which of these will the run show (any number of them, or none)?\n";
-  for (ViolationKind k : kAllViolationKinds) out += fmt::format("  {:<16} {}\n", violation_name(k), violation_help(k));
+std::string prediction_question(Lang lang) {
+  std::string out = say(lang, W::QuizQuestion);
+  for (ViolationKind k : kAllViolationKinds) out += fmt::format("  {:<16} {}\n", violation_name(k), kind_help(lang, k));
   return out;
 }
 
@@ -192,22 +197,22 @@ std::optional<std::set<ViolationKind>> parse_prediction(std::string_view text, s
   return kinds;
 }
 
-std::string score_text(const std::set<ViolationKind>& predicted, const std::set<ViolationKind>& found) {
-  const auto names = [](const std::set<ViolationKind>& kinds) {
+std::string score_text(const std::set<ViolationKind>& predicted, const std::set<ViolationKind>& found, Lang lang) {
+  const auto names = [lang](const std::set<ViolationKind>& kinds) {
     std::vector<std::string> v;
-    for (ViolationKind k : kinds) v.emplace_back(violation_name(k));
-    return v.empty() ? std::string("no violation") : join(v, ", ");
+    for (ViolationKind k : kinds) v.emplace_back(kind_words(lang, k));
+    return v.empty() ? say(lang, W::NoViolation) : join(v, word(lang, W::KindSeparator));
   };
   std::set<ViolationKind> missed, extra;
   for (ViolationKind k : found)
     if (!predicted.count(k)) missed.insert(k);
   for (ViolationKind k : predicted)
     if (!found.count(k)) extra.insert(k);
-  std::string out = fmt::format("You predicted: {}. The run shows: {}.\n", names(predicted), names(found));
-  if (missed.empty() && extra.empty()) return out + "Right.\n";
-  out += "Not quite:";
-  if (!missed.empty()) out += " the run also shows " + names(missed) + (extra.empty() ? "." : ";");
-  if (!extra.empty()) out += " it does not show " + names(extra) + ".";
+  std::string out = say(lang, W::QuizPredicted, {{"predicted", names(predicted)}, {"found", names(found)}});
+  if (missed.empty() && extra.empty()) return out + say(lang, W::QuizRight);
+  out += say(lang, W::QuizNotQuite);
+  if (!missed.empty()) out += say(lang, W::QuizAlsoShows, {{"kinds", names(missed)}}) + say(lang, extra.empty() ? W::QuizStop : W::QuizSemicolon);
+  if (!extra.empty()) out += say(lang, W::QuizDoesNotShow, {{"kinds", names(extra)}});
   return out + "\n";
 }
 

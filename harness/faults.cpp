@@ -5,13 +5,13 @@
 namespace locksim {
 
 std::optional<Ev> event_from_name(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Ev::Fault); ++i)
+  for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
     if (event_name(static_cast<Ev>(i)) == name) return static_cast<Ev>(i);
   return std::nullopt;
 }
 
 bool fault_may_wait_for(Ev e) {
-  return e != Ev::Sent && e != Ev::Delivered && e != Ev::Dropped && e != Ev::Command && e != Ev::Fault;
+  return e != Ev::Sent && e != Ev::Delivered && e != Ev::Dropped && e != Ev::Command && e != Ev::Fault && e != Ev::Holder;
 }
 
 ProcId FaultContext::id(const std::string& name) const {

@@ -1,5 +1,7 @@
 #include "harness/run.hpp"
 
+#include <algorithm>
+
 #include "harness/faults.hpp"
 #include "harness/sim_client.hpp"
 #include "harness/state_fingerprint.hpp"
@@ -89,6 +91,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
+  const auto primaries = std::count_if(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return n.replica_of.empty(); });
+  trace.set_grant_quorum(grant_quorum(*algorithm, static_cast<std::size_t>(primaries)));
 
   // Lanes in the order a reader expects: clients, then the lock service, then storage.
   std::vector<Client*> clients;

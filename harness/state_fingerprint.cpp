@@ -7,7 +7,7 @@ void StateFingerprint::observe(const TraceEvent& e) {
   switch (e.kind) {
     case Ev::Sent: case Ev::Delivered: case Ev::Dropped: case Ev::Command: case Ev::Fault:
     case Ev::Paused: case Ev::Resumed: case Ev::ClockJumped: case Ev::ClockDrift:
-    case Ev::Expired: case Ev::KeyDeleted: case Ev::Promoted:
+    case Ev::Expired: case Ev::KeyDeleted: case Ev::Promoted: case Ev::Holder:
     case Ev::StorageRead: case Ev::StorageWrite: case Ev::StorageReject:
       return;  // the world's state, or not a step of a client's lock
     default: break;

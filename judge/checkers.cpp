@@ -69,48 +69,87 @@ T& slot(std::vector<T>& v, ProcId p) {
   return v[p];
 }
 
-// What the lock service held, from its nodes' own events, not the clients'
-// beliefs: a node's Command naming an owner leaves the key holding that
-// client's value (sim/redis.cpp, note_command and replication); Expired and
-// KeyDeleted remove it. A node that restarts or is resynced keeps, here,
-// what it held before: the doubt goes to the client (its grant counts).
+// What the lock service held, from its nodes' own statements, never the
+// clients' beliefs. Every model says, as its state changes, "node N holds
+// key K for client C" or "node N holds nothing at K", and this keeps the map:
+//   - Holder names C (or nobody): the coordination services' lock, the
+//     lowest sequential node (ZooKeeper), the first-created key under the
+//     prefix (etcd), the lock's holder (Chubby), the key's Session (Consul);
+//   - a Command naming an owner leaves K holding C's value (a Redis node,
+//     sim/redis.cpp note_command and replication);
+//   - Expired and KeyDeleted leave nothing at K.
+// A node that restarts or is resynced keeps, here, what it held before: the
+// doubt goes to the client (its grant counts).
 class ServiceHoldings {
  public:
   explicit ServiceHoldings(const Trace& t) : trace_(t) {}
 
   void observe(const TraceEvent& e) {
     if (!has_role(trace_, e.process, ProcessRole::LockNode)) return;
-    if (e.kind == Ev::Command && e.owner != kNoProc) {
-      entries_[{e.process, e.key}] = e.owner;
-      named_ = true;
-    } else if (e.kind == Ev::Expired || e.kind == Ev::KeyDeleted) {
-      entries_.erase({e.process, e.key});
+    switch (e.kind) {
+      case Ev::Holder: hold(e, e.owner); break;
+      case Ev::Command:
+        if (e.owner != kNoProc) hold(e, e.owner);
+        break;
+      case Ev::Expired:
+      case Ev::KeyDeleted: hold(e, kNoProc); break;
+      default: break;
     }
   }
 
-  // Known to hold nothing of `client`'s (false where the nodes name no holders).
-  bool holds_nothing_of(ProcId client) const {
-    if (!named_) return false;
-    return std::none_of(entries_.begin(), entries_.end(), [&](const auto& kv) { return kv.second == client; });
+  // Whether some node has named a holder: until then nothing is known.
+  bool named() const { return named_; }
+  // On how many nodes `client`'s entries are held.
+  std::size_t nodes_holding(ProcId client) const {
+    std::set<ProcId> nodes;
+    for (const auto& [where, who] : entries_)
+      if (who == client) nodes.insert(where.first);
+    return nodes.size();
   }
 
  private:
+  // `client` kNoProc: nothing.
+  void hold(const TraceEvent& e, ProcId client) {
+    if (client == kNoProc) {
+      entries_.erase({e.process, e.key});
+      return;
+    }
+    entries_[{e.process, e.key}] = client;
+    named_ = true;
+  }
+
   const Trace& trace_;
-  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client whose value it holds
+  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client it holds it for
   bool named_ = false;                                        // some node named a holder
 };
 
-// Each Acquired, judged against what the service held: a grant or a belief.
+// Each Acquired, judged against what the service held: a grant when the
+// client's entries are on at least the lock's quorum of nodes (one; a
+// majority for Redlock: Trace::grant_quorum), else a belief.
 class GrantTruth {
  public:
-  explicit GrantTruth(const Trace& t) : holdings_(t) {}
+  explicit GrantTruth(const Trace& t) : trace_(t), holdings_(t) {}
   void observe(const TraceEvent& e) { holdings_.observe(e); }
-  // For an Acquired event: whether the client held nothing at the service.
-  bool belief_only(const TraceEvent& acquired) const { return holdings_.holds_nothing_of(acquired.process); }
+  // For an Acquired event: on how many nodes the service held the client's entries.
+  std::size_t held(const TraceEvent& acquired) const { return holdings_.nodes_holding(acquired.process); }
+  // Whether it held them on too few (never where no node names holders).
+  bool belief_only(const TraceEvent& acquired) const {
+    return holdings_.named() && held(acquired) < trace_.grant_quorum();
+  }
+  std::size_t quorum() const { return trace_.grant_quorum(); }
 
  private:
+  const Trace& trace_;
   ServiceHoldings holdings_;
 };
+
+// "the lock service held none of client1's entries", or on how few nodes
+// ("... on only 2 of the 3 nodes a grant needs").
+std::string held_of(const std::string& whose, std::size_t held, std::size_t quorum) {
+  if (held == 0) return "the lock service held none of " + whose + " entries";
+  return "the lock service held " + whose + " entries on only " + std::to_string(held) + " of the " + std::to_string(quorum) +
+         " nodes a grant needs";
+}
 
 // Overlap. Each client's critical sections run from Acquired to its first
 // later Releasing, Lost or Crashed, or to the end of the run. A second
@@ -127,12 +166,13 @@ class OverlapChecker {
     if (e.kind == Ev::Acquired) {
       if (mine) return;
       const bool belief = truth_.belief_only(e);
+      const std::size_t held = truth_.held(e);
       for (const Section& a : sections_) {
         if (a.client == e.process) continue;
-        pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size(), a.belief, belief});
+        pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size(), a.belief, belief, a.held, held});
         out_.push_back({ViolationKind::Overlap, e.at, e.at, {a.client, e.process}, {}});
       }
-      sections_.push_back({next_id_, e.process, e.at, belief});
+      sections_.push_back({next_id_, e.process, e.at, belief, held});
       mine = next_id_++;
     } else if (e.kind == Ev::Releasing || e.kind == Ev::Lost || e.kind == Ev::Crashed) {
       if (!mine) return;
@@ -154,25 +194,30 @@ class OverlapChecker {
     std::uint64_t id;
     ProcId client;
     Instant start;
-    bool belief;  // the service held none of its entries when it began (GrantTruth)
+    bool belief;  // the service held too little of its entries when it began (GrantTruth)
+    std::size_t held;  // on how many nodes
   };
   struct Pair {
     std::uint64_t earlier, later;  // section ids
     Instant earlier_start, later_start;
     std::size_t violation;
     bool earlier_belief, later_belief;
+    std::size_t earlier_held, later_held;
   };
 
   // "client1 and client2 both held the lock", or, when one only believed it did, says so.
   std::string who_held(const Violation& v, const Pair& p) const {
     const std::string a = trace_.name(v.processes[0]), b = trace_.name(v.processes[1]);
     if (p.earlier_belief == p.later_belief)
-      return a + " and " + b + (p.earlier_belief ? " both believed they held the lock (the service held neither's entries)"
-                                                 : " both held the lock");
+      return a + " and " + b + (!p.earlier_belief ? " both held the lock"
+                                : p.earlier_held + p.later_held == 0
+                                    ? " both believed they held the lock (the service held neither's entries)"
+                                    : " both believed they held the lock (the service held neither's entries on enough nodes)");
     const std::string& held = p.earlier_belief ? b : a;
     const std::string& believed = p.earlier_belief ? a : b;
-    return held + " held the lock and " + believed + " believed it did (the lock service held none of " + believed +
-           "'s entries), both acting as holders";
+    return held + " held the lock and " + believed + " believed it did (" +
+           held_of(believed + "'s", p.earlier_belief ? p.earlier_held : p.later_held, truth_.quorum()) +
+           "), both acting as holders";
   }
 
   void close(std::uint64_t id, Instant end) {
@@ -220,6 +265,7 @@ class StaleWriteChecker {
       Grant& g = slot(grants_, e.process);
       if (truth_.belief_only(e)) {
         g.belief = e.at;
+        g.belief_held = truth_.held(e);
         g.belief_asked = e.process < asking_since_.size() && asking_since_[e.process] ? *asking_since_[e.process] : e.at;
         g.last_was_belief = true;
         return;
@@ -242,7 +288,7 @@ class StaleWriteChecker {
                          format_instant(theirs);
     if (g.last_was_belief)
       detail += ", and " + trace_.name(e.peer) + " only believed it held it: it acquired at " + format_instant(*g.belief) +
-                ", when the lock service held none of its entries";
+                ", when " + held_of("its", g.belief_held, truth_.quorum());
     else
       detail += ", after " + trace_.name(e.peer) + " (" + format_instant(mine) + ")";
     out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_}, std::move(detail)});
@@ -255,6 +301,7 @@ class StaleWriteChecker {
     std::optional<Instant> real;    // its last grant the service held
     std::optional<Instant> belief;  // its last Acquired the service did not hold
     Instant belief_asked;           // when it began asking for that one
+    std::size_t belief_held = 0;    // on how many nodes the service held its entries then
     bool last_was_belief = false;
   };
   const Trace& trace_;
@@ -460,7 +507,7 @@ std::vector<Belief> beliefs_not_grants(const Trace& trace) {
   for (const TraceEvent& e : trace.events()) {
     truth.observe(e);
     if (e.kind == Ev::Acquired && is_client(trace, e.process) && truth.belief_only(e))
-      out.push_back({e.seq, e.process, e.at});
+      out.push_back({e.seq, e.process, e.at, truth.held(e)});
   }
   return out;
 }
@@ -482,6 +529,7 @@ Judge::~Judge() = default;
 void Judge::observe(const TraceEvent& e) {
   switch (e.kind) {  // the network's chatter concerns no judge; the servers' only what they hold
     case Ev::Command:
+    case Ev::Holder:
       impl_->truth.observe(e);
       return;
     case Ev::Sent:

@@ -37,14 +37,19 @@ struct CheckOptions {
 };
 
 // A client's grant that was a belief, not a grant (catalogue K7): when the
-// client recorded Acquired, the lock service held none of its entries (each
-// had expired or been deleted). Known only for services whose nodes name a
-// key's holder in the trace (Redis); elsewhere every grant counts as held.
+// client recorded Acquired, the lock service held its entries on fewer
+// nodes than a grant needs (Trace::grant_quorum: one; Redlock a majority of
+// its masters) — each had expired or been deleted, or the coordination
+// service held the lock for another client or for nobody. Known from what
+// the service's nodes state in the trace (a Redis command naming the key's
+// owner, a coordination server's Holder); where no node has named a holder
+// every grant counts.
 // The stale-write judge counts only real grants; the reports tell these.
 struct Belief {
   std::uint64_t seq;  // the Acquired event
   ProcId client;
   Instant at;
+  std::size_t held = 0;  // on how many nodes the service held the client's entries (fewer than Trace::grant_quorum)
 };
 std::vector<Belief> beliefs_not_grants(const Trace& trace);
 

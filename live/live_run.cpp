@@ -2,6 +2,7 @@
 
 #include <utility>  // before Asio (Boost 1.74)
 
+#include <algorithm>
 #include <array>
 #include <boost/asio.hpp>
 #include <map>
@@ -411,6 +412,8 @@ void LiveRun::run() {
   trace.set_keep_limit(o_.keep_events);
   if (o_.details) trace.want_details();
   if (o_.listener) trace.add_listener([&trace, l = o_.listener](const TraceEvent& e) { l(trace, e); });
+  const auto masters = std::count_if(s_.nodes.begin(), s_.nodes.end(), [](const NodeConfig& n) { return n.replica_of.empty(); });
+  trace.set_grant_quorum(grant_quorum(*find_algorithm(s_.lock.algorithm), static_cast<std::size_t>(masters)));
   CheckOptions check;
   check.ttl = s_.lock.ttl;
   check.liveness_window = s_.expect.liveness_window;

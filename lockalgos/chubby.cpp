@@ -56,8 +56,9 @@ class ChubbyLock final : public Lock {
     co_return r && r->ok;
   }
 
-  // In jeopardy (past the local lease) the client does not trust its lock.
-  bool still_held() const override { return holding_ && env_.mono_now() < local_end_; }
+  // In jeopardy (past the local lease) the client does not trust its lock;
+  // once it has found its session over (and said Lost) it holds nothing.
+  bool still_held() const override { return holding_ && !expired_ && env_.mono_now() < local_end_; }
 
  private:
   Task<void> open_session() {

@@ -1,5 +1,6 @@
 #include "lockalgos/registry.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "lockalgos/chubby.hpp"
@@ -25,6 +26,12 @@ const OptionInfo kKey{"key", "the lock's key (default \"lock\")"};
 const OptionInfo kRetryDelay{"retry_delay", "pause between tries, fixed or a range \"a..b\" (default 100ms)"};
 const OptionInfo kRetryCount{"retry_count", "retries after the first try, or \"forever\" (default forever)"};
 const OptionInfo kRequestTimeout{"request_timeout", "how long a command may take before the client gives up on it (default 2s)"};
+
+// Redlock holds the lock with a majority of the masters (redis.io,
+// "Distributed locks with Redis", step 3; RedissonRedLock's minLocksAmount
+// n/2 + 1); MultiLock needs every one (RedissonMultiLock, failedLocksLimit 0).
+std::size_t majority(std::size_t nodes) { return nodes / 2 + 1; }
+std::size_t every(std::size_t nodes) { return nodes; }
 
 const std::vector<AlgorithmInfo>& table() {
   static const std::vector<AlgorithmInfo> algos = {
@@ -64,7 +71,8 @@ const std::vector<AlgorithmInfo>& table() {
                     {"redisson", "RedissonRedLock: an RLock per node in turn, a majority needed, ttl as the lease, no drift"}},
        .needs_ttl = true,
        .parse = parse_redlock,
-       .make = typed<RedlockOptions, make_redlock>},
+       .make = typed<RedlockOptions, make_redlock>,
+       .grant_quorum = majority},
       {.name = "watchdog",
        .help = "Redisson's RLock: a 30 s lease that a watchdog in the client renews every 10 s",
        .source = "redisson RedissonLock, RedissonBaseLock, RenewalTask",
@@ -105,7 +113,8 @@ const std::vector<AlgorithmInfo>& table() {
                    {"slaves_sync_timeout", "WAIT's timeout (default 1s, Config.slavesSyncTimeout)"}},
        .takes_ttl = false,
        .parse = parse_redisson,
-       .make = typed<RedissonOptions, make_redisson_multilock>},
+       .make = typed<RedissonOptions, make_redisson_multilock>,
+       .grant_quorum = every},
       {.name = "zookeeper",
        .help = "ZooKeeper's recipe (Curator InterProcessMutex): ephemeral-sequential node, lowest wins, watch the predecessor",
        .source = "zookeeper recipes.md; curator LockInternals, ConnectionStateManager; ClientCnxn, ExpiryQueue",
@@ -193,6 +202,10 @@ const AlgorithmInfo* find_algorithm(std::string_view name) {
   for (const AlgorithmInfo& a : table())
     if (a.name == name) return &a;
   return nullptr;
+}
+
+std::size_t grant_quorum(const AlgorithmInfo& a, std::size_t nodes) {
+  return a.grant_quorum ? std::max<std::size_t>(1, a.grant_quorum(nodes)) : 1;
 }
 
 }  // namespace locksim

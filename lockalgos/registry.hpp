@@ -33,7 +33,13 @@ struct AlgorithmInfo {
   // environment is all it may use.
   std::unique_ptr<Lock> (*make)(ClientEnv& env, const LockTargets& targets, const LockConfig& config) = nullptr;
   ServerKind server = ServerKind::Redis;  // the server model its [[node]]s are (sim/servers/table.hpp)
+  // How many of its `nodes` lock nodes (Redis: the masters) must hold a
+  // client's entry for the client's acquire to be a grant; nullptr: one.
+  std::size_t (*grant_quorum)(std::size_t nodes) = nullptr;
 };
+
+// The algorithm's grant quorum over `nodes` lock nodes (one if it names none).
+std::size_t grant_quorum(const AlgorithmInfo& a, std::size_t nodes);
 
 std::span<const AlgorithmInfo> algorithms();
 const AlgorithmInfo* find_algorithm(std::string_view name);

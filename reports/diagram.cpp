@@ -28,8 +28,8 @@ std::string Canvas::colour(ProcId p) const {
 }
 
 std::string Canvas::clocks(const TraceEvent& e) const {
-  return fmt::format("t={} · {}'s wall clock {} · monotonic {}", format_instant(e.at), trace.name(e.process), format_instant(e.wall),
-                     format_instant(e.mono));
+  return say(W::TipClocks, {{"t", format_instant(e.at)}, {"who", trace.name(e.process)}, {"wall", format_instant(e.wall)},
+                            {"mono", format_instant(e.mono)}});
 }
 
 namespace {
@@ -42,7 +42,7 @@ std::vector<TimeAxis::Mark> axis_marks(const RunResult& r, const Lanes& lanes, c
   std::vector<TimeAxis::Mark> marks;
   for (const TraceEvent& e : r.world->trace().events()) {
     if (e.process < procs && !lanes.shown[e.process]) continue;
-    if (e.kind == Ev::Sent || e.kind == Ev::Command) continue;
+    if (e.kind == Ev::Sent || e.kind == Ev::Command || e.kind == Ev::Holder) continue;
     if (e.kind == Ev::Delivered || e.kind == Ev::Dropped) continue;
     marks.push_back({e.at, true});
   }
@@ -58,8 +58,9 @@ std::vector<TimeAxis::Mark> axis_marks(const RunResult& r, const Lanes& lanes, c
 // violation labels, the axis, the lanes.
 Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, const DiagramOptions& o) {
   const Trace& trace = r.world->trace();
-  Canvas c{.run = r, .trace = trace, .lanes = lanes, .axis = axis, .clock_notes = clock_notes(*r.scenario)};
+  Canvas c{.run = r, .trace = trace, .lanes = lanes, .axis = axis, .clock_notes = clock_notes(*r.scenario, o.lang)};
   c.slides = o.slides;
+  c.lang = o.lang;
   c.font = o.slides ? 1.6 : 1;
   double name_w = 60;
   for (ProcId p = 0; p < trace.processes().size(); ++p)
@@ -75,7 +76,7 @@ Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, con
   LabelRows violation_rows(4);
   for (const Violation& v : r.violations) {
     const double x0 = c.left + axis.x(v.at);
-    c.violation_row.push_back(violation_rows.free_row(x0, x0 + markup::text_width(violation_name(v.kind), c.fs(11)) + 8));
+    c.violation_row.push_back(violation_rows.free_row(x0, x0 + markup::text_width(kind_words(o.lang, v.kind), c.fs(11)) + 8));
   }
   c.axis_y = c.title_h + c.fs(14) * static_cast<double>(violation_rows.used()) + c.fs(30);
   c.top = c.axis_y + c.fs(14);
@@ -101,8 +102,8 @@ void draw_events(const Canvas& c, EventInk& ink) {
 
 std::string document(const Canvas& c, double height, const std::string& content) {
   std::string s;
-  s += fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" class="locksim-diagram{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="{:.0f}">)~",
-                   c.slides ? " slides" : "", c.total_w, height, c.total_w, height, c.fs(11));
+  s += fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" class="locksim-diagram{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="{}" font-size="{:.0f}">)~",
+                   c.slides ? " slides" : "", c.total_w, height, c.total_w, height, c.say(W::FontFamily), c.fs(11));
   s += R"~(<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#888" stroke-width="2"/></pattern>)~"
        R"~(<pattern id="retry" width="4" height="4" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="4" height="4" fill="#eee"/><line x1="0" y1="0" x2="0" y2="4" stroke="#bbb" stroke-width="1.5"/></pattern>)~"
        R"~(<marker id="arrow" viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#666"/></marker></defs>)~";
@@ -175,7 +176,8 @@ Duration shortest_interval(const RunResult& r) {
 Instant story_end(const RunResult& r) {
   Instant last = Instant::zero();
   for (const TraceEvent& e : r.world->trace().events())
-    if (e.kind != Ev::Sent && e.kind != Ev::Delivered && e.kind != Ev::Dropped && e.kind != Ev::Command && e.kind != Ev::StorageRead)
+    if (e.kind != Ev::Sent && e.kind != Ev::Delivered && e.kind != Ev::Dropped && e.kind != Ev::Command && e.kind != Ev::Holder &&
+        e.kind != Ev::StorageRead)
       last = std::max(last, e.at);
   for (const Violation& v : r.violations) last = std::max(last, v.until);
   const Instant end = last + std::max(Duration::ms(1), Duration::ns(last.ns() / 20));
@@ -202,7 +204,7 @@ bool linear_axis(const RunResult& r, const DiagramOptions& o) {
 
 std::string svg_diagram(const RunResult& r, const DiagramOptions& o) {
   using namespace diagram;
-  const Lanes lanes = select_lanes(r, o.max_client_lanes);
+  const Lanes lanes = select_lanes(r, o.max_client_lanes, o.lang);
   // Messages as arrows, sent -> delivered (or dropped), the lock's and the
   // storage's, but a retry loop's; when there are more than max_arrows, the
   // most relevant.

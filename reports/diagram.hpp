@@ -36,6 +36,7 @@
 #include <string>
 
 #include "harness/run.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 
@@ -54,6 +55,7 @@ struct DiagramOptions {
   std::size_t max_arrows = 400;     // message arrows beyond this are left out (counted in the legend)
   std::size_t max_client_lanes = 24;  // clients beyond this share one lane
   bool storage_messages = true;
+  Lang lang = Lang::En;             // the words on the picture (its classes and tooltips stay English)
 };
 
 // The shortest interval the picture is about (critical sections, pauses,

@@ -178,11 +178,20 @@ bool refusal(const std::string& reply) {
 }
 
 // "WRITE counter=1 token=34" -> "write 1, token 34".
-std::string write_label(const std::string& detail) {
-  std::string label = "write";
-  if (const auto v = detail.find("counter="); v != std::string::npos) label += " " + detail.substr(v + 8, detail.find(' ', v) - v - 8);
-  if (const auto t = detail.find("token="); t != std::string::npos) label += ", token " + detail.substr(t + 6, detail.find(' ', t) - t - 6);
+std::string write_label(const std::string& detail, Lang lang = Lang::En) {
+  std::string label = say(lang, W::LabelWrite);
+  if (const auto v = detail.find("counter="); v != std::string::npos)
+    label = say(lang, W::LabelWriteValue, {{"value", detail.substr(v + 8, detail.find(' ', v) - v - 8)}});
+  if (const auto t = detail.find("token="); t != std::string::npos)
+    label += say(lang, W::LabelToken, {{"token", detail.substr(t + 6, detail.find(' ', t) - t - 6)}});
   return label;
+}
+
+// An arrow's label in the picture's language (label_arrows names them in English).
+std::string shown_label(const Canvas& c, const Arrow& a) {
+  if (a.label == "grant") return c.say(W::LabelGrant);
+  if (a.label == "release") return c.say(W::LabelRelease);
+  return write_label(a.sent->detail, c.lang);
 }
 
 }  // namespace
@@ -268,11 +277,12 @@ std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows) {
     // A lost message: dashed red, towards its destination's lane (so that it
     // names it), with no head and a ✕ just short of the lane.
     const double x0 = c.x(from.at), y0 = c.y(from.process), x1 = c.x(e.at), y1 = c.y(to);
-    out += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1"{}><title>{} → {}: {} (sent {}, {} {}){}</title></line>)~",
+    out += fmt::format(R"~(<line class="message{}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1"{}><title>{}</title></line>)~",
                        lost ? " dropped" : "", x0, y0, x1, y1, lost ? "#d33" : "#999",
-                       lost ? R"~( stroke-dasharray="3 2" stroke-opacity="0.6")~" : R"~( marker-end="url(#arrow)")~", c.name(from.process), c.name(to),
-                       esc(from.detail), format_instant(from.at), lost ? "lost at" : "delivered", format_instant(e.at),
-                       lost ? ": " + esc(e.detail) : "");
+                       lost ? R"~( stroke-dasharray="3 2" stroke-opacity="0.6")~" : R"~( marker-end="url(#arrow)")~",
+                       c.say(lost ? W::TipMessageLost : W::TipMessageDelivered,
+                             {{"from", c.name(from.process)}, {"to", c.name(to)}, {"content", esc(from.detail)}, {"sent", format_instant(from.at)},
+                              {"at", format_instant(e.at)}, {"why", esc(translate_detail(c.lang, e.detail))}}));
     if (lost) {
       const double f = std::max(0.5, 1 - 9 / std::max(1.0, std::hypot(x1 - x0, y1 - y0)));
       out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="{:.0f}" text-anchor="middle">✕</text>)~",
@@ -301,14 +311,15 @@ std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::v
     const double xs = c.x(a->sent->at), ys = c.y(a->sent->process), xe = c.x(a->end->at), ye = c.y(to);
     const double len = std::max(1.0, std::hypot(xe - xs, ye - ys)), d = std::min(len / 2, c.fs(16)) / len;
     const double f = at_end ? 1 - d : d, x = xs + f * (xe - xs), y = ys + f * (ye - ys);
-    const double w = markup::text_width(a->label, c.fs(9)), h = c.fs(10);
+    const std::string text = shown_label(c, *a);
+    const double w = markup::text_width(text, c.fs(9)), h = c.fs(10);
     const std::array<double, 4> box{x + 3, y - h / 2, x + 3 + w, y + h / 2};
     bool clash = false;
     for (const auto& b : placed) clash = clash || (box[0] < b[2] + 2 && box[2] > b[0] - 2 && box[1] < b[3] && box[3] > b[1]);
     if (clash) continue;
     placed.push_back(box);
     out += fmt::format(R"~(<text class="arrow-label" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>)~",
-                       box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(a->label));
+                       box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(text));
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "reports/diagram.hpp"
 #include "reports/markup.hpp"
 #include "reports/time_axis.hpp"
+#include "reports/words.hpp"
 
 namespace locksim::diagram {
 
@@ -33,10 +34,10 @@ struct Lanes {
   double others_lane = -1;      // the shared lane, when some clients are hidden
   std::string others_name;      // the shared lane's name: "N other clients"
 };
-Lanes select_lanes(const RunResult& r, std::size_t max_client_lanes);
+Lanes select_lanes(const RunResult& r, std::size_t max_client_lanes, Lang lang = Lang::En);
 
 // Per process name: how the scenario sets its clock off or drifting ("" when it does not).
-std::map<std::string, std::string> clock_notes(const Scenario& sc);
+std::map<std::string, std::string> clock_notes(const Scenario& sc, Lang lang = Lang::En);
 
 // ---- Messages (diagram_arrows.cpp) ----
 
@@ -169,6 +170,7 @@ struct Canvas {
   double lanes_bottom = 0;  // px: y below the last lane
   double font = 1;          // type scale: 1, larger for slides
   bool slides = false;      // written for a slide: no tooltips, so every label that matters is on the picture
+  Lang lang = Lang::En;     // the words written on the picture
   // Per violation: its label's row above the axis, none when it found no room.
   std::vector<std::optional<std::size_t>> violation_row;
 
@@ -182,6 +184,8 @@ struct Canvas {
   std::string clock_note(ProcId p) const;
   // An event's instant and its process's two clocks, for a tooltip.
   std::string clocks(const TraceEvent& e) const;
+  // Words for the picture, in its language.
+  std::string say(W id, WordArgs args = {}) const { return locksim::say(lang, id, args); }
 };
 
 // What the event layers draw, in the order of the events, and what they

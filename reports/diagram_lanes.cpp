@@ -31,7 +31,7 @@ std::vector<ProcId> by_priority(const RunResult& r, const std::vector<ProcId>& c
 
 }  // namespace
 
-Lanes select_lanes(const RunResult& r, std::size_t max_client_lanes) {
+Lanes select_lanes(const RunResult& r, std::size_t max_client_lanes, Lang lang) {
   const Trace& trace = r.world->trace();
   const auto& procs = trace.processes();
   Lanes l;
@@ -54,17 +54,20 @@ Lanes select_lanes(const RunResult& r, std::size_t max_client_lanes) {
   }
   for (ProcId p = 0; p < procs.size(); ++p)
     if (!l.shown[p]) l.lane_of[p] = l.others_lane;
-  l.others_name = fmt::format("{} other clients", l.hidden);
+  l.others_name = say(lang, W::LabelOtherClients, {{"n", std::to_string(l.hidden)}});
   return l;
 }
 
-std::map<std::string, std::string> clock_notes(const Scenario& sc) {
-  auto note_of = [](const ClockSpec& c) {
+std::map<std::string, std::string> clock_notes(const Scenario& sc, Lang lang) {
+  auto note_of = [lang](const ClockSpec& c) {
     std::string n;
     if (c.drift_ppb != 0)
-      n = fmt::format("clock {:g}% {}", static_cast<double>(c.drift_ppb < 0 ? -c.drift_ppb : c.drift_ppb) / 1e7, c.drift_ppb > 0 ? "fast" : "slow");
-    if (c.offset != Duration::zero())
-      n += (n.empty() ? "wall clock " : ", ") + std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset) + " off";
+      n = say(lang, c.drift_ppb > 0 ? W::ClockNoteFast : W::ClockNoteSlow,
+              {{"pct", fmt::format("{:g}", static_cast<double>(c.drift_ppb < 0 ? -c.drift_ppb : c.drift_ppb) / 1e7)}});
+    if (c.offset != Duration::zero()) {
+      const std::string d = std::string(c.offset > Duration::zero() ? "+" : "") + format_duration(c.offset);
+      n += say(lang, n.empty() ? W::ClockNoteOff : W::ClockNoteOffMore, {{"d", d}});
+    }
     return n;
   };
   std::map<std::string, std::string> notes;

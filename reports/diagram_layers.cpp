@@ -48,12 +48,13 @@ bool names_process(const std::string& text, const std::string& name) {
   return false;
 }
 
-// " holding 0 keys", from the node's "keys it holds: 0".
-std::string keys_held(const std::string& detail) {
+// ", 0 keys", from the node's "keys it holds: 0".
+std::string keys_held(const Canvas& c, const std::string& detail) {
   const auto at = detail.find("keys it holds: ");
   if (at == std::string::npos) return "";
   const std::string n = detail.substr(at + 15);
-  return n == "0" ? ", no keys" : ", " + n + (n == "1" ? " key" : " keys");
+  if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return "";
+  return n == "0" ? c.say(W::LabelNoKeys) : c.say(W::LabelKeys, {{"keys", say_count(c.lang, std::stoull(n), W::KeyOne, W::KeyMany)}});
 }
 
 // An interval of process p as a bar h px high (half-transparent on the shared lane).
@@ -82,14 +83,15 @@ void draw_believed_lease(const Canvas& c, EventInk& ink, const TraceEvent& e, In
                                     : "";
   std::string label;
   if (runs_out && !over)
-    if (const auto ly = lane_label(c, ink, p, c.x(end) + 3, "lease ends (its clock)"))
-      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">lease ends (its clock)</text>)~", c.x(end) + 3,
-                          *ly, c.fs(10));
-  ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}'s lease as it believes it: until {} on its monotonic clock (≈ t={}){}</title></g>)~",
-                           over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label, c.name(p),
-                           format_instant(Instant::from_ns(e.value)), format_instant(believed_end),
-                           over ? fmt::format(": it had already run out when {} was granted the lock at {}", c.name(p), format_instant(e.at))
-                                : runs_out ? "" : fmt::format("; drawn to its release at {}", format_instant(released)));
+    if (const auto ly = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
+      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">{}</text>)~", c.x(end) + 3,
+                          *ly, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
+  ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}</title></g>)~",
+                           over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label,
+                           c.say(W::TipLease, {{"who", c.name(p)}, {"until", format_instant(Instant::from_ns(e.value))}, {"t", format_instant(believed_end)},
+                                               {"more", over       ? c.say(W::TipLeaseOver, {{"who", c.name(p)}, {"t", format_instant(e.at)}})
+                                                        : runs_out ? ""
+                                                                   : c.say(W::TipLeaseToRelease, {{"t", format_instant(released)}})}}));
 }
 
 // The critical section that ends now (a release, a loss, a crash, the run's
@@ -98,8 +100,8 @@ void close_section(const Canvas& c, EventInk& ink, ProcId p, Instant at, const s
   if (!ink.cs_open.count(p)) return;
   const TraceEvent* a = ink.acquired[p];
   bar(c, ink, "critical-section", p, ink.cs_open[p], at, c.colour(p).c_str(), 12,
-      fmt::format("{} holds the lock from {} {}{}", c.trace.name(p), format_instant(ink.cs_open[p]), how,
-                  a && a->token >= 0 ? fmt::format(" (token {})", a->token) : ""));
+      c.say(W::TipHolds, {{"who", c.trace.name(p)}, {"from", format_instant(ink.cs_open[p])}, {"how", how},
+                          {"token", a && a->token >= 0 ? c.say(W::TokenSuffix, {{"token", std::to_string(a->token)}}) : ""}}));
   if (a && a->value >= 0 && c.shown(p)) draw_believed_lease(c, ink, *a, at);
   ink.cs_open.erase(p);
 }
@@ -125,7 +127,7 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       break;
     case Ev::Releasing:
     case Ev::Lost:
-      close_section(c, ink, p, e.at, "to " + format_instant(e.at));
+      close_section(c, ink, p, e.at, c.say(W::TipHoldsTo, {{"t", format_instant(e.at)}}));
       break;
     case Ev::Paused:
       ink.pause_open[p] = e.at;
@@ -135,9 +137,9 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       if (ink.pause_open.count(p)) {
         const Instant from = ink.pause_open[p];
         bar(c, ink, "pause", p, from, e.at, "url(#hatch)", 24,
-            fmt::format("{} paused (stop-the-world) from {} to {}; {}", c.trace.name(p), format_instant(from), format_instant(e.at), c.clocks(e)));
+            c.say(W::TipPaused, {{"who", c.trace.name(p)}, {"from", format_instant(from)}, {"to", format_instant(e.at)}, {"clocks", c.clocks(e)}}));
         // How long, written on the picture: the point of a pause story.
-        const std::string text = "paused " + short_duration(e.at - from);
+        const std::string text = c.say(W::LabelPaused, {{"d", short_duration(e.at - from)}});
         if (const auto y = lane_label(c, ink, p, c.x(from) + 2, text, true))
           ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 2, *y,
                                    c.fs(10), esc(text));
@@ -145,14 +147,14 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
       }
       break;
     case Ev::Crashed:
-      close_section(c, ink, p, e.at, "until it crashes");
+      close_section(c, ink, p, e.at, c.say(W::TipHoldsUntilCrash));
       if (c.shown(p)) ink.down_open[p] = e.at;
       break;
     case Ev::Restarted:
       if (ink.down_open.count(p)) {
         const Instant from = ink.down_open[p];
-        bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.trace.name(p) + " is down");
-        const std::string text = "down " + short_duration(e.at - from);
+        bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.say(W::TipDown, {{"who", c.trace.name(p)}}));
+        const std::string text = c.say(W::LabelDown, {{"d", short_duration(e.at - from)}});
         if (const auto y = lane_label(c, ink, p, c.x(from) + 8, text))
           ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 8, *y,
                                    c.fs(10), esc(text));
@@ -166,9 +168,10 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
 
 void close_holding(const Canvas& c, EventInk& ink) {
   const Instant end = c.run.stats.sim_time;
-  for (const auto& [p, t] : std::map(ink.cs_open)) close_section(c, ink, p, end, "until the run ends");
-  for (const auto& [p, t] : ink.pause_open) bar(c, ink, "pause", p, t, end, "url(#hatch)", 24, c.trace.name(p) + " is paused when the run ends");
-  for (const auto& [p, t] : ink.down_open) bar(c, ink, "down", p, t, end, "#e4e4e4", 18, c.trace.name(p) + " is down when the run ends");
+  for (const auto& [p, t] : std::map(ink.cs_open)) close_section(c, ink, p, end, c.say(W::TipHoldsUntilEnd));
+  for (const auto& [p, t] : ink.pause_open)
+    bar(c, ink, "pause", p, t, end, "url(#hatch)", 24, c.say(W::TipPausedAtEnd, {{"who", c.trace.name(p)}}));
+  for (const auto& [p, t] : ink.down_open) bar(c, ink, "down", p, t, end, "#e4e4e4", 18, c.say(W::TipDownAtEnd, {{"who", c.trace.name(p)}}));
 }
 
 void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
@@ -176,30 +179,32 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   switch (e.kind) {
     case Ev::Crashed:
       if (!c.shown(p)) break;
-      ink.marks += fmt::format(R"~(<g class="crash"><text x="{:.1f}" y="{:.1f}" fill="#c00" font-size="{:.0f}" text-anchor="middle">✕</text><title>{} crashes at {}</title></g>)~",
-                               c.x(e.at), c.y(p) + c.fs(6), c.fs(16), c.name(p), format_instant(e.at));
+      ink.marks += fmt::format(R"~(<g class="crash"><text x="{:.1f}" y="{:.1f}" fill="#c00" font-size="{:.0f}" text-anchor="middle">✕</text><title>{}</title></g>)~",
+                               c.x(e.at), c.y(p) + c.fs(6), c.fs(16), c.say(W::TipCrash, {{"who", c.name(p)}, {"t", format_instant(e.at)}}));
       break;
     case Ev::Restarted:
-      ink.marks += fmt::format(R"~(<g class="restart"><text x="{:.1f}" y="{:.1f}" fill="#080" font-size="{:.0f}" text-anchor="middle">↻</text><title>{} restarts at {}</title></g>)~",
-                               c.x(e.at), c.y(p) + c.fs(5), c.fs(14), c.name(p), format_instant(e.at));
+      ink.marks += fmt::format(R"~(<g class="restart"><text x="{:.1f}" y="{:.1f}" fill="#080" font-size="{:.0f}" text-anchor="middle">↻</text><title>{}</title></g>)~",
+                               c.x(e.at), c.y(p) + c.fs(5), c.fs(14), c.say(W::TipRestart, {{"who", c.name(p)}, {"t", format_instant(e.at)}}));
       break;
     case Ev::ClockJumped:
     case Ev::ClockDrift: {
-      const std::string label = "◆ clock " + (e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm");
+      const std::string label = c.say(W::LabelClock, {{"what", e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm"}});
       const double x = c.x(e.at) - 5;
       const double y = *lane_label(c, ink, p, x, label, true);
-      ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:.0f}">{}</text><title>{}: {}; {}</title></g>)~",
-                               x, y, c.fs(10), esc(label), c.name(p),
-                               e.kind == Ev::ClockJumped ? "wall clock jumps " + esc(e.detail) : "clock drift now " + std::to_string(e.value / 1000) + " ppm",
-                               esc(c.clocks(e)));
+      ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+                               x, y, c.fs(10), esc(label),
+                               e.kind == Ev::ClockJumped
+                                   ? c.say(W::TipClockJump, {{"who", c.name(p)}, {"by", esc(e.detail)}, {"clocks", esc(c.clocks(e))}})
+                                   : c.say(W::TipClockDrift, {{"who", c.name(p)}, {"ppm", std::to_string(e.value / 1000)}, {"clocks", esc(c.clocks(e))}}));
       break;
     }
     case Ev::Promoted: {
-      const std::string label = "▲ promoted" + keys_held(e.detail);
+      const std::string label = c.say(W::LabelPromoted) + keys_held(c, e.detail);
       const double x = c.x(e.at) - 5;
       const double y = *lane_label(c, ink, p, x, label, true);
-      ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:.0f}">{}</text><title>{} is promoted to master at {}; {}</title></g>)~",
-                               x, y, c.fs(10), esc(label), c.name(p), format_instant(e.at), esc(c.clocks(e)));
+      ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+                               x, y, c.fs(10), esc(label),
+                               c.say(W::TipPromoted, {{"who", c.name(p)}, {"t", format_instant(e.at)}, {"clocks", esc(c.clocks(e))}}));
       break;
     }
     default:
@@ -212,16 +217,17 @@ void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   const ProcId p = e.process;
   // The moment the lock ends on the service: labelled where there is room
   // (a contended run expires hundreds of keys; their ticks stay).
-  const std::string what = e.detail.find("session expired") != std::string::npos ? "session"
-                           : e.detail.find("lease expired") != std::string::npos ? "lease"
-                                                                                 : "key";
-  const std::string text = c.trace.name(e.owner) + "'s " + what + " expires";
+  const W what = e.detail.find("session expired") != std::string::npos ? W::LabelSession
+                 : e.detail.find("lease expired") != std::string::npos ? W::LabelLease
+                                                                       : W::LabelKey;
+  const std::string text = c.say(W::LabelExpires, {{"who", c.trace.name(e.owner)}, {"what", c.say(what)}});
   std::string label;
   if (const auto y = lane_label(c, ink, p, c.x(e.at) + 3, text))
     label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#c22">{}</text>)~", c.x(e.at) + 3, *y, c.fs(10), esc(text));
-  ink.marks += fmt::format(R"~(<g class="key-expired"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#d33" stroke-width="3"/>{}<title>{} expires {} ({}'s): {}; {}</title></g>)~",
-                           c.x(e.at), c.y(p) - 12, c.x(e.at), c.y(p) + 12, label, c.name(p), esc(e.key), esc(c.trace.name(e.owner)), esc(e.detail),
-                           esc(c.clocks(e)));
+  ink.marks += fmt::format(R"~(<g class="key-expired"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#d33" stroke-width="3"/>{}<title>{}</title></g>)~",
+                           c.x(e.at), c.y(p) - 12, c.x(e.at), c.y(p) + 12, label,
+                           c.say(W::TipKeyExpires, {{"node", c.name(p)}, {"key", esc(e.key)}, {"owner", esc(c.trace.name(e.owner))},
+                                                    {"detail", esc(translate_detail(c.lang, e.detail))}, {"clocks", esc(c.clocks(e))}}));
 }
 
 void draw_storage_write(const Canvas& c, EventInk& ink, const TraceEvent& e) {
@@ -236,10 +242,12 @@ void draw_storage_write(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}">{}</text>)~", x,
                                              *row == 0 ? c.y(p) - c.fs(9) : c.y(p) + c.fs(19), c.fs(10), esc(label))
                                : "";
-  ink.marks += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}"/>{}<title>{} {}'s write of counter = {}{}{}</title></g>)~",
+  ink.marks += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}"/>{}<title>{}</title></g>)~",
                            ok ? "write-accepted" : "write-rejected", x, c.y(p), c.fs(5), ok ? "#3a3" : "#d33", text,
-                           ok ? "storage accepts" : "storage rejects", c.name(e.peer), e.value,
-                           e.token >= 0 ? fmt::format(" (token {})", e.token) : "", ok ? "" : ": " + esc(e.detail));
+                           c.say(ok ? W::TipWriteAccepted : W::TipWriteRejected,
+                                 {{"peer", c.name(e.peer)}, {"value", std::to_string(e.value)},
+                                  {"token", e.token >= 0 ? c.say(W::TokenSuffix, {{"token", std::to_string(e.token)}}) : ""},
+                                  {"why", esc(translate_detail(c.lang, e.detail))}}));
 }
 
 void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e) {

@@ -32,9 +32,10 @@ std::string draw_violations(const Canvas& c) {
     std::string label;
     if (c.violation_row[i])
       label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#c00" font-weight="bold">{}</text>)~", c.x(v.at),
-                          c.title_h + c.fs(14) * static_cast<double>(*c.violation_row[i]) + c.fs(12), violation_name(v.kind));
-    out += fmt::format(R"~(<g class="violation violation-{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f33" fill-opacity="0.15" stroke="#d00" stroke-width="1.5"/>{}<title>{}: {}</title></g>)~",
-                       violation_name(v.kind), x0, y0, x1 - x0, y1 - y0, label, violation_name(v.kind), esc(v.detail));
+                          c.title_h + c.fs(14) * static_cast<double>(*c.violation_row[i]) + c.fs(12), esc(kind_words(c.lang, v.kind)));
+    out += fmt::format(R"~(<g class="violation violation-{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f33" fill-opacity="0.15" stroke="#d00" stroke-width="1.5"/>{}<title>{}</title></g>)~",
+                       violation_name(v.kind), x0, y0, x1 - x0, y1 - y0, label,
+                       c.say(W::TipViolation, {{"kind", esc(kind_words(c.lang, v.kind))}, {"detail", esc(translate_detail(c.lang, v.detail))}}));
   }
   return out;
 }
@@ -61,11 +62,11 @@ void note_violations(const Canvas& c, Notes& notes) {
   for (std::size_t i = 0; i < violations.size() && i < kListed; ++i) {
     const Violation& v = violations[i];
     const std::string when = v.until != v.at ? format_instant(v.at) + "–" + format_instant(v.until) : format_instant(v.at);
-    notes.add(c, std::string(violation_name(v.kind)) + " " + when + ": " + v.detail, "#333", true);
+    notes.add(c, kind_words(c.lang, v.kind) + " " + when + ": " + translate_detail(c.lang, v.detail), "#333", true);
   }
   if (violations.size() > kListed)
-    notes.add(c, fmt::format("… and {} more (hover over a red box for its explanation)", counted(violations.size() - kListed, "violation")), "#333",
-              false);
+    notes.add(c, c.say(W::NoteMoreViolations, {{"violations", say_count(c.lang, violations.size() - kListed, W::ViolationOne, W::ViolationMany)}}),
+              "#333", false);
   if (!violations.empty()) notes.y += 4;
 }
 
@@ -73,47 +74,42 @@ void note_legend(const Canvas& c, Notes& notes, const Messages& m, const std::st
   const Lanes& l = c.lanes;
   if (l.hidden)
     notes.add(c,
-              fmt::format("{} of {} clients have lanes of their own (those in violations first, then those that held the lock first); "
-                          "the other {} share the lane \"{}\", which shows their critical sections only.",
-                          l.clients.size() - l.hidden, l.clients.size(), l.hidden, l.others_name),
+              c.say(W::NoteHiddenLanes, {{"shown", std::to_string(l.clients.size() - l.hidden)}, {"all", std::to_string(l.clients.size())},
+                                         {"hidden", std::to_string(l.hidden)}, {"lane", l.others_name}}),
               "#777", false);
-  if (m.in_retries)
-    notes.add(c, fmt::format("{} of retry loops not drawn: each loop is one hatched band on its client's lane.", counted(m.in_retries, "message")),
-              "#777", false);
+  const auto messages = [&c](std::size_t n) { return say_count(c.lang, n, W::MessageOne, W::MessageMany); };
+  if (m.in_retries) notes.add(c, c.say(W::NoteRetryMessages, {{"messages", messages(m.in_retries)}}), "#777", false);
   if (m.skipped || m.of_hidden) {
-    std::string what = m.skipped ? fmt::format("{} not drawn: the {} drawn are the most relevant (near violations, of grants, releases "
-                                               "and writes, lost ones)",
-                                               counted(m.skipped, "message"), m.arrows.size())
-                                 : "";
-    if (m.of_hidden) what += (what.empty() ? "" : "; ") + fmt::format("{} of the clients without a lane not drawn", counted(m.of_hidden, "message"));
-    notes.add(c, what + ".", "#777", false);
+    std::string what = m.skipped ? c.say(W::NoteSkipped, {{"messages", messages(m.skipped)}, {"drawn", std::to_string(m.arrows.size())}}) : "";
+    if (m.of_hidden) what += (what.empty() ? "" : c.say(W::NoteJoin)) + c.say(W::NoteOfHidden, {{"messages", messages(m.of_hidden)}});
+    notes.add(c, what + c.say(W::NoteEnd), "#777", false);
   }
   // The legend of what this picture shows, by the classes drawn.
   struct Entry {
     const char* mark;  // a class the entry explains
-    const char* words;
+    W words;
   };
   static constexpr Entry kLegend[] = {
-      {"class=\"critical-section\"", "bar: critical section, in its client's colour"},
-      {"class=\"lease-believed", "dashed green: the lease as the client believes it, to its release (monotonic clock; orange: over before the grant)"},
-      {"class=\"holds\"", "strip on a node: whose value it holds (faint: a failed try's)"},
-      {"class=\"key-expired\"", "red tick: key, session or lease expires on the service"},
-      {"class=\"pause\"", "hatched: paused"},
-      {"class=\"down\"", "grey: down"},
-      {"class=\"partition\"", "purple band: cut off by a partition"},
-      {"class=\"retries\"", "hatched grey band: a retry loop"},
-      {"class=\"crash\"", "✕\u00a0crash"},
-      {"class=\"restart\"", "↻\u00a0restart"},
-      {"class=\"clock\"", "◆\u00a0clock jump or drift"},
-      {"class=\"promoted\"", "▲\u00a0replica promoted"},
-      {"class=\"network-fault\"", "⚡\u00a0network fault"},
-      {"class=\"write-", "●\u00a0storage write accepted (green) or rejected (red), with its value and token"},
-      {"class=\"message dropped\"", "dashed red\u00a0✕: message lost"},
-      {"class=\"elided\"", "grey band across the lanes: quiet stretch elided"},
+      {"class=\"critical-section\"", W::LegendCriticalSection},
+      {"class=\"lease-believed", W::LegendLeaseBelieved},
+      {"class=\"holds\"", W::LegendHolds},
+      {"class=\"key-expired\"", W::LegendKeyExpired},
+      {"class=\"pause\"", W::LegendPause},
+      {"class=\"down\"", W::LegendDown},
+      {"class=\"partition\"", W::LegendPartition},
+      {"class=\"retries\"", W::LegendRetries},
+      {"class=\"crash\"", W::LegendCrash},
+      {"class=\"restart\"", W::LegendRestart},
+      {"class=\"clock\"", W::LegendClock},
+      {"class=\"promoted\"", W::LegendPromoted},
+      {"class=\"network-fault\"", W::LegendNetworkFault},
+      {"class=\"write-", W::LegendWrite},
+      {"class=\"message dropped\"", W::LegendLost},
+      {"class=\"elided\"", W::LegendElided},
   };
   std::string legend;
   for (const Entry& e : kLegend)
-    if (drawn.find(e.mark) != std::string::npos) legend += (legend.empty() ? "" : " · ") + std::string(e.words);
+    if (drawn.find(e.mark) != std::string::npos) legend += (legend.empty() ? "" : c.say(W::LegendSeparator)) + c.say(e.words);
   if (!legend.empty()) notes.add(c, legend, "#555", false);
 }
 

@@ -185,10 +185,10 @@ std::vector<Cut> partitions(const RunResult& r) {
 namespace {
 
 std::string some_names(const Canvas& c, const std::vector<ProcId>& ps) {
-  if (ps.size() > 3) return fmt::format("{} processes", ps.size());
-  std::string s;
-  for (std::size_t i = 0; i < ps.size(); ++i) s += (i == 0 ? "" : i + 1 == ps.size() ? " and " : ", ") + c.trace.name(ps[i]);
-  return s;
+  if (ps.size() > 3) return c.say(W::LabelProcesses, {{"n", std::to_string(ps.size())}});
+  std::vector<std::string> names;
+  for (ProcId p : ps) names.push_back(c.trace.name(p));
+  return say_list(c.lang, names);
 }
 
 }  // namespace
@@ -204,9 +204,9 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
     std::vector<ProcId> others;
     for (std::size_t h = 0; h < cut.groups.size(); ++h)
       if (h != g) others.insert(others.end(), cut.groups[h].begin(), cut.groups[h].end());
-    const std::string text = !cut.one_way ? "✂ cut off from " + some_names(c, others)
-                             : g == 0     ? "✂ its messages to " + some_names(c, others) + " are lost"
-                                          : "✂ messages from " + some_names(c, cut.groups[0]) + " are lost";
+    const std::string text = !cut.one_way ? c.say(W::PartitionCutOff, {{"names", some_names(c, others)}})
+                             : g == 0     ? c.say(W::PartitionTo, {{"names", some_names(c, others)}})
+                                          : c.say(W::PartitionFrom, {{"names", some_names(c, cut.groups[0])}});
     for (ProcId p : cut.groups[g]) {
       if (!c.shown(p)) continue;
       const double h = c.lane * 0.8, y = c.y(p) - h / 2;
@@ -230,9 +230,9 @@ std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs) {
                                  ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="white" font-weight="bold">{}</text>)~",
                                                x0 + 2, y + c.fs(3.5), c.fs(9), esc(who))
                                  : "";
-    out += fmt::format(R"~(<g class="holds" data-process="{}" data-holder="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="{}"/>{}<title>{} holds {}'s value from {} to {}</title></g>)~",
-                       c.name(h.node), esc(who), x0, y - hh / 2, w, hh, c.colour(h.holder), h.granted ? "0.8" : "0.25", name, c.name(h.node), esc(who),
-                       format_instant(h.from), format_instant(h.to));
+    out += fmt::format(R"~(<g class="holds" data-process="{}" data-holder="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="{}"/>{}<title>{}</title></g>)~",
+                       c.name(h.node), esc(who), x0, y - hh / 2, w, hh, c.colour(h.holder), h.granted ? "0.8" : "0.25", name,
+                       c.say(W::TipHoldsValue, {{"node", c.name(h.node)}, {"who", esc(who)}, {"from", format_instant(h.from)}, {"to", format_instant(h.to)}}));
   }
   return out;
 }
@@ -309,8 +309,8 @@ std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<Retry
   for (const RetryRun& run : runs) {
     if (!c.shown(run.client)) continue;
     const double x0 = c.x(run.from), w = std::max(3.0, c.x(run.to) - x0), y = c.y(run.client);
-    std::string text = fmt::format("{} tries failed: too few nodes", run.attempts);
-    if (run.lost) text += fmt::format(", {} messages lost", run.lost);
+    std::string text = c.say(W::RetryBand, {{"n", std::to_string(run.attempts)}});
+    if (run.lost) text += c.say(W::RetryBandLost, {{"n", std::to_string(run.lost)}});
     std::string label;
     if (const auto ly = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
       label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", x0 + 2, *ly, c.fs(10), esc(text));

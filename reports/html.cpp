@@ -5,6 +5,7 @@
 #include "reports/diagram.hpp"
 #include "reports/markup.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -13,11 +14,12 @@ using markup::esc;
 std::string html_report(const RunResult& r, const DiagramOptions& o) {
   const Scenario& sc = *r.scenario;
   // The story as the text tells it, folded; a folded line opens on its steps.
-  const Story story = tell_story(r);
+  const Lang lang = o.lang;
+  const Story story = tell_story(r, lang);
   const StoryClock& clock = story.clock;
   const std::vector<Step>& told = story.steps;
   std::string steps;
-  for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock)) {
+  for (const StoryLine& l : fold_story(r.world->trace(), told, told_violations(r.violations), clock, lang)) {
     if (l.steps.size() == 1) {
       steps += fmt::format("<li><span class=\"t\">{}</span> {}</li>\n", clock(l.at), esc(l.text));
       continue;
@@ -28,13 +30,13 @@ std::string html_report(const RunResult& r, const DiagramOptions& o) {
                          clock(l.at), esc(l.text), inner);
   }
   std::string verdict;
-  for (ViolationKind k : r.verdict) verdict += (verdict.empty() ? "" : ", ") + std::string(violation_name(k));
-  if (verdict.empty()) verdict = "no violation";
+  for (ViolationKind k : r.verdict) verdict += (verdict.empty() ? "" : std::string(word(lang, W::KindSeparator))) + kind_words(lang, k);
+  if (verdict.empty()) verdict = say(lang, W::NoViolation);
   std::string details;
   for (const Violation& v : r.violations)
-    details += fmt::format("<li><b>{}</b> {}</li>\n", violation_name(v.kind), esc(v.detail));
+    details += fmt::format("<li><b>{}</b> {}</li>\n", esc(kind_words(lang, v.kind)), esc(violation_words(lang, v)));
   return fmt::format(R"~(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 24px; color: #222; }}
 .about {{ white-space: pre-wrap; background: #f7f7f7; padding: 12px; border-left: 4px solid #4a90d9; }}
@@ -46,23 +48,25 @@ code {{ background: #f0f0f0; padding: 2px 4px; }}
 </style></head>
 <body>
 <h1>{title}</h1>
-<p>{path} · source: {source}</p>
+<p>{path} · {source}</p>
 <p class="about">{about}</p>
-<p class="verdict" id="verdict">Verdict: {verdict}{expected}</p>
+<p class="verdict" id="verdict">{verdict}{expected}</p>
 <ul class="violations">{details}</ul>
 <div class="diagram">{svg}</div>
-<p>Hover over anything in the diagram for its times, local clock readings and message content.</p>
-<h2>What happened</h2>
+<p>{hover}</p>
+<h2>{what_happened}</h2>
 <ol class="narrative">{steps}</ol>
-<p>seed {seed} · trace {hash} · replay: <code>{replay}</code></p>
+<p>{footer}<code>{replay}</code></p>
 </body></html>
 )~",
-                     fmt::arg("title", esc(sc.title)), fmt::arg("path", esc(sc.path)), fmt::arg("source", esc(sc.source)),
-                     fmt::arg("about", esc(sc.about)), fmt::arg("verdict", verdict),
-                     fmt::arg("expected", sc.expect.present ? (r.as_expected() ? " — as expected" : " — NOT as expected") : ""),
+                     fmt::arg("lang", say(lang, W::HtmlLang)), fmt::arg("title", esc(sc.title)), fmt::arg("path", esc(sc.path)),
+                     fmt::arg("source", esc(say(lang, W::SourceLine, {{"source", sc.source}}))), fmt::arg("about", esc(sc.about)),
+                     fmt::arg("verdict", esc(say(lang, W::VerdictLine, {{"kinds", verdict}}))),
+                     fmt::arg("expected", sc.expect.present ? say(lang, r.as_expected() ? W::AsExpected : W::NotAsExpected) : ""),
+                     fmt::arg("hover", say(lang, W::HtmlHover)), fmt::arg("what_happened", say(lang, W::HtmlWhatHappened)),
+                     fmt::arg("footer", esc(say(lang, W::HtmlFooter, {{"seed", std::to_string(r.seed)}, {"hash", r.trace_hash}}))),
                      fmt::arg("vcolour", r.verdict.empty() ? "#2a2" : "#c00"), fmt::arg("details", details),
-                     fmt::arg("svg", svg_diagram(r, o)), fmt::arg("steps", steps), fmt::arg("seed", r.seed),
-                     fmt::arg("hash", r.trace_hash), fmt::arg("replay", esc(replay_command(r))));
+                     fmt::arg("svg", svg_diagram(r, o)), fmt::arg("steps", steps), fmt::arg("replay", esc(replay_command(r))));
 }
 
 }  // namespace locksim

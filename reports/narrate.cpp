@@ -10,6 +10,7 @@
 #include "judge/words.hpp"
 #include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -18,13 +19,13 @@ namespace {
 // A deferred instant in a step's text: "\x01<ns>\x02" (no narrated text has these bytes).
 constexpr char kStampOpen = '\x01', kStampClose = '\x02';
 
-// The lock value's owner, for "client1's key".
-std::string owner_of(const Trace& t, ProcId owner) {
-  return owner == kNoProc ? "nobody's" : t.name(owner) + "'s";
+// Whose lock a key is: "client1's lock", "nobody's lock".
+std::string lock_of(Lang lang, const Trace& t, ProcId owner) {
+  return owner == kNoProc ? say(lang, W::NobodysLock) : say(lang, W::LockOf, {{"who", t.name(owner)}});
 }
 
-std::string token_text(std::int64_t token) {
-  return token >= 0 ? " (token " + std::to_string(token) + ")" : "";
+std::string token_text(Lang lang, std::int64_t token) {
+  return token >= 0 ? say(lang, W::TokenSuffix, {{"token", std::to_string(token)}}) : "";
 }
 
 // A lock value or a node name's 40 hex digits as their first four
@@ -67,11 +68,6 @@ std::optional<long long> number_after(const std::string& text, const std::string
   return std::stoll(text.substr(i, j - i));
 }
 
-std::string names(const std::vector<std::string>& ns) {
-  std::string s;
-  for (std::size_t i = 0; i < ns.size(); ++i) s += (i == 0 ? "" : i + 1 == ns.size() ? " and " : ", ") + ns[i];
-  return s;
-}
 
 // What a client's release asked of the lock's nodes and what came back,
 // between its `releasing` and the end of the release: the words for a
@@ -82,7 +78,8 @@ struct ReleaseExchange {
   std::map<ProcId, std::string> answered;     // the last reply received, per node
   std::set<ProcId> removed;                   // nodes that deleted a key at the client's request
 
-  std::string failure(const Trace& t, const std::string& who) const {
+  std::string failure(Lang lang, const Trace& t, const std::string& who) const {
+    const auto names = [lang](const std::vector<std::string>& ns) { return say_list(lang, ns); };
     std::vector<std::string> silent, refused, not_own, removed_here, removed_unheard;
     for (const auto& [node, n] : asked) {
       const auto reply = answered.find(node);
@@ -91,21 +88,21 @@ struct ReleaseExchange {
       } else if (reply == answered.end()) {
         silent.push_back(t.name(node));
       } else if (reply->second.rfind("(error)", 0) == 0 || reply->second.rfind("ERROR", 0) == 0) {
-        refused.push_back(t.name(node) + " refuses it (" + reply->second + ")");
+        refused.push_back(say(lang, W::ReleaseRefused, {{"node", t.name(node)}, {"reply", reply->second}}));
       } else {
         not_own.push_back(t.name(node));
       }
     }
-    if (asked.empty()) return who + "'s release fails: it reached no node";
+    if (asked.empty()) return say(lang, W::ReleaseReachedNone, {{"who", who}});
     if (!not_own.empty() && silent.empty() && refused.empty() && removed_here.empty() && removed_unheard.empty())
-      return who + "'s release removes nothing: the lock was no longer its own";
+      return say(lang, W::ReleaseNotOwn, {{"who", who}});
     std::vector<std::string> parts;
-    if (!silent.empty()) parts.push_back(names(silent) + " did not answer in time");
+    if (!silent.empty()) parts.push_back(say(lang, W::ReleaseSilent, {{"nodes", names(silent)}}));
     if (!refused.empty()) parts.push_back(names(refused));
-    if (!not_own.empty()) parts.push_back(names(not_own) + " had no key of " + who + "'s left to remove");
-    if (!removed_unheard.empty()) parts.push_back(names(removed_unheard) + " removed its key, but the answer was lost or late");
-    if (!removed_here.empty()) parts.push_back("it removed its key on " + names(removed_here));
-    return who + "'s release is not confirmed: " + names(parts);
+    if (!not_own.empty()) parts.push_back(say(lang, W::ReleaseNoKeyLeft, {{"nodes", names(not_own)}, {"who", who}}));
+    if (!removed_unheard.empty()) parts.push_back(say(lang, W::ReleaseRemovedUnheard, {{"nodes", names(removed_unheard)}}));
+    if (!removed_here.empty()) parts.push_back(say(lang, W::ReleaseRemovedHere, {{"nodes", names(removed_here)}}));
+    return say(lang, W::ReleaseNotConfirmed, {{"who", who}, {"parts", names(parts)}});
   }
 };
 
@@ -114,9 +111,9 @@ class Narrator {
  public:
   // `deferred`: instants in the text as placeholders, for one clock chosen
   // once every step is known (tell_story); else written by format_instant.
-  Narrator(const Trace& trace, const LockConfig& lock, bool deferred)
-      : trace_(trace), lock_(lock), deferred_(deferred), clock_moved_(trace.processes().size(), false) {
-    for (const Belief& b : beliefs_not_grants(trace)) beliefs_.insert(b.seq);
+  Narrator(const Trace& trace, const LockConfig& lock, bool deferred, Lang lang)
+      : trace_(trace), lock_(lock), deferred_(deferred), lang_(lang), clock_moved_(trace.processes().size(), false) {
+    for (const Belief& b : beliefs_not_grants(trace)) beliefs_[b.seq] = b.held;
   }
 
   // The event's step in the story, if it has one.
@@ -143,8 +140,11 @@ class Narrator {
   std::string who(const TraceEvent& e) const { return trace_.name(e.process); }
   std::string stamp(Instant t) const { return deferred_ ? kStampOpen + std::to_string(t.ns()) + kStampClose : format_instant(t); }
   std::string clock_reading(const TraceEvent& e, bool wall) const {
-    return who(e) + "'s " + (wall ? "wall" : "monotonic") + " clock reads " + stamp(wall ? e.wall : e.mono);
+    return say(lang_, wall ? W::WallClockReads : W::MonoClockReads, {{"who", who(e)}, {"t", stamp(wall ? e.wall : e.mono)}});
   }
+  std::string names(const std::vector<std::string>& ns) const { return say_list(lang_, ns); }
+  std::string detail(const TraceEvent& e) const { return translate_detail(lang_, e.detail); }
+  std::string token_text(std::int64_t token) const { return locksim::token_text(lang_, token); }
   std::string peer(const TraceEvent& e) const { return trace_.name(e.peer); }
   bool lock_node(ProcId p) const { return p < trace_.processes().size() && trace_.processes()[p].role == ProcessRole::LockNode; }
   // The wall clock's reading, where the process's clock is off from true
@@ -152,7 +152,7 @@ class Narrator {
   std::string local(const TraceEvent& e) const {
     if (e.process >= clock_moved_.size()) return "";
     if (!clock_moved_[e.process] && e.wall == e.at) return "";
-    return " — " + clock_reading(e, true);
+    return say(lang_, W::LocalReading, {{"reading", clock_reading(e, true)}});
   }
 
   // The commands the nodes applied, by client and content: where a renewal is told.
@@ -161,12 +161,10 @@ class Narrator {
   }
 
   std::string renewed(const TraceEvent& e) const {
-    std::string s = who(e) + " renews its lease" + (e.detail.empty() ? "" : ": " + e.detail);
-    if (e.value > 0)
-      s += "; it believes the lock is valid until " + stamp(Instant::from_ns(e.value)) + " on its monotonic clock";
+    std::string s = e.detail.empty() ? say(lang_, W::Renews, {{"who", who(e)}}) : say(lang_, W::RenewsWith, {{"who", who(e)}, {"detail", detail(e)}});
+    if (e.value > 0) s += say(lang_, W::RenewValidUntil, {{"t", stamp(Instant::from_ns(e.value))}});
     const Instant applied = told_at(e);
-    if (e.at - applied >= Duration::ms(100))
-      s += " (" + peer(e) + " applied it then; " + who(e) + " hears of it only at " + stamp(e.at) + ")";
+    if (e.at - applied >= Duration::ms(100)) s += say(lang_, W::RenewHeardLate, {{"peer", peer(e)}, {"who", who(e)}, {"t", stamp(e.at)}});
     return s;
   }
 
@@ -178,27 +176,24 @@ class Narrator {
 
   // What the lock promises at its grant: how long it lasts, and on what.
   std::string lasts(const TraceEvent& e) const {
-    if (e.value >= 0)
-      return "; it believes the lock is valid until " + stamp(Instant::from_ns(e.value)) + " on its monotonic clock (now " +
-             stamp(e.mono) + ")";
+    if (e.value >= 0) return say(lang_, W::LastsUntil, {{"until", stamp(Instant::from_ns(e.value))}, {"now", stamp(e.mono)}});
     // A coordination service's lock has no TTL of its own, but it is tied to
     // the session (ZooKeeper's ephemeral node) or the lease (etcd's key).
     const AlgorithmInfo* algorithm = find_algorithm(lock_.algorithm);
+    const std::string d = format_duration(lock_.options->lease());
     switch (algorithm ? algorithm->server : ServerKind::Redis) {
       case ServerKind::ZooKeeper:
-        return "; the lock lasts as long as its session (timeout " + format_duration(lock_.options->lease()) + ")";
+        return say(lang_, W::LastsZooKeeper, {{"d", d}});
       case ServerKind::Etcd:
-        return "; the lock lasts as long as its lease (TTL " + format_duration(lock_.options->lease()) + ", kept alive by " + who(e) + ")";
+        return say(lang_, W::LastsEtcd, {{"d", d}, {"who", who(e)}});
       case ServerKind::Chubby:
-        return "; the lock lasts as long as its session's lease, which " + who(e) + "'s KeepAlives extend";
+        return say(lang_, W::LastsChubby, {{"who", who(e)}});
       case ServerKind::Consul:
-        return "; the lock lasts as long as its session (TTL " + format_duration(lock_.options->lease()) +
-               ", renewed by " + who(e) + "; the servers end it after " +
-               std::to_string(lock_.options->server().session_ttl_multiplier) + " x that unrenewed)";
+        return say(lang_, W::LastsConsul, {{"d", d}, {"who", who(e)}, {"m", std::to_string(lock_.options->server().session_ttl_multiplier)}});
       case ServerKind::Redis:
-        return "; the lock has no expiry";
+        return say(lang_, W::LastsForever);
     }
-    return "; the lock has no expiry";
+    return say(lang_, W::LastsForever);
   }
 
   // Why an attempt failed, in words that say it: too few nodes, or a
@@ -207,26 +202,29 @@ class Narrator {
   // locks taken (all needed); ..."; other reasons are told as given.
   std::string attempt_failed(const TraceEvent& e) const {
     const auto t = parse_tally(e.detail);
-    if (!t) return who(e) + "'s attempt fails: " + e.detail;
-    if (t->too_few())
-      return fmt::format("{}'s attempt fails: too few {}: {} of {} {} ({} needed){}", who(e), t->nodes ? "nodes" : "locks", t->granted, t->total,
-                         t->nodes ? "granted it" : "taken", t->needed, t->rest);
-    return fmt::format("{}'s attempt fails: its validity is used up: {} of {} nodes granted it, but the time left, {}, is not more than 0{}",
-                       who(e), t->granted, t->total, t->validity, t->rest);
+    if (!t) return say(lang_, W::AttemptFails, {{"who", who(e)}, {"why", detail(e)}});
+    const WordArgs args = {{"who", who(e)},
+                           {"granted", std::to_string(t->granted)},
+                           {"total", std::to_string(t->total)},
+                           {"needed", translate_detail(lang_, t->needed)},
+                           {"validity", t->validity},
+                           {"rest", translate_detail(lang_, t->rest)}};
+    if (t->too_few()) return say(lang_, t->nodes ? W::AttemptTooFewNodes : W::AttemptTooFewLocks, args);
+    return say(lang_, W::AttemptValidityUsed, args);
   }
 
   // A promoted replica, with what it holds: none of the lock's keys, when
   // asynchronous replication lost them, is the point of the failover stories.
   std::string promoted(const TraceEvent& e) const {
-    std::string s = who(e) + " is promoted to master";
+    std::string s = say(lang_, W::Promoted, {{"who", who(e)}});
     const auto keys = number_after(e.detail, "keys it holds: ");
     if (keys && *keys == 0) {
-      s += " holding no keys at all";
+      s += say(lang_, W::PromotedNoKeys);
       std::vector<std::string> held;
       for (ProcId p : holders_) held.push_back(trace_.name(p));
-      if (!held.empty()) s += ": " + names(held) + "'s lock is not on it";
+      if (!held.empty()) s += say(lang_, W::PromotedLockNotOnIt, {{"names", names(held)}});
     } else if (keys) {
-      s += " holding " + counted(static_cast<std::uint64_t>(*keys), "key");
+      s += say(lang_, W::PromotedHolding, {{"keys", say_count(lang_, static_cast<std::uint64_t>(*keys), W::KeyOne, W::KeyMany)}});
     }
     return s + local(e);
   }
@@ -249,47 +247,50 @@ class Narrator {
 
   // A client's steps with the lock and the storage.
   std::optional<std::string> tell_client(const TraceEvent& e) {
+    const std::string w = who(e);
     switch (e.kind) {
       case Ev::Acquiring:
-        return who(e) + " asks for the lock";
+        return say(lang_, W::AsksForLock, {{"who", w}});
       case Ev::Acquired:
-        if (beliefs_.count(e.seq))  // judge/checkers.hpp, Belief (K7)
-          return who(e) + " believes it has acquired the lock on " + e.detail + token_text(e.token) + lasts(e) +
-                 " — but it holds nothing: the lock service held none of " + who(e) + "'s keys by then";
-        return who(e) + " acquires the lock on " + e.detail + token_text(e.token) + lasts(e);
+        // A belief, not a grant: judge/checkers.hpp, Belief (K7).
+        if (auto b = beliefs_.find(e.seq); b != beliefs_.end()) {
+          const WordArgs args{{"who", w}, {"where", detail(e)}, {"token", token_text(e.token)}, {"lasts", lasts(e)},
+                              {"n", std::to_string(b->second)}, {"quorum", std::to_string(trace_.grant_quorum())}};
+          return b->second == 0 ? say(lang_, W::BelievesAcquired, args) : say(lang_, W::BelievesAcquiredTooFew, args);
+        }
+        return say(lang_, W::Acquires, {{"who", w}, {"where", detail(e)}, {"token", token_text(e.token)}, {"lasts", lasts(e)}});
       case Ev::Claiming:
-        return who(e) + " claims the storage with its lock value (owner = " + e.key + ")";
+        return say(lang_, W::Claims, {{"who", w}, {"key", e.key}});
       case Ev::Renewed:
         return renewed(e);
       case Ev::AttemptFailed:
         return attempt_failed(e);
       case Ev::AcquireFailed:
-        return who(e) + " gives up acquiring the lock";
+        return say(lang_, W::GivesUpAcquiring, {{"who", w}});
       case Ev::OwnerChecked:
-        return who(e) + " GETs the key and sees its own value: it goes on to DEL it, in a separate command";
+        return say(lang_, W::OwnerChecked, {{"who", w}});
       case Ev::Read:
-        return who(e) + " reads counter = " + std::to_string(e.value) + " from storage";
+        return say(lang_, W::Reads, {{"who", w}, {"value", std::to_string(e.value)}});
       case Ev::Checked:
-        return who(e) + " checks its lock on its own clock: " + e.detail + ", so it goes ahead with the write";
+        return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});
       case Ev::Lost:
-        return who(e) + " gives up the lock: " + e.detail;
+        return say(lang_, W::GivesUpLock, {{"who", w}, {"detail", detail(e)}});
       case Ev::Writing:
-        return who(e) + " sends its write: counter = " + std::to_string(e.value) + token_text(e.token);
+        return say(lang_, W::SendsWrite, {{"who", w}, {"value", std::to_string(e.value)}, {"token", token_text(e.token)}});
       case Ev::WriteRejected:
         // The client learns of it: its work is refused, and it knows (not
         // lost, as an overwritten update is).
-        if (e.detail == "the claim was refused") return who(e) + "'s claim is refused: it does no work";
-        if (e.detail.rfind("storage did not answer", 0) == 0) return who(e) + " gets no answer from storage: " + e.detail;
-        if (e.detail.rfind("its read was refused", 0) == 0)
-          return who(e) + " is told its read was refused: it writes nothing, and knows its work did not happen";
-        return who(e) + " is told its write was rejected: its work is refused, not lost (" + who(e) + " knows it did not happen)";
+        if (e.detail == "the claim was refused") return say(lang_, W::ClaimRefused, {{"who", w}});
+        if (e.detail.rfind("storage did not answer", 0) == 0) return say(lang_, W::NoAnswerFromStorage, {{"who", w}, {"detail", detail(e)}});
+        if (e.detail.rfind("its read was refused", 0) == 0) return say(lang_, W::ReadRefusedTold, {{"who", w}});
+        return say(lang_, W::WriteRejectedTold, {{"who", w}});
       case Ev::Releasing:
         releasing_[e.process] = {};
-        return who(e) + " releases the lock";
+        return say(lang_, W::Releases, {{"who", w}});
       case Ev::Released:
-        return who(e) + "'s release is confirmed";
+        return say(lang_, W::ReleaseConfirmed, {{"who", w}});
       case Ev::ReleaseFailed: {
-        std::string s = releasing_[e.process].failure(trace_, who(e));
+        std::string s = releasing_[e.process].failure(lang_, trace_, w);
         releasing_.erase(e.process);
         return s;
       }
@@ -300,39 +301,40 @@ class Narrator {
 
   // What happens to the processes, their clocks, the nodes' keys, the storage and the network.
   std::optional<std::string> tell_world(const TraceEvent& e) const {
+    const std::string w = e.process == kNoProc ? say(lang_, W::TheNetwork) : who(e);
     switch (e.kind) {
       case Ev::Paused:
-        return who(e) + " is paused for " + e.detail + " (a stop-the-world pause: nothing in it runs, not even timers)";
+        return say(lang_, W::IsPaused, {{"who", w}, {"d", e.detail}});
       case Ev::Resumed:
-        return who(e) + " resumes, unaware that it was paused; " + clock_reading(e, false);
+        return say(lang_, W::Resumes, {{"who", w}, {"reading", clock_reading(e, false)}});
       case Ev::Crashed:
-        return who(e) + " crashes";
+        return say(lang_, W::Crashes, {{"who", w}});
       case Ev::Restarted:
-        return who(e) + " restarts";
+        return say(lang_, W::Restarts, {{"who", w}});
       case Ev::ClockJumped:
-        return who(e) + "'s wall clock jumps " + e.detail + "; " + clock_reading(e, true);
+        return say(lang_, W::ClockJumps, {{"who", w}, {"by", e.detail}, {"reading", clock_reading(e, true)}});
       case Ev::ClockDrift:
-        return who(e) + "'s clocks now run at " + std::to_string(e.value / 1000) + " ppm off true time";
+        return say(lang_, W::ClockDrifts, {{"who", w}, {"ppm", std::to_string(e.value / 1000)}});
       case Ev::Expired:
         if (trace_.processes()[e.process].role != ProcessRole::LockNode) return std::nullopt;
-        return who(e) + " expires '" + e.key + "' (" + owner_of(trace_, e.owner) + " lock) " + e.detail + "; " +
-               clock_reading(e, true);
+        return say(lang_, W::Expires,
+                   {{"who", w}, {"key", e.key}, {"whose", lock_of(lang_, trace_, e.owner)}, {"how", detail(e)}, {"reading", clock_reading(e, true)}});
       case Ev::KeyDeleted:
         if (e.owner == kNoProc || e.owner == e.peer) return std::nullopt;
-        return who(e) + " deletes '" + e.key + "' at " + peer(e) + "'s request — but it held " + owner_of(trace_, e.owner) + " lock";
+        return say(lang_, W::DeletesForeign, {{"who", w}, {"key", e.key}, {"peer", peer(e)}, {"whose", lock_of(lang_, trace_, e.owner)}});
       case Ev::StorageWrite:
-        return trace_.name(e.process) + " accepts " + peer(e) + "'s write: counter = " + std::to_string(e.value) + token_text(e.token);
+        return say(lang_, W::StorageAccepts, {{"storage", w}, {"peer", peer(e)}, {"value", std::to_string(e.value)}, {"token", token_text(e.token)}});
       case Ev::StorageReject:
         if (e.key == "read")  // a fenced read (sim/trace.hpp)
-          return trace_.name(e.process) + " refuses " + peer(e) + "'s read" + token_text(e.token) + ": " + e.detail;
-        return trace_.name(e.process) + " rejects " + peer(e) + "'s write of counter = " + std::to_string(e.value) + ": " + e.detail;
+          return say(lang_, W::StorageRefusesRead, {{"storage", w}, {"peer", peer(e)}, {"token", token_text(e.token)}, {"why", detail(e)}});
+        return say(lang_, W::StorageRejectsWrite, {{"storage", w}, {"peer", peer(e)}, {"value", std::to_string(e.value)}, {"why", detail(e)}});
       case Ev::Dropped:
         // What a fault or the network lost on the way (not deliveries to crashed processes).
         if (e.detail.rfind("partition", 0) == 0 || e.detail.rfind("dropped by", 0) == 0 || e.detail.rfind("lost", 0) == 0)
-          return "the network loses " + who(e) + "'s message to " + peer(e) + " (" + e.detail + ")";
+          return say(lang_, W::NetworkLoses, {{"who", w}, {"peer", peer(e)}, {"why", detail(e)}});
         return std::nullopt;
       case Ev::Fault:
-        return (e.process == kNoProc ? "the network" : who(e)) + ": " + e.detail;
+        return say(lang_, W::FaultLine, {{"who", w}, {"what", detail(e)}});
       case Ev::Promoted:
         return promoted(e);
       default:
@@ -343,8 +345,9 @@ class Narrator {
   const Trace& trace_;
   const LockConfig& lock_;
   bool deferred_;
+  Lang lang_;
   std::set<ProcId> holders_;                     // clients granted the lock and not yet letting it go
-  std::set<std::uint64_t> beliefs_;              // Acquired events the service did not hold (by seq)
+  std::map<std::uint64_t, std::size_t> beliefs_;  // Acquired events the service did not hold (by seq): on how many nodes it held them
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
   std::map<std::pair<ProcId, std::uint64_t>, Instant> applied_;  // (client, command content) -> when a node applied it
@@ -385,9 +388,9 @@ std::optional<AttemptTally> parse_tally(const std::string& d) {
 
 namespace {
 
-std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool deferred) {
+std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool deferred, Lang lang) {
   std::vector<Step> steps;
-  Narrator narrator(trace, lock, deferred);
+  Narrator narrator(trace, lock, deferred, lang);
   for (const TraceEvent& e : trace.events())
     if (auto text = narrator.tell(e)) steps.push_back({narrator.told_at(e), std::move(*text), &e});
   // A renewal told when its node applied it may come before steps traced earlier.
@@ -397,12 +400,12 @@ std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool 
 
 }  // namespace
 
-std::vector<Step> narrate(const Trace& trace, const LockConfig& lock) { return narrate_with(trace, lock, false); }
+std::vector<Step> narrate(const Trace& trace, const LockConfig& lock) { return narrate_with(trace, lock, false, Lang::En); }
 
 std::vector<Step> narrate(const RunResult& r) { return narrate(r.world->trace(), r.scenario->lock); }
 
-Story tell_story(const RunResult& r) {
-  std::vector<Step> steps = narrate_with(r.world->trace(), r.scenario->lock, true);
+Story tell_story(const RunResult& r, Lang lang) {
+  std::vector<Step> steps = narrate_with(r.world->trace(), r.scenario->lock, true, lang);
   std::vector<Instant> times;
   for (const Step& st : steps) times.push_back(st.at);
   for (const Violation& v : r.violations) {

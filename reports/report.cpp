@@ -7,15 +7,16 @@
 
 #include "reports/report.hpp"
 #include "judge/words.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
 namespace {
 
-std::string kinds_text(const std::set<ViolationKind>& kinds) {
-  if (kinds.empty()) return "no violation";
+std::string kinds_text(const std::set<ViolationKind>& kinds, Lang lang = Lang::En) {
+  if (kinds.empty()) return say(lang, W::NoViolation);
   std::string s;
-  for (ViolationKind k : kinds) s += (s.empty() ? "" : ", ") + std::string(violation_name(k));
+  for (ViolationKind k : kinds) s += (s.empty() ? "" : std::string(word(lang, W::KindSeparator))) + kind_words(lang, k);
   return s;
 }
 
@@ -44,8 +45,8 @@ std::string story_text(const std::vector<StoryLine>& lines, const StoryClock& cl
   Instant skipped_from, skipped_to;
   auto say_skipped = [&] {
     if (skipped == 0) return;
-    out += fmt::format("  {:>{}}  … {} not told here ({}; --full tells every step)\n", "", width + static_cast<int>(clock.width()) + 1,
-                       counted(skipped, "line"), clock.span(skipped_from, skipped_to));
+    out += fmt::format("  {:>{}}  {}\n", "", width + static_cast<int>(clock.width()) + 1,
+                       say(o.lang, W::NotToldHere, {{"lines", say_count(o.lang, skipped, W::LineOne, W::LineMany)}, {"span", clock.span(skipped_from, skipped_to)}}));
     skipped = 0;
   };
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -85,8 +86,12 @@ std::string violations_text(const RunResult& r, const StoryClock& clock, const T
   const auto& trace = r.world->trace();
   std::size_t when_w = 0;
   for (const Violation& v : r.violations) when_w = std::max(when_w, when(v, clock).size() - (v.until != v.at ? 2 : 0));
+  // The kinds' column as wide as the widest kind's words shown (16 in English).
+  std::size_t kind_w = 16;
+  for (const Violation& v : r.violations) kind_w = std::max(kind_w, display_width(kind_words(o.lang, v.kind)) + 1);
+  auto kind = [&](ViolationKind k) { return paint(o.colour, "31", fmt::format("{:<{}}", kind_words(o.lang, k), kind_w)); };
   auto line = [&](const Violation& v) {
-    return fmt::format("  {} {:<{}}  {}\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(v.kind))), when(v, clock), when_w, v.detail);
+    return fmt::format("  {} {:<{}}  {}\n", kind(v.kind), when(v, clock), when_w, violation_words(o.lang, v));
   };
   std::string out;
   if (o.full || r.violations.size() <= kListAll) {
@@ -95,7 +100,7 @@ std::string violations_text(const RunResult& r, const StoryClock& clock, const T
   }
   std::map<ViolationKind, std::vector<const Violation*>> by_kind;
   for (const Violation& v : r.violations) by_kind[v.kind].push_back(&v);
-  for (const auto& [kind, vs] : by_kind) {
+  for (const auto& [k, vs] : by_kind) {
     std::set<ProcId> who;
     Instant from = vs.front()->at, to = vs.front()->until;
     for (const Violation* v : vs) {
@@ -107,33 +112,34 @@ std::string violations_text(const RunResult& r, const StoryClock& clock, const T
     for (ProcId p : who) names.push_back(trace.name(p));
     const std::string among = names.size() <= 4 ? fmt::format("{}", fmt::join(names, ", "))
                                                 : fmt::format("{}, {} … {}", names[0], names[1], names.back());
-    out += fmt::format("  {} {:>4}  {}, among {} ({})\n", paint(o.colour, "31", fmt::format("{:<16}", violation_name(kind))),
-                       "×" + std::to_string(vs.size()), clock.span(from, to), counted(who.size(), "client"), among);
+    out += fmt::format("  {} {:>4}  {}\n", kind(k), "×" + std::to_string(vs.size()),
+                       say(o.lang, W::ViolationsAmong,
+                           {{"span", clock.span(from, to)}, {"clients", say_count(o.lang, who.size(), W::ClientOne, W::ClientMany)}, {"names", among}}));
   }
   std::size_t left = 0;
-  out += fmt::format("  The first {} of each kind:\n", kFirstOfKind);
-  for (const auto& [kind, vs] : by_kind) {
+  out += "  " + say(o.lang, W::FirstOfEachKind, {{"n", std::to_string(kFirstOfKind)}}) + "\n";
+  for (const auto& [k, vs] : by_kind) {
     for (std::size_t i = 0; i < vs.size() && i < kFirstOfKind; ++i) out += line(*vs[i]);
     left += vs.size() - std::min(vs.size(), kFirstOfKind);
   }
-  out += fmt::format("  … and {} more {} (--full lists them all)\n", left, left == 1 ? "violation" : "violations");
+  out += "  " + say(o.lang, W::AndMoreViolations, {{"n", std::to_string(left)}, {"violations", say(o.lang, left == 1 ? W::ViolationWord : W::ViolationsWord)}}) + "\n";
   return out;
 }
 
 // "overlap ×22, stale-write": the kinds found, counted when more than once.
-std::string verdict_kinds(const RunResult& r) {
-  if (r.verdict.empty()) return "no violation";
+std::string verdict_kinds(const RunResult& r, Lang lang) {
+  if (r.verdict.empty()) return say(lang, W::NoViolation);
   std::string s;
   for (ViolationKind k : r.verdict) {
     const auto n = std::count_if(r.violations.begin(), r.violations.end(), [k](const Violation& v) { return v.kind == k; });
-    s += (s.empty() ? "" : ", ") + std::string(violation_name(k)) + (n > 1 ? " ×" + std::to_string(n) : "");
+    s += (s.empty() ? "" : std::string(word(lang, W::KindSeparator))) + kind_words(lang, k) + (n > 1 ? " ×" + std::to_string(n) : "");
   }
   return s;
 }
 
 // Writes the storage refused, told from the side of the clients that sent
 // them: their work was refused, not lost, and they know it.
-std::string refusals_text(const RunResult& r, const StoryClock& clock) {
+std::string refusals_text(const RunResult& r, const StoryClock& clock, Lang lang) {
   const Trace& trace = r.world->trace();
   std::string out;
   Instant last_grant = Instant::zero();
@@ -145,9 +151,13 @@ std::string refusals_text(const RunResult& r, const StoryClock& clock) {
     }
     if (e.kind != Ev::WriteRejected || e.detail.rfind("storage did not answer", 0) == 0) continue;
     const std::string who = trace.name(e.process);
-    out += fmt::format("  {}'s work was refused, not lost: storage rejected its {}, and {} was told so at {}{}.\n", who,
-                       e.detail == "the claim was refused" ? "claim" : "write", who, clock(e.at),
-                       e.process == last_holder ? fmt::format(" — and {} was the holder granted last: the lock's current holder lost", who) : "");
+    out += "  " +
+           say(lang, W::RefusedNotLost,
+               {{"who", who},
+                {"what", say(lang, e.detail == "the claim was refused" ? W::RefusedClaim : W::RefusedWrite)},
+                {"t", clock(e.at)},
+                {"last", e.process == last_holder ? say(lang, W::RefusedLastHolder, {{"who", who}}) : ""}}) +
+           "\n";
   }
   return out;
 }
@@ -157,59 +167,55 @@ std::string refusals_text(const RunResult& r, const StoryClock& clock) {
 std::string text_report(const RunResult& r, const TextOptions& o) {
   const Scenario& s = *r.scenario;
   const Trace& trace = r.world->trace();
+  const Lang lang = o.lang;
+  auto count = [lang](std::uint64_t n, W one, W many) { return say_count(lang, n, one, many); };
   std::string out;
   out += paint(o.colour, "1", s.title) + "\n";
-  out += fmt::format("  {}\n  source: {}\n", s.path, s.source);
+  out += fmt::format("  {}\n  {}\n", s.path, say(lang, W::SourceLine, {{"source", s.source}}));
   std::string lock = s.lock.algorithm;
   if (!s.lock.flavour.empty()) lock += " (" + s.lock.flavour + ")";
-  if (s.lock.ttl) lock += ", ttl " + format_duration(*s.lock.ttl);
-  lock += ", fencing " + std::string(fencing_name(s.lock.fencing));
-  out += fmt::format("  {} · {}, {} · {} simulated\n\n", lock, counted(s.clients.size(), "client"),
-                     counted(s.nodes.size(), "node"), format_duration(s.duration));
+  if (s.lock.ttl) lock += say(lang, W::LockTtl, {{"d", format_duration(*s.lock.ttl)}});
+  lock += say(lang, W::LockFencing, {{"fencing", std::string(fencing_name(s.lock.fencing))}});
+  out += "  " + say(lang, W::SetupLine, {{"lock", lock}, {"clients", count(s.clients.size(), W::ClientOne, W::ClientMany)},
+                                         {"nodes", count(s.nodes.size(), W::NodeOne, W::NodeMany)}, {"d", format_duration(s.duration)}}) + "\n\n";
 
-  const Story story = tell_story(r);
+  const Story story = tell_story(r, lang);
   const StoryClock& clock = story.clock;
   const std::vector<Step>& steps = story.steps;
   std::vector<StoryLine> lines;
   if (o.full)
     for (std::size_t i = 0; i < steps.size(); ++i) lines.push_back({.at = steps[i].at, .until = steps[i].at, .text = steps[i].text, .steps = {i}});
   else
-    lines = fold_story(trace, steps, told_violations(r.violations), clock);
-  out += "What happened (true time, which no process can read; local clock readings where they matter):\n";
+    lines = fold_story(trace, steps, told_violations(r.violations), clock, lang);
+  out += say(lang, W::WhatHappened) + "\n";
   out += story_text(lines, clock, o);
   if (!trace.complete())
-    out += fmt::format("  (a long run: this story is told from its first {} of {}; the verdict below\n"
-                       "  judged them all; --trace PATH writes every event)\n",
-                       trace.events().size(), counted(trace.size(), "event"));
+    out += say(lang, W::LongRun, {{"kept", std::to_string(trace.events().size())}, {"events", count(trace.size(), W::EventOne, W::EventMany)}});
 
   out += "\n";
   const bool ok = r.as_expected();
-  std::string verdict = "Verdict: " + verdict_kinds(r);
-  if (s.expect.present)
-    verdict += ok ? " — as expected" : " — NOT as expected (expected: " + kinds_text(s.expect.violations) + ")";
+  std::string verdict = say(lang, W::VerdictLine, {{"kinds", verdict_kinds(r, lang)}});
+  if (s.expect.present) verdict += ok ? say(lang, W::AsExpected) : say(lang, W::NotAsExpectedWas, {{"kinds", kinds_text(s.expect.violations, lang)}});
   out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict) + "\n";
   out += violations_text(r, clock, o);
   if (s.lock.fencing == Fencing::Token) {
     std::size_t writes = 0, reads = 0;
     for (const TraceEvent& e : trace.events())
       if (e.kind == Ev::StorageReject) ++(e.key == "read" ? reads : writes);  // key "read": a fenced read (sim/trace.hpp)
+    const std::string w = count(writes, W::WriteOne, W::WriteMany), rd = count(reads, W::ReadOne, W::ReadMany);
     if (writes + reads > 0 && !r.verdict.count(ViolationKind::StaleWrite))
-      out += fmt::format(
-          "  Fencing kept the data safe: storage rejected {} carrying a superseded token,\n"
-          "  so the overlap of the lock did no damage to the data.\n",
-          reads == 0 ? counted(writes, "write")
-          : writes == 0 ? counted(reads, "read")
-                        : counted(writes, "write") + " and " + counted(reads, "read"));
+      out += say(lang, W::FencingKeptSafe, {{"what", reads == 0 ? w : writes == 0 ? rd : say(lang, W::WritesAndReads, {{"writes", w}, {"reads", rd}})}});
   } else {
-    out += refusals_text(r, clock);
+    out += refusals_text(r, clock, lang);
   }
-  if (r.budget_exhausted) out += "  (the run hit its event budget before the end)\n";
+  if (r.budget_exhausted) out += say(lang, W::BudgetHit);
   std::size_t notifications = 0;
   for (const TraceEvent& e : trace.events()) notifications += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
-  if (notifications > 0) out += fmt::format("  {} sent by the service\n", counted(notifications, "watch notification"));
-  out += fmt::format("\nseed {} · trace {} · {}, {}, {}\nreplay: {}\n", r.seed, r.trace_hash,
-                     counted(r.stats.events, "event"), counted(r.stats.messages, "message"),
-                     counted(r.stats.acquisitions, "acquisition"), replay_command(r));
+  if (notifications > 0) out += say(lang, W::NotificationsSent, {{"n", count(notifications, W::NotificationOne, W::NotificationMany)}});
+  out += say(lang, W::Footer,
+             {{"seed", std::to_string(r.seed)}, {"hash", r.trace_hash}, {"events", count(r.stats.events, W::EventOne, W::EventMany)},
+              {"messages", count(r.stats.messages, W::MessageOne, W::MessageMany)},
+              {"acquisitions", count(r.stats.acquisitions, W::AcquisitionOne, W::AcquisitionMany)}, {"replay", replay_command(r)}});
   return out;
 }
 
@@ -220,6 +226,14 @@ std::string check_line(const RunResult& r) {
     line += "  (expected: " + (s.expect.present ? kinds_text(s.expect.violations) : "no violation") + ")";
   return line;
 }
+
+std::string check_summary(Lang lang, std::size_t scenarios, int ok, int failed, int bad) {
+  return say(lang, W::CheckSummary,
+             {{"scenarios", say_count(lang, scenarios, W::ScenarioOne, W::ScenarioMany)}, {"ok", std::to_string(ok)}, {"failed", std::to_string(failed)},
+              {"bad", bad ? say(lang, W::CheckUnreadable, {{"n", std::to_string(bad)}}) : ""}});
+}
+
+std::string violation_words(Lang lang, const Violation& v) { return translate_detail(lang, v.detail); }
 
 std::string json_report(const RunResult& r) {
   using json = nlohmann::ordered_json;

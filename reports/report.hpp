@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/run.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 
@@ -60,7 +61,7 @@ struct Story {
   std::vector<Step> steps;
   StoryClock clock;
 };
-Story tell_story(const RunResult& r);
+Story tell_story(const RunResult& r, Lang lang = Lang::En);
 
 // A line of the story as told: one step, or a run of alike steps told once
 // ("client2's attempt fails 57 times, ...").
@@ -77,7 +78,7 @@ struct StoryLine {
 // on (the grants, expiries, pauses, writes and releases of a violation's
 // clients, within it) are told one by one.
 std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
-                                  const StoryClock& clock);
+                                  const StoryClock& clock, Lang lang = Lang::En);
 
 // The violations a report tells one by one: all of them when they are few,
 // else the first three of each kind (the story keeps the steps these rest on).
@@ -93,10 +94,16 @@ struct TextOptions {
   // Lines of the story beyond which the middle is cut (its beginning, the
   // steps the verdict rests on and its ending are always told).
   std::size_t max_lines = 200;
+  // The language of the words (the JSON report is always English).
+  Lang lang = Lang::En;
 };
 std::string text_report(const RunResult& r, const TextOptions& options = {});
 // One line for `locksim check`.
 std::string check_line(const RunResult& r);
+// `locksim check`'s last line: how many scenarios, how many as expected.
+std::string check_summary(Lang lang, std::size_t scenarios, int ok, int failed, int bad);
+// A violation's detail in the language (the judge writes it in English).
+std::string violation_words(Lang lang, const Violation& v);
 // The JSON report; its "story" holds every step told from the events the
 // trace kept, as records (time, process, kind, text and the event's fields).
 std::string json_report(const RunResult& r);

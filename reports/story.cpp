@@ -9,6 +9,7 @@
 
 #include "judge/words.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -56,11 +57,6 @@ namespace {
 
 bool client(const Trace& t, ProcId p) { return p < t.processes().size() && t.processes()[p].role == ProcessRole::Client; }
 
-std::string names(const std::vector<std::string>& ns) {
-  std::string s;
-  for (std::size_t i = 0; i < ns.size(); ++i) s += (i == 0 ? "" : i + 1 == ns.size() ? " and " : ", ") + ns[i];
-  return s;
-}
 
 // The steps the verdict rests on: for each violation, what its clients did
 // and what happened to their lock from the first of their grants it rests
@@ -132,7 +128,7 @@ constexpr std::size_t kFoldAlike = 3;    // alike steps in a row worth one line
 // One line for a client's retry loop: how many tries, over what time, why
 // they failed, and what the network lost meanwhile.
 std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
-                       const StoryClock& clock) {
+                       const StoryClock& clock, Lang lang) {
   // Every attempt here failed for too few (retry_client): how many were granted, each time.
   std::vector<std::pair<long long, std::size_t>> granted;  // in order of first appearance, with counts
   std::optional<AttemptTally> first;
@@ -157,23 +153,26 @@ std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& 
     const std::string other = trace.name(e.process == who ? e.peer : e.process);
     if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
   }
-  std::string s = fmt::format("{} tries and fails {} times, {}: ", trace.name(who), attempts, clock.span(steps[idx.front()].at, steps[idx.back()].at));
-  const char* noun = first->nodes ? "nodes" : "locks";
-  const char* verb = first->nodes ? "granted it" : "taken";
+  std::string s = say(lang, W::RetryHead,
+                      {{"who", trace.name(who)}, {"n", std::to_string(attempts)}, {"span", clock.span(steps[idx.front()].at, steps[idx.back()].at)}});
+  const std::string total = std::to_string(first->total), needed = translate_detail(lang, first->needed);
   if (granted.size() == 1) {
-    s += fmt::format("too few {}: {} of {} {} ({} needed), each time", noun, granted[0].first, first->total, verb, first->needed);
+    s += say(lang, first->nodes ? W::RetrySameNodes : W::RetrySameLocks,
+             {{"granted", std::to_string(granted[0].first)}, {"total", total}, {"needed", needed}});
   } else {
     // By a count that varies: "2 of 5 granted it 175 times, 0 of 5 44 times".
-    s += fmt::format("too few {} each time ({} needed): ", noun, first->needed);
+    s += say(lang, first->nodes ? W::RetryVariesNodes : W::RetryVariesLocks, {{"needed", needed}});
     for (std::size_t k = 0; k < granted.size(); ++k)
-      s += fmt::format("{}{} of {}{} {}", k == 0 ? "" : ", ", granted[k].first, first->total, k == 0 ? std::string(" ") + verb : "",
-                       counted(granted[k].second, "time"));
+      s += say(lang, k > 0 ? W::RetryNext : first->nodes ? W::RetryFirstNodes : W::RetryFirstLocks,
+               {{"granted", std::to_string(granted[k].first)}, {"total", total}, {"times", say_count(lang, granted[k].second, W::TimeOne, W::TimeMany)}});
   }
   // What the client does after each failure ("; it unlocks every node"), said once.
-  s += first->rest;
+  s += translate_detail(lang, first->rest);
   if (lost > 0) {
-    std::vector<std::string> why(why_lost.begin(), why_lost.end());
-    s += fmt::format("; the network loses {} of its messages ({}), {} {}", lost, names(why), only_its_own ? "to" : "to or from", names(peers));
+    std::vector<std::string> why;
+    for (const std::string& w : why_lost) why.push_back(translate_detail(lang, w));
+    s += say(lang, only_its_own ? W::RetryLostTo : W::RetryLostToOrFrom,
+             {{"lost", std::to_string(lost)}, {"why", say_list(lang, why)}, {"peers", say_list(lang, peers)}});
   }
   return s;
 }
@@ -205,7 +204,8 @@ bool foldable(Ev kind) {
 }
 
 // Three or more alike steps in a row as one line.
-std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& steps, std::vector<StoryLine> lines, const StoryClock& clock) {
+std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& steps, std::vector<StoryLine> lines, const StoryClock& clock,
+                                  Lang lang) {
   std::vector<StoryLine> out;
   auto alike = [&](const StoryLine& a, const StoryLine& b) {
     if (a.decisive || b.decisive || a.steps.size() != 1 || b.steps.size() != 1) return false;
@@ -230,15 +230,16 @@ std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& s
       one_process = one_process && p == steps[lines[i].steps[0]].event->process;
       if (k > i) others.push_back(trace.name(p));
     }
-    const std::string until = folded.until != folded.at ? ", until " + clock(folded.until) : "";
+    const std::string until = folded.until != folded.at ? say(lang, W::FoldUntil, {{"t", clock(folded.until)}}) : "";
     if (steps[folded.steps[0]].event->kind == Ev::Dropped)
-      folded.text += fmt::format(" — and {} more lost the same way{}", j - i - 1, until);
+      folded.text += say(lang, W::FoldLost, {{"n", std::to_string(j - i - 1)}, {"until", until}});
     else if (one_process)
-      folded.text += fmt::format(" — {} times in all{}", j - i, until);
+      folded.text += say(lang, W::FoldTimes, {{"n", std::to_string(j - i)}, {"until", until}});
     else if (others.size() <= 3)
-      folded.text += " — and so do " + names(others) + until;
+      folded.text += say(lang, W::FoldSoDo, {{"names", say_list(lang, others)}, {"until", until}});
     else
-      folded.text += fmt::format(" — and so do {} others ({} … {}){}", others.size(), others.front(), others.back(), until);
+      folded.text += say(lang, W::FoldSoDoOthers,
+                         {{"n", std::to_string(others.size())}, {"first", others.front()}, {"last", others.back()}, {"until", until}});
     out.push_back(std::move(folded));
     i = j;
   }
@@ -248,7 +249,7 @@ std::vector<StoryLine> fold_alike(const Trace& trace, const std::vector<Step>& s
 }  // namespace
 
 std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& steps, const std::vector<Violation>& violations,
-                                  const StoryClock& clock) {
+                                  const StoryClock& clock, Lang lang) {
   const std::vector<bool> decisive = decisive_steps(trace, steps, violations);
   std::vector<StoryLine> lines;
   std::set<ProcId> trying;                         // clients between asking and getting (or giving up)
@@ -265,7 +266,7 @@ std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& s
         continue;
       }
       told.push_back(StoryLine{.at = steps[idx.front()].at, .until = steps[idx.back()].at,
-                               .text = retry_text(trace, who, steps, idx, clock), .steps = idx});
+                               .text = retry_text(trace, who, steps, idx, clock, lang), .steps = idx});
     }
     std::stable_sort(told.begin(), told.end(), [](const StoryLine& a, const StoryLine& b) { return a.steps.front() < b.steps.front(); });
     for (StoryLine& l : told) lines.push_back(std::move(l));
@@ -283,7 +284,7 @@ std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& s
     lines.push_back(single(i));
   }
   flush();
-  return fold_alike(trace, steps, std::move(lines), clock);
+  return fold_alike(trace, steps, std::move(lines), clock, lang);
 }
 
 }  // namespace locksim

@@ -195,11 +195,10 @@ std::string draw_ticks(const Canvas& c) {
 // stretches cut out (so a long pause is not as wide as it is long).
 std::string draw_caption(const Canvas& c) {
   std::string text = c.axis.linear()
-                         ? fmt::format("time to scale: {} per 100 px", short_duration(Duration::ns(static_cast<std::int64_t>(100 / c.axis.scale()))))
-                         : "time compressed, not to scale: grey bands cut out quiet stretches";
+                         ? c.say(W::AxisToScale, {{"d", short_duration(Duration::ns(static_cast<std::int64_t>(100 / c.axis.scale())))}})
+                         : c.say(W::AxisCompressed);
   if (c.axis.end() < c.run.stats.sim_time)
-    text += fmt::format("; nothing happens from {} to the run's end at {}", format_duration(c.axis.end() - Instant::zero()),
-                        format_duration(c.run.stats.sim_time - Instant::zero()));
+    text += c.say(W::AxisQuietEnd, {{"from", format_duration(c.axis.end() - Instant::zero())}, {"end", format_duration(c.run.stats.sim_time - Instant::zero())}});
   return fmt::format(R"~(<text class="axis-caption axis-{}" x="{:.1f}" y="{:.1f}" text-anchor="end" font-size="{:.0f}" fill="#666">{}</text>)~",
                      c.axis.linear() ? "linear" : "compressed", c.left + c.axis.width(), c.fs(16), c.fs(10), esc(text));
 }

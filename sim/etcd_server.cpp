@@ -57,8 +57,11 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
     case Op::PutIfAbsent: {
       if (!leases_.count(req.id)) return error("LEASE_NOT_FOUND");
       auto it = keys_.find(req.path);
-      if (it == keys_.end()) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
+      holder_.try_emplace(req.data, kNoProc);  // the Txn names the lock's prefix: a lock from now on
+      const bool created = it == keys_.end();
+      if (created) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
       r.id = it->second.create_revision;
+      if (created) note_holders(req.path);
       // The Txn's second op: Get(prefix `data`, FirstCreate) — the owner.
       for (auto k = keys_.lower_bound(req.data); k != keys_.end() && k->first.rfind(req.data, 0) == 0; ++k)
         if (r.nodes.empty() || k->second.create_revision < r.nodes[0].revision)
@@ -90,11 +93,36 @@ void EtcdServer::delete_key(const std::string& key, const char* why, ProcId requ
   else note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.owner, .key = key});
   keys_.erase(it);
   ++revision_;
+  note_holders(key);
   auto w = delete_watches_.find(key);
   if (w == delete_watches_.end()) return;
   const std::vector<ProcId> watchers = std::move(w->second);
   delete_watches_.erase(w);
   for (ProcId p : watchers) notify(p, key, "deleted");
+}
+
+// A lock prefix is held by the key under it with the lowest create revision:
+// Mutex.Lock returns when the Txn's Get(prefix, FirstCreate) names its own
+// key, or once waitDeletes has seen every key created before it deleted
+// (etcd v3.6.14 client/v3/concurrency/mutex.go:80-84, 89, 122; key.go:49-63).
+// A fact of the server's state, stated when it changes, for the judge.
+void EtcdServer::note_holders(const std::string& key) {
+  for (auto& [prefix, stated] : holder_) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    const Key* first = nullptr;
+    const std::string* first_key = nullptr;
+    for (auto k = keys_.lower_bound(prefix); k != keys_.end() && k->first.rfind(prefix, 0) == 0; ++k)
+      if (!first || k->second.create_revision < first->create_revision) {
+        first = &k->second;
+        first_key = &k->first;
+      }
+    const ProcId now = first ? first->owner : kNoProc;
+    if (now == stated) continue;
+    stated = now;
+    std::string why;
+    if (detailed()) why = first ? "its first-created key is " + *first_key : "it has no key left";
+    note(Ev::Holder, {.owner = now, .key = prefix, .detail = std::move(why)});
+  }
 }
 
 Task<void> EtcdServer::revoke_expired() {

@@ -45,6 +45,8 @@ class EtcdServer : public CoordinationServer {
   coord::Reply handle(const coord::Request& req, ProcId from) override;
   Task<void> revoke_expired();  // every 500 ms, like the lessor's revokeExpiredLeases loop
   void delete_key(const std::string& key, const char* why, ProcId requester);
+  // States in the trace (Ev::Holder) who holds each lock prefix over `key` when that changed.
+  void note_holders(const std::string& key);
 
   Duration election_timeout_;
   std::int64_t revision_;
@@ -52,6 +54,7 @@ class EtcdServer : public CoordinationServer {
   std::map<std::int64_t, Lease> leases_;
   std::map<std::string, Key> keys_;
   std::map<std::string, std::vector<ProcId>> delete_watches_;
+  std::map<std::string, ProcId> holder_;  // lock prefix -> the client last stated to hold it (a trace annotation)
 };
 
 }  // namespace locksim

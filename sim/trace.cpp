@@ -43,6 +43,7 @@ std::string_view event_name(Ev kind) {
     case Ev::StorageWrite: return "storage-write";
     case Ev::StorageReject: return "storage-reject";
     case Ev::Fault: return "fault";
+    case Ev::Holder: return "holder";
   }
   return "?";
 }

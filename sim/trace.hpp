@@ -66,7 +66,14 @@ enum class Ev : std::uint8_t {
   StorageReject,  // peer: client; value: counter offered; token; detail: why; key: "read" for a refused read
   // The fault engine and the network's state.
   Fault,  // detail: what was applied
+  // Lock-service nodes, again (kept after Fault so that the kinds before it
+  // keep the numbers the trace hash covers).
+  Holder,  // key: the lock; owner: the client the node now holds it for (kNoProc: nobody). The
+           // coordination services' statement of who holds a lock, made when it changes (the judge's
+           // ServiceHoldings); detail: why
 };
+// The last event kind: every kind is in [Started, kLastEvent].
+inline constexpr Ev kLastEvent = Ev::Holder;
 
 // The name used in the trace and in `on = "<process> <event>"` fault triggers.
 std::string_view event_name(Ev kind);
@@ -114,6 +121,13 @@ class Trace {
   void want_details() { want_details_ = true; }
   // Whether events carry their detail text: someone will read it.
   bool detailed() const { return want_details_ || count_ < keep_limit_; }
+  // How many of the lock's nodes must hold a client's entry for its acquire
+  // to be a grant (product.md: "a majority of nodes holding the client's
+  // value"): the harness sets it from the algorithm and the scenario's nodes
+  // (judge/checkers.cpp, GrantTruth). How the run is judged, not what
+  // happened: not hashed.
+  void set_grant_quorum(std::size_t n) { grant_quorum_ = n; }
+  std::size_t grant_quorum() const { return grant_quorum_; }
 
   const std::vector<TraceEvent>& events() const { return events_; }
   // Whether events() holds every event recorded.
@@ -132,6 +146,7 @@ class Trace {
   std::uint64_t count_ = 0;
   std::uint64_t keep_limit_ = ~std::uint64_t{0};
   bool want_details_ = false;
+  std::size_t grant_quorum_ = 1;
 };
 
 }  // namespace locksim

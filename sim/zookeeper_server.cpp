@@ -69,6 +69,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       session->second.ephemerals.insert(path);
       r.path = path;
       r.id = zxid_;
+      note_holder(req.path);
       fire(child_watches_, req.path, "children-changed");
       break;
     }
@@ -125,8 +126,35 @@ void ZooKeeperServer::delete_node(const std::string& path, const char* why, Proc
   if (auto s = sessions_.find(it->second.session); s != sessions_.end()) s->second.ephemerals.erase(path);
   nodes_.erase(it);
   ++zxid_;
+  note_holder(parent_of(path));
   fire(exists_watches_, path, "deleted");
   fire(child_watches_, parent_of(path), "children-changed");
+}
+
+// The lock `parent` is held by the session whose child has the lowest
+// sequence number: InterProcessMutex holds it iff its node's index in the
+// children sorted by sequence is below maxLeases, which is 1 (Curator 5.9.0
+// LockInternals.java:231-236, StandardLockInternalsDriver.java:38,
+// InterProcessMutex.java:71). A fact of the server's state, stated when it
+// changes, for the judge: a client that returns from acquire while this
+// names another holds the lock only in its own belief.
+void ZooKeeperServer::note_holder(const std::string& parent) {
+  const std::string prefix = parent + "/";
+  const Znode* lowest = nullptr;
+  const std::string* lowest_path = nullptr;
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+    if (!lowest || it->first.substr(it->first.size() - 10) < lowest_path->substr(lowest_path->size() - 10)) {
+      lowest = &it->second;
+      lowest_path = &it->first;
+    }
+  const ProcId now = lowest ? lowest->owner : kNoProc;
+  auto [known, fresh] = holder_.try_emplace(parent, kNoProc);
+  if (!fresh && known->second == now) return;
+  if (fresh && now == kNoProc) return;
+  known->second = now;
+  std::string why;
+  if (detailed()) why = lowest ? "its lowest node is " + *lowest_path : "it has no node left";
+  note(Ev::Holder, {.owner = now, .key = parent, .detail = std::move(why)});
 }
 
 Task<void> ZooKeeperServer::expire_sessions() {

@@ -50,6 +50,8 @@ class ZooKeeperServer : public CoordinationServer {
   void touch(Session& s);
   Task<void> expire_sessions();  // once per tick, like SessionTrackerImpl
   void delete_node(const std::string& path, const char* why, ProcId requester);
+  // States in the trace (Ev::Holder) who holds the lock `parent` when that changed.
+  void note_holder(const std::string& parent);
   void fire(Watches& watches, const std::string& path, const char* what);
 
   Duration tick_;
@@ -60,6 +62,7 @@ class ZooKeeperServer : public CoordinationServer {
   std::map<std::string, std::int64_t> sequence_;  // per parent
   Watches exists_watches_;  // path -> watchers
   Watches child_watches_;   // parent -> watchers
+  std::map<std::string, ProcId> holder_;  // parent -> the client last stated to hold it (a trace annotation)
 };
 
 }  // namespace locksim

@@ -189,3 +189,64 @@ TEST_CASE("by hand: an Acquired after every entry of the client's expired is a b
   CHECK(has(overlap[0].detail, "client2 held the lock and client1 believed it did"));
   REQUIRE(beliefs_not_grants(t).size() == 1);
 }
+
+// ---- K7 with a quorum: Redlock's grant is a majority of its masters -----------
+
+TEST_CASE("Redlock: a client whose value is on two of five nodes when it returns from acquire only believes it holds the lock") {
+  // node-redlock v5 as in K7, but redis4 and redis5 are paused from 9 s to
+  // 16 s, so client1's keys there are not yet expired when it reads its
+  // five OKs at 15.001 s: two nodes of five hold its value, client2's on
+  // redis1-3 since 11.002 s. One node is not a grant: client1's write is
+  // the stale one, blamed on client2's grant.
+  Scenario s = catalogue("scenarios/kleppmann/redlock-pause-in-flight-node-v5.toml");
+  for (const char* node : {"redis4", "redis5"}) {
+    FaultSpec f;
+    f.kind = FaultKind::Pause;
+    f.at = Duration::s(9);
+    f.target = node;
+    f.duration = Duration::s(7);
+    s.faults.push_back(f);
+  }
+  const RunResult r = run_scenario(s);
+  CHECK(r.world->trace().grant_quorum() == 3);
+  const ProcId c1 = *r.world->find("client1"), c2 = *r.world->find("client2");
+  const auto beliefs = beliefs_not_grants(r.world->trace());
+  REQUIRE(beliefs.size() == 1);
+  CHECK(beliefs[0].client == c1);
+  std::vector<const Violation*> stale;
+  for (const Violation& v : r.violations)
+    if (v.kind == StaleWrite) stale.push_back(&v);
+  REQUIRE(stale.size() == 1);  // one node sufficing, client2's write was blamed on client1's "grant"
+  CHECK(stale[0]->processes == std::vector{c1, c2});
+  CHECK(stale[0]->at == Instant::from_ns(Duration::ms(16004).count_ns()));
+  CHECK(has(stale[0]->detail, "client2 was granted the lock at 11.002s"));
+  CHECK(has(stale[0]->detail, "when the lock service held its entries on only 2 of the 3 nodes a grant needs"));
+  const std::string text = text_report(r);
+  CHECK(has(text, "client1 believes it has acquired the lock on redis1,redis2,redis3,redis4,redis5"));
+  CHECK(has(text, "but it does not hold it: the lock service held client1's keys on only 2 of the 3 nodes a grant needs by then"));
+}
+
+TEST_CASE("by hand: with a quorum of 2, a client's value on one node of three is a belief, on two a grant") {
+  for (const int holding : {1, 2}) {
+    INFO(holding);
+    Trace t;
+    t.set_grant_quorum(2);
+    const ProcId c1 = t.add_process("client1", ProcessRole::Client);
+    std::vector<ProcId> nodes;
+    for (const char* n : {"redis1", "redis2", "redis3"}) nodes.push_back(t.add_process(n, ProcessRole::LockNode));
+    std::int64_t ms = 0;
+    auto record = [&](ProcId p, Ev kind, ProcId peer, ProcId owner) {
+      TraceEvent e;
+      e.at = Instant::from_ns(++ms * 1'000'000);
+      e.process = p;
+      e.kind = kind;
+      e.peer = peer;
+      e.owner = owner;
+      e.key = "lock";
+      t.record(std::move(e));
+    };
+    for (int i = 0; i < holding; ++i) record(nodes[static_cast<std::size_t>(i)], Ev::Command, c1, c1);
+    record(c1, Ev::Acquired, kNoProc, kNoProc);
+    CHECK(beliefs_not_grants(t).size() == (holding < 2 ? 1u : 0u));
+  }
+}

@@ -1,5 +1,7 @@
 // The lab never rots: every command in docs/lab.md runs as printed, and every
 // answer in the instructor's key (docs/lab-key.md) is what a real run shows.
+// The same for the Chinese lab (docs/lab.zh.md, docs/lab-key.zh.md), whose
+// runs say `--lang zh`.
 #include <doctest/doctest.h>
 
 #include <cctype>
@@ -84,84 +86,105 @@ std::pair<std::string, std::string> sed_files(const std::string& command) {
   return {before.substr(before.rfind(' ') + 1), command.substr(gt + 3)};
 }
 
+// A lab and its key, in one language: the words its runs and its steps use.
+struct Lab {
+  const char* lab;          // docs/...
+  const char* key;
+  const char* as_expected;  // what a run as expected says
+  const char* change;       // what a step that asks for a change says
+};
+constexpr Lab kLabs[] = {
+    {"lab.md", "lab-key.md", "— as expected", "Change:"},
+    {"lab.zh.md", "lab-key.zh.md", "——符合预期", "改动："},
+};
+
 }  // namespace
 
 TEST_CASE("every command of the course lab runs as printed, and each scenario it quizzes on gives its expected outcome") {
-  const LabDir dir("locksim-lab");
-  std::vector<std::string> commands;
-  for (const std::string& line : lines_of(doc("lab.md")))
-    if (line.rfind("$ locksim ", 0) == 0) commands.push_back(line.substr(2));
-  CHECK(commands.size() >= 25);
-  for (const std::string& command : commands) {
-    INFO(command);
-    // Never a terminal on stdin: --quiz prints its question and the command that reveals the run.
-    const auto o = run_command(dir.run(command + " < /dev/null 2>&1"));
-    INFO(o.output.substr(0, 300));
-    // explore exits 1 when its runs found what the scenario's [expect] does
-    // not allow: a finding, which the lab asks the reader to predict.
-    const bool explore = command.rfind("locksim explore ", 0) == 0;
-    CHECK((o.status == 0 || (explore && o.status == 1)));
-    const auto quiz = command.find(" --quiz");
-    if (quiz == std::string::npos) continue;
-    CHECK(o.output.find("--predict KINDS") != std::string::npos);
-    const auto plain = run_command(dir.run(command.substr(0, quiz) + " 2>&1"));
-    CHECK(plain.status == 0);
-    CHECK(plain.output.find("— as expected") != std::string::npos);
+  for (const Lab& lab : kLabs) {
+    INFO(lab.lab);
+    const LabDir dir("locksim-lab");
+    std::vector<std::string> commands;
+    for (const std::string& line : lines_of(doc(lab.lab)))
+      if (line.rfind("$ locksim ", 0) == 0) commands.push_back(line.substr(2));
+    CHECK(commands.size() >= 25);
+    for (const std::string& command : commands) {
+      INFO(command);
+      // Never a terminal on stdin: --quiz prints its question and the command that reveals the run.
+      const auto o = run_command(dir.run(command + " < /dev/null 2>&1"));
+      INFO(o.output.substr(0, 300));
+      // explore exits 1 when its runs found what the scenario's [expect] does
+      // not allow: a finding, which the lab asks the reader to predict.
+      const bool explore = command.rfind("locksim explore ", 0) == 0;
+      CHECK((o.status == 0 || (explore && o.status == 1)));
+      const auto quiz = command.find(" --quiz");
+      if (quiz == std::string::npos) continue;
+      CHECK(o.output.find("--predict KINDS") != std::string::npos);
+      const auto plain = run_command(dir.run(command.substr(0, quiz) + " 2>&1"));
+      CHECK(plain.status == 0);
+      CHECK(plain.output.find(lab.as_expected) != std::string::npos);
+    }
   }
 }
 
 TEST_CASE("every answer in the lab's key is what a real run shows") {
-  const LabDir dir("locksim-lab-key");
-  const std::vector<KeyCommand> commands = key_commands(doc("lab-key.md"));
-  CHECK(commands.size() >= 40);
-  for (const KeyCommand& k : commands) {
-    INFO(k.section << ": " << k.command);
-    const auto o = run_command(dir.run(k.command + " < /dev/null 2>&1"));
-    CHECK(o.status >= 0);
-    if (k.command.rfind("sed ", 0) == 0) {
-      // A sed whose pattern no longer matches would leave the copy as it was, and the answer unchecked.
-      CHECK(o.status == 0);
-      const auto [in, out] = sed_files(k.command);
-      CHECK(read_text(dir.root / in) != read_text(dir.root / out));
-      continue;
-    }
-    std::vector<std::string> shown;
-    for (const std::string& line : lines_of(o.output)) shown.push_back(collapse(line));
-    std::size_t at = 0;
-    for (const std::string& want : k.expected) {
-      while (at < shown.size() && shown[at].find(want) == std::string::npos) ++at;
-      INFO("output:\n" << o.output);
-      CHECK_MESSAGE(at < shown.size(), "not shown (in this order): " << want);
-      if (at == shown.size()) break;
-      ++at;
+  for (const Lab& lab : kLabs) {
+    INFO(lab.key);
+    const LabDir dir("locksim-lab-key");
+    const std::vector<KeyCommand> commands = key_commands(doc(lab.key));
+    CHECK(commands.size() >= 40);
+    for (const KeyCommand& k : commands) {
+      INFO(k.section << ": " << k.command);
+      const auto o = run_command(dir.run(k.command + " < /dev/null 2>&1"));
+      CHECK(o.status >= 0);
+      if (k.command.rfind("sed ", 0) == 0) {
+        // A sed whose pattern no longer matches would leave the copy as it was, and the answer unchecked.
+        CHECK(o.status == 0);
+        const auto [in, out] = sed_files(k.command);
+        CHECK(read_text(dir.root / in) != read_text(dir.root / out));
+        continue;
+      }
+      std::vector<std::string> shown;
+      for (const std::string& line : lines_of(o.output)) shown.push_back(collapse(line));
+      std::size_t at = 0;
+      for (const std::string& want : k.expected) {
+        while (at < shown.size() && shown[at].find(want) == std::string::npos) ++at;
+        INFO("output:\n" << o.output);
+        CHECK_MESSAGE(at < shown.size(), "not shown (in this order): " << want);
+        if (at == shown.size()) break;
+        ++at;
+      }
     }
   }
 }
 
 TEST_CASE("the lab's key answers every step, and every change with a run of the changed copy") {
-  const std::vector<KeyCommand> commands = key_commands(doc("lab-key.md"));
-  std::map<std::string, int> checked, changed;
-  for (const KeyCommand& k : commands) {
-    checked[k.section] += !k.expected.empty();
-    changed[k.section] += k.command.find("--ignore-expect") != std::string::npos;
-  }
-  std::string section;
-  bool has_change = false;
-  const auto done = [&] {
-    if (section.empty()) return;
-    INFO(section);
-    CHECK(checked[section] > 0);
-    if (has_change) CHECK(changed[section] > 0);
-  };
-  for (const std::string& line : lines_of(doc("lab.md"))) {
-    if (line.rfind("## ", 0) == 0) {
-      done();
-      // The numbered steps; "How to work", "The verdicts" and "The debate" ask nothing to predict.
-      section = line.size() > 3 && std::isdigit(static_cast<unsigned char>(line[3])) ? line : "";
-      has_change = false;
+  for (const Lab& lab : kLabs) {
+    INFO(lab.key);
+    const std::vector<KeyCommand> commands = key_commands(doc(lab.key));
+    std::map<std::string, int> checked, changed;
+    for (const KeyCommand& k : commands) {
+      checked[k.section] += !k.expected.empty();
+      changed[k.section] += k.command.find("--ignore-expect") != std::string::npos;
     }
-    has_change = has_change || line.find("Change:") != std::string::npos;
+    std::string section;
+    bool has_change = false;
+    const auto done = [&] {
+      if (section.empty()) return;
+      INFO(section);
+      CHECK(checked[section] > 0);
+      if (has_change) CHECK(changed[section] > 0);
+    };
+    for (const std::string& line : lines_of(doc(lab.lab))) {
+      if (line.rfind("## ", 0) == 0) {
+        done();
+        // The numbered steps; "How to work", "The verdicts" and "The debate" ask nothing to predict.
+        section = line.size() > 3 && std::isdigit(static_cast<unsigned char>(line[3])) ? line : "";
+        has_change = false;
+      }
+      has_change = has_change || line.find(lab.change) != std::string::npos;
+    }
+    done();
+    CHECK(checked.size() >= 10);
   }
-  done();
-  CHECK(checked.size() >= 10);
 }

@@ -1,0 +1,223 @@
+// `--lang zh`: the word tables agree with each other, the Chinese story of
+// gc-pause says what happened in Chinese and nothing in English, every
+// catalogue scenario's Chinese report and diagram renders with no English
+// sentence left, the diagram's legend is Chinese in a font with CJK glyphs,
+// and English stays the default.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reports/diagram.hpp"
+#include "reports/report.hpp"
+#include "reports/words.hpp"
+#include "tests/command_support.hpp"
+#include "tests/support.hpp"
+
+using namespace locksim;
+using namespace locksim::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::set<std::string> placeholders(std::string_view text) {
+  std::set<std::string> out;
+  for (auto open = text.find('{'); open != std::string_view::npos; open = text.find('{', open + 1))
+    out.insert(std::string(text.substr(open + 1, text.find('}', open) - open - 1)));
+  return out;
+}
+
+std::vector<std::string> catalogue_files() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios"))
+    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(fs::relative(e.path(), LOCKSIM_SOURCE_DIR).string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The English words left in a Chinese report: every ASCII word of four or
+// more letters that is not one the report must keep as it is. Kept: the
+// lines that quote the scenario file (its title, path, `source` and lock
+// set-up: the user's words and identifiers) and the replay command; process
+// names; what is quoted ('lock', "…", “SET lock 9925… NX PX 10000”: keys and
+// message contents); code assignments (counter = 1, owner = 9925…); commands
+// and states in capitals (GET, SUSPENDED); identifiers in camel case
+// (KeepAlive, ErrSessionExpired); hex values; and an English term in
+// parentheses after its Chinese one (重叠持有 (overlap), 停顿 (stop-the-world)),
+// up to three words. Whatever else is left is an untranslated sentence.
+std::vector<std::string> english_words(const std::string& report, const RunResult& r) {
+  std::set<std::string> names;
+  for (const auto& p : r.world->trace().processes()) names.insert(p.name);
+  const std::regex kept(R"re('[^']*'|"[^"]*"|\w+ = |\((?:[A-Za-z-]+ ?){1,3}\))re");
+  const std::regex word(R"([A-Za-z][A-Za-z0-9_]*)");
+  std::vector<std::string> left;
+  std::istringstream in(report);
+  std::size_t line_no = 0;
+  for (std::string line; std::getline(in, line); ++line_no) {
+    if (line_no < 4 || line.rfind("重放：", 0) == 0) continue;  // the scenario's header; the replay command
+    // “…” by hand: a regex over bytes cannot tell “ and ” from the "…" inside.
+    for (auto open = line.find("“"); open != std::string::npos; open = line.find("“", open)) {
+      const auto close = line.find("”", open);
+      if (close == std::string::npos) break;
+      line.replace(open, close + std::string("”").size() - open, " ");
+    }
+    const std::string text = std::regex_replace(line, kept, " ");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it) {
+      const std::string w = it->str();
+      const auto letters = std::count_if(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+      const bool capitals = std::none_of(w.begin(), w.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+      const bool camel = std::any_of(w.begin() + 1, w.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+      const bool hex = w.find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (letters >= 4 && !capitals && !camel && !hex && !names.count(w)) left.push_back(w + "  in: " + line);
+    }
+  }
+  return left;
+}
+
+}  // namespace
+
+TEST_CASE("every message id has an entry in English and in Chinese, with the same arguments") {
+  for (std::size_t i = 0; i < kWordCount; ++i) {
+    const W id = static_cast<W>(i);
+    INFO(word_id_name(id));
+    CHECK_FALSE(word(Lang::En, id).empty());
+    CHECK_FALSE(word(Lang::Zh, id).empty());
+    CHECK(placeholders(word(Lang::En, id)) == placeholders(word(Lang::Zh, id)));
+  }
+}
+
+TEST_CASE("the languages are named, an unknown one is refused in words, and English is the default") {
+  CHECK(parse_lang("en") == Lang::En);
+  CHECK(parse_lang("zh") == Lang::Zh);
+  CHECK_FALSE(parse_lang("fr"));
+  CHECK(unknown_lang_message("fr") == "--lang: \"fr\" is not a language locksim speaks (en, zh)");
+  CHECK(TextOptions{}.lang == Lang::En);
+  CHECK(DiagramOptions{}.lang == Lang::En);
+  for (ViolationKind k : kAllViolationKinds) CHECK(kind_words(Lang::En, k) == violation_name(k));
+  CHECK(kind_words(Lang::Zh, ViolationKind::StaleWrite) == "过期写入 (stale-write)");
+}
+
+TEST_CASE("a template is filled by name, and a wide character takes two columns") {
+  CHECK(fill("{who} asks for {what}", {{"who", "client1"}, {"what", "the lock"}}) == "client1 asks for the lock");
+  CHECK(fill("{who} and {nobody}", {{"who", "a"}}) == "a and {nobody}");
+  CHECK(say_list(Lang::En, {"a", "b", "c"}) == "a, b and c");
+  CHECK(say_list(Lang::Zh, {"a", "b", "c"}) == "a、b 和 c");
+  CHECK(display_width("overlap") == 7);
+  CHECK(display_width("重叠持有 (overlap)") == 18);
+  CHECK(display_width("…✕") == 2);
+}
+
+TEST_CASE("the phrasebook turns a detail the layers below write in English into Chinese, arguments and all") {
+  // Each pattern, filled with sample arguments, comes back as its Chinese entry filled with the same ones.
+  for (std::size_t i = 0; i < kWordCount; ++i) {
+    const W id = static_cast<W>(i);
+    if (word_id_name(id).substr(0, 6) != "Detail") continue;
+    INFO(word_id_name(id));
+    const std::set<std::string> names = placeholders(word(Lang::En, id));  // the args' names point into it
+    std::vector<WordArg> args;
+    for (const std::string& name : names) args.push_back({name, "x" + std::to_string(args.size()) + "9"});
+    std::string en(word(Lang::En, id)), zh(word(Lang::Zh, id));
+    for (const WordArg& a : args) {
+      for (auto at = en.find("{" + std::string(a.name) + "}"); at != std::string::npos; at = en.find("{" + std::string(a.name) + "}"))
+        en.replace(at, a.name.size() + 2, a.value);
+      for (auto at = zh.find("{" + std::string(a.name) + "}"); at != std::string::npos; at = zh.find("{" + std::string(a.name) + "}"))
+        zh.replace(at, a.name.size() + 2, a.value);
+    }
+    CHECK(translate_detail(Lang::Zh, en) == zh);
+    CHECK(translate_detail(Lang::En, en) == en);
+  }
+  CHECK(translate_detail(Lang::Zh, "a detail nobody wrote a pattern for") == "a detail nobody wrote a pattern for");
+}
+
+TEST_CASE("gc-pause told in Chinese: the grant, the pause, the expiry and the verdict, with no English sentence left") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/gc-pause.toml"));
+  const std::string zh = text_report(r, {.lang = Lang::Zh});
+  INFO(zh);
+  for (const char* said : {
+           "经过（按真实时间，任何进程都读不到它；必要处给出本地时钟读数）：",
+           "client1 请求获取锁",
+           "client1 在 redis1 上获取了锁；它认为锁在其单调时钟的 30.000s 之前有效（当前为 0.002s）",
+           "client1 停顿 40s（全停顿 (stop-the-world)：其中什么都不运行，连定时器也不）",
+           "redis1 上的 'lock'（client1 的锁）过期",
+           "client1 恢复运行，并不知道自己停顿过",
+           "storage 接受了 client1 的写入：counter = 1",
+           "判定：重叠持有 (overlap)、过期写入 (stale-write)、更新丢失 (lost-update)——符合预期",
+           "client1 和 client2 都持有锁，从 31.002s 到 32.006s",
+       })
+    CHECK_MESSAGE(zh.find(said) != std::string::npos, said);
+  CHECK(english_words(zh, r).empty());
+  // The check finds English where there is some: the same report in English.
+  CHECK(english_words(text_report(r), r).size() > 50);
+}
+
+TEST_CASE("English stays the default and is what it was: the Chinese tables change nothing of it") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/gc-pause.toml"));
+  CHECK(text_report(r) == text_report(r, {.lang = Lang::En}));
+  CHECK(text_report(r).find("Verdict: overlap, stale-write, lost-update — as expected") != std::string::npos);
+  CHECK(svg_diagram(r) == svg_diagram(r, {.lang = Lang::En}));
+}
+
+TEST_CASE("every catalogue scenario's Chinese report renders, with no English sentence left and no id unfilled") {
+  const std::vector<std::string> files = catalogue_files();
+  CHECK(files.size() >= 50);
+  for (const std::string& file : files) {
+    INFO(file);
+    const RunResult r = run_scenario(catalogue(file));
+    const std::string zh = text_report(r, {.full = true, .lang = Lang::Zh});
+    const std::string told = text_report(r, {.lang = Lang::Zh});
+    for (const std::string& left : english_words(zh, r)) CHECK_MESSAGE(false, left);
+    for (const std::string& text : {zh, told}) {
+      CHECK(text.find("判定：") != std::string::npos);
+      CHECK(std::regex_search(text, std::regex(R"(\{[a-z]+\})")) == false);  // every argument filled
+    }
+    DiagramOptions d;
+    d.lang = Lang::Zh;
+    const std::string svg = svg_diagram(r, d);
+    CHECK(std::regex_search(svg, std::regex(R"(\{[a-z]+\})")) == false);
+  }
+}
+
+TEST_CASE("the Chinese diagram: its legend and labels in Chinese, a font with CJK glyphs, well-formed") {
+  const RunResult r = run_scenario(catalogue("scenarios/kleppmann/gc-pause.toml"));
+  DiagramOptions d;
+  d.lang = Lang::Zh;
+  const std::string svg = svg_diagram(r, d);
+  for (W legend : {W::LegendCriticalSection, W::LegendLeaseBelieved, W::LegendKeyExpired, W::LegendPause})
+    CHECK(svg.find(std::string(word(Lang::Zh, legend))) != std::string::npos);
+  CHECK(svg.find(">授予<") != std::string::npos);       // the grant's arrow
+  CHECK(svg.find(">停顿 40s<") != std::string::npos);   // the pause's length
+  CHECK(svg.find("bar: critical section") == std::string::npos);
+  CHECK(svg.find("font-family=\"WenQuanYi Micro Hei, Noto Sans CJK SC, sans-serif\"") != std::string::npos);
+  const ScratchDir dir("locksim-lang-svg");
+  const fs::path path = dir.path() / "gc-pause.zh.svg";
+  std::ofstream(path) << svg;
+  if (run_command("command -v xmllint >/dev/null").status == 0) CHECK(run_command("xmllint --noout " + path.string() + " 2>&1").output == "");
+  // The font is installed where scripts/install-deps has run.
+  if (run_command("command -v fc-list >/dev/null").status == 0)
+    CHECK(run_command("fc-list :lang=zh family | grep -c -i -e 'WenQuanYi Micro Hei' -e 'Noto Sans CJK SC'").output != "0\n");
+}
+
+TEST_CASE("locksim run --lang zh tells the story in Chinese, and --lang fr is refused with exit 2") {
+  const auto zh = locksim_in_source("run scenarios/kleppmann/gc-pause.toml --lang zh");
+  CHECK(zh.status == 0);
+  CHECK(zh.output.find("判定：重叠持有 (overlap)") != std::string::npos);
+  const auto fr = locksim_in_source("run scenarios/kleppmann/gc-pause.toml --lang fr");
+  CHECK(fr.status == 2);
+  CHECK(fr.output == "locksim: --lang: \"fr\" is not a language locksim speaks (en, zh)\n");
+  CHECK(locksim_in_source("explore scenarios/kleppmann/gc-pause.toml --replay 11 --lang fr").status == 2);
+  CHECK(locksim_in_source("check scenarios/kleppmann/gc-pause.toml --lang fr").status == 2);
+  const auto check = locksim_in_source("check scenarios/kleppmann/gc-pause.toml --lang zh");
+  CHECK(check.status == 0);
+  CHECK(check.output.find("1 个场景：1 个符合预期，0 个不符合预期") != std::string::npos);
+  // The environment chooses nothing: English, whatever LANG says.
+  const auto env = run_command("cd " + std::string(LOCKSIM_SOURCE_DIR) + " && LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8 " + LOCKSIM_BINARY +
+                               " run scenarios/kleppmann/gc-pause.toml 2>&1");
+  CHECK(env.output.find("Verdict: overlap") != std::string::npos);
+  const auto replay = locksim_in_source("explore scenarios/kleppmann/gc-pause.toml --replay 11 --lang zh");
+  CHECK(replay.output.find("判定：") != std::string::npos);
+}
