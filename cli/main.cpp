@@ -223,7 +223,7 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format, c
       keep_none.keep_events = 0;
       RunResult r = run_scenario(s, keep_none);
       if (format == "json") std::cout << json_report(r) << "\n";
-      else std::cout << check_line(r) << "\n";
+      else std::cout << check_line(r, lang) << "\n";
       (r.as_expected() ? ok : failed)++;
     } catch (const ScenarioError& e) {
       std::cout << "BAD  " << e.what() << "\n";

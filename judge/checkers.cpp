@@ -412,6 +412,11 @@ class StuckChecker {
       case Ev::Releasing:
       case Ev::Lost: set_holding(e.process, false); break;
       case Ev::Crashed: set_waiting(e.process, false); set_holding(e.process, false); break;
+      // A client frozen by a stop-the-world pause is not waiting on the lock:
+      // nothing of it runs, so no lock could serve it (one paused inside its
+      // acquire until after the run ended was called stuck).
+      case Ev::Paused: set_frozen(e.process, true); break;
+      case Ev::Resumed: set_frozen(e.process, false); break;
       default: return;
     }
     const bool stuck_now = waiters_ > 0 && holders_ == 0;
@@ -439,7 +444,7 @@ class StuckChecker {
       // Everyone who waited during the stretch: waiting now, or stopped after it began.
       std::vector<ProcId> who;
       for (ProcId p = 0; p < waiting_.size(); ++p)
-        if (waiting_[p] || (p < wait_ended_.size() && wait_ended_[p] > stretch_start_seq_)) who.push_back(p);
+        if (counted(p) || (p < wait_ended_.size() && wait_ended_[p] > stretch_start_seq_)) who.push_back(p);
       const std::string limit = window_ ? "liveness window " + format_duration(*window_)
                                         : "no TTL: still waiting when the run ended at " + format_instant(run_end);
       out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
@@ -449,16 +454,27 @@ class StuckChecker {
     stretch_start_.reset();
   }
 
-  void set_waiting(ProcId p, bool on) {
-    auto& w = slot(waiting_, p);
-    if (w == on) return;
-    w = on;
-    if (on) {
+  // Counted as a waiter: asking for the lock and not frozen by a pause.
+  bool counted(ProcId p) const { return p < waiting_.size() && waiting_[p] && !(p < frozen_.size() && frozen_[p]); }
+  void recount(ProcId p, bool before) {
+    const bool now = counted(p);
+    if (now == before) return;
+    if (now) {
       ++waiters_;
     } else {
       --waiters_;
       slot(wait_ended_, p) = seq_;
     }
+  }
+  void set_waiting(ProcId p, bool on) {
+    const bool before = counted(p);
+    slot(waiting_, p) = on;
+    recount(p, before);
+  }
+  void set_frozen(ProcId p, bool on) {
+    const bool before = counted(p);
+    slot(frozen_, p) = on;
+    recount(p, before);
   }
   void set_holding(ProcId p, bool on) {
     auto& h = slot(holding_, p);
@@ -470,7 +486,7 @@ class StuckChecker {
 
   const Trace& trace_;
   std::optional<Duration> window_;
-  std::vector<std::uint8_t> waiting_, holding_;
+  std::vector<std::uint8_t> waiting_, holding_, frozen_;
   std::vector<std::uint64_t> wait_ended_;  // 1 + seq of the event that ended each client's last wait
   std::size_t waiters_ = 0, holders_ = 0;  // clients waiting, holding now
   std::uint64_t seq_ = 0;                  // 1 + seq of the event being judged

@@ -219,11 +219,15 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   return out;
 }
 
-std::string check_line(const RunResult& r) {
+std::string check_line(const RunResult& r, Lang lang) {
   const Scenario& s = *r.scenario;
-  std::string line = fmt::format("{:<4} {:<60} {}", r.as_expected() ? "ok" : "FAIL", s.path, kinds_text(r.verdict));
+  // The mark is padded to four columns as shown: a CJK character is two wide.
+  const std::string mark = say(lang, r.as_expected() ? W::CheckOk : W::CheckFail);
+  const std::string pad = lang == Lang::Zh ? "" : std::string(4 - std::min<std::size_t>(mark.size(), 4), ' ');
+  std::string line = fmt::format("{}{} {:<60} {}", mark, pad, s.path, kinds_text(r.verdict, lang));
   if (!r.as_expected())
-    line += "  (expected: " + (s.expect.present ? kinds_text(s.expect.violations) : "no violation") + ")";
+    line += say(lang, W::CheckExpected,
+                {{"kinds", s.expect.present ? kinds_text(s.expect.violations, lang) : say(lang, W::NoViolation)}});
   return line;
 }
 

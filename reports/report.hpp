@@ -99,7 +99,7 @@ struct TextOptions {
 };
 std::string text_report(const RunResult& r, const TextOptions& options = {});
 // One line for `locksim check`.
-std::string check_line(const RunResult& r);
+std::string check_line(const RunResult& r, Lang lang = Lang::En);
 // `locksim check`'s last line: how many scenarios, how many as expected.
 std::string check_summary(Lang lang, std::size_t scenarios, int ok, int failed, int bad);
 // A violation's detail in the language (the judge writes it in English).

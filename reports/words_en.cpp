@@ -154,6 +154,9 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::Footer, "\nseed {seed} · trace {hash} · {events}, {messages}, {acquisitions}\nreplay: {replay}\n"},
     {W::CheckSummary, "{scenarios}: {ok} as expected, {failed} not as expected{bad}"},
     {W::CheckUnreadable, ", {n} unreadable"},
+    {W::CheckOk, "ok"},
+    {W::CheckFail, "FAIL"},
+    {W::CheckExpected, "  (expected: {kinds})"},
 
     // The HTML page (reports/html.cpp).
     {W::HtmlLang, "en"},

@@ -169,6 +169,9 @@ constexpr Entry kChinese[kWordCount] = {
     {W::Footer, "\n种子 {seed} · 轨迹 (trace) {hash} · {events}，{messages}，{acquisitions}\n重放：{replay}\n"},
     {W::CheckSummary, "{scenarios}：{ok} 个符合预期，{failed} 个不符合预期{bad}"},
     {W::CheckUnreadable, "，{n} 个无法读取"},
+    {W::CheckOk, "符合"},
+    {W::CheckFail, "不符"},
+    {W::CheckExpected, "（预期：{kinds}）"},
 
     // HTML 页面（reports/html.cpp）
     {W::HtmlLang, "zh-Hans"},

@@ -326,6 +326,24 @@ TEST_CASE("a liveness window overrides the TTL default") {
   CHECK(check_stuck(t.trace, o).empty());
 }
 
+TEST_CASE("a client frozen by a pause inside its acquire is not waiting on the lock: not stuck while frozen") {
+  // explore --exhaustive on redisson/fenced-lock-failover-guard: client1 paused
+  // 60 s as it asks, client2 takes and releases the lock at 8 s, the run ends
+  // with client1 still frozen — the lock was free for anyone who could ask.
+  T t;
+  t.ev(100, t.c1, Ev::Acquiring).ev(100, t.c1, Ev::Paused);
+  t.holds(t.c2, 7'000, 8'022);
+  CHECK(check_stuck(t.trace, until(60'000)).empty());
+  CHECK(check_stuck(t.trace, until(60'000, Duration::s(10))).empty());
+  // Once it runs again and still cannot get a free lock, it waits: stuck after the window.
+  T u;
+  u.ev(100, u.c1, Ev::Acquiring).ev(100, u.c1, Ev::Paused).ev(10'000, u.c1, Ev::Resumed);
+  const auto v = check_stuck(u.trace, until(60'000, Duration::s(10)));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at == at_ms(10'000));  // from when it could ask again
+  CHECK(v[0].processes == std::vector{u.c1});
+}
+
 TEST_CASE("waiting while someone holds the lock is not stuck") {
   T t;
   t.ev(0, t.c1, Ev::Acquiring).ev(0, t.c1, Ev::Acquired).ev(1, t.c2, Ev::Acquiring);

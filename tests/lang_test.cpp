@@ -214,6 +214,12 @@ TEST_CASE("locksim run --lang zh tells the story in Chinese, and --lang fr is re
   const auto check = locksim_in_source("check scenarios/kleppmann/gc-pause.toml --lang zh");
   CHECK(check.status == 0);
   CHECK(check.output.find("1 个场景：1 个符合预期，0 个不符合预期") != std::string::npos);
+  // The scenario's own line too: the mark and the kinds in Chinese, the path as it is.
+  CHECK(check.output.find("符合 scenarios/kleppmann/gc-pause.toml") != std::string::npos);
+  CHECK(check.output.find("(stale-write)") != std::string::npos);
+  CHECK(check.output.find("ok ") == std::string::npos);
+  CHECK(locksim_in_source("check scenarios/kleppmann/gc-pause.toml").output.find("ok   scenarios/kleppmann/gc-pause.toml") !=
+        std::string::npos);
   // The environment chooses nothing: English, whatever LANG says.
   const auto env = run_command("cd " + std::string(LOCKSIM_SOURCE_DIR) + " && LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8 " + LOCKSIM_BINARY +
                                " run scenarios/kleppmann/gc-pause.toml 2>&1");
