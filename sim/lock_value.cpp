@@ -92,17 +92,22 @@ std::string LockValue::text() const {
 }
 
 namespace {
+// Each byte's two hex digits as they lie in memory (high nibble first).
+constexpr std::array<std::uint16_t, 256> kHexPairs = [] {
+  std::array<std::uint16_t, 256> t{};
+  for (unsigned b = 0; b < 256; ++b)
+    t[b] = static_cast<std::uint16_t>(static_cast<unsigned char>(kDigits[b >> 4]) |
+                                      static_cast<unsigned char>(kDigits[b & 0xf]) << 8);
+  return t;
+}();
+
 // Up to four bytes (the first in the low bits of `v`) as their hex digits,
-// eight characters of text in memory order, as hash_mix reads a word of text:
-// each byte's high nibble, then its low one. `chars`: how many to keep.
+// eight characters of text in memory order, as hash_mix reads a word of text.
+// `chars`: how many to keep.
 std::uint64_t hex_word(std::uint32_t v, int chars) {
-  std::uint64_t x = v;
-  x = (x | (x << 16)) & 0x0000FFFF0000FFFFULL;
-  x = (x | (x << 8)) & 0x00FF00FF00FF00FFULL;  // byte k in byte 2k
-  const std::uint64_t n = ((x >> 4) & 0x000F000F000F000FULL) | ((x & 0x000F000F000F000FULL) << 8);
-  // '0' + n, and 'a' - '0' - 10 more where n > 9.
-  const std::uint64_t above9 = ((n + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
-  const std::uint64_t text = n + 0x3030303030303030ULL + above9 * 0x27;
+  const std::uint64_t text = std::uint64_t{kHexPairs[v & 0xff]} | std::uint64_t{kHexPairs[(v >> 8) & 0xff]} << 16 |
+                             std::uint64_t{kHexPairs[(v >> 16) & 0xff]} << 32 |
+                             std::uint64_t{kHexPairs[v >> 24]} << 48;
   return chars >= 8 ? text : text & ((std::uint64_t{1} << (8 * chars)) - 1);
 }
 }  // namespace

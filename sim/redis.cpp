@@ -159,7 +159,7 @@ void RedisNode::erase(const std::string& key, ProcId requester) {
   auto it = keys_.find(key);
   if (it == keys_.end()) return;
   note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.setter, .key = key,
-                        .detail = "value " + it->second.value});
+                        .detail = detailed() ? "value " + it->second.value : std::string()});
   keys_.erase(it);
   dirty_.push_back(key);
 }
