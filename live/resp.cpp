@@ -127,7 +127,7 @@ constexpr OpCodec kOps[] = {
      }},
     {Op::Set, "SET", {},
      [](const Request& r, const Names&) {
-       Argv argv{"SET", r.key, r.value};
+       Argv argv{"SET", r.key, r.value.text()};
        if (r.nx) argv.push_back("NX");
        if (!r.px.is_zero()) argv.insert(argv.end(), {"PX", ms(r.px)});
        // An absolute expiry in Unix milliseconds on the server's (possibly shimmed) wall clock.
@@ -136,7 +136,7 @@ constexpr OpCodec kOps[] = {
      },
      [](Op op, const Value& v, const Names&) { return v.type == Value::Type::Nil ? Reply::nil() : ok_reply(op, v); }},
     {Op::SetNx, "SETNX", {},
-     [](const Request& r, const Names&) { return Argv{"SETNX", r.key, r.value}; },
+     [](const Request& r, const Names&) { return Argv{"SETNX", r.key, r.value.text()}; },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
     {Op::Del, "DEL", {},
      [](const Request& r, const Names&) { return Argv{"DEL", r.key}; },
@@ -151,23 +151,23 @@ constexpr OpCodec kOps[] = {
      [](const Request& r, const Names&) { return Argv{"PTTL", r.key}; },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
     {Op::CompareAndDelete, "EVAL compare-and-delete", kCompareAndDelete,
-     [](const Request& r, const Names&) { return eval(kCompareAndDelete, {r.key}, {r.value}); },
+     [](const Request& r, const Names&) { return eval(kCompareAndDelete, {r.key}, {r.value.text()}); },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
     {Op::AcquireWithToken, "EVAL acquire-with-token", kAcquireWithToken,
-     [](const Request& r, const Names&) { return eval(kAcquireWithToken, {r.key, r.token_key}, {r.value, ms(r.px)}); },
+     [](const Request& r, const Names&) { return eval(kAcquireWithToken, {r.key, r.token_key}, {r.value.text(), ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_or_nil(op, v); }},
     {Op::CompareAndPexpire, "EVAL compare-and-pexpire", kCompareAndPexpire,
-     [](const Request& r, const Names&) { return eval(kCompareAndPexpire, {r.key}, {r.value, ms(r.px)}); },
+     [](const Request& r, const Names&) { return eval(kCompareAndPexpire, {r.key}, {r.value.text(), ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
     {Op::RedissonTryLock, "EVAL redisson-trylock", kRedissonTryLock,
-     [](const Request& r, const Names&) { return eval(kRedissonTryLock, {r.key}, {r.value, ms(r.px)}); },
+     [](const Request& r, const Names&) { return eval(kRedissonTryLock, {r.key}, {r.value.text(), ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_or_nil(op, v); }},
     {Op::RedissonUnlock, "EVAL redisson-unlock", kRedissonUnlock,
-     [](const Request& r, const Names&) { return eval(kRedissonUnlock, {r.key, r.key}, {r.value, "unlocked " + r.key, ms(r.px)}); },
+     [](const Request& r, const Names&) { return eval(kRedissonUnlock, {r.key, r.key}, {r.value.text(), "unlocked " + r.key, ms(r.px)}); },
      [](Op op, const Value& v, const Names&) { return int_or_nil(op, v); }},
     {Op::RedissonTryLockFenced, "EVAL redisson-fenced-trylock", kRedissonTryLockFenced,
      [](const Request& r, const Names&) {
-       return eval(kRedissonTryLockFenced, {r.key, r.token_key}, {r.value, ms(r.px)});
+       return eval(kRedissonTryLockFenced, {r.key, r.token_key}, {r.value.text(), ms(r.px)});
      },
      [](Op op, const Value& v, const Names&) {
        if (v.type == Value::Type::Int) return Reply::of(v.integer);  // held by another: its PTTL
@@ -230,7 +230,7 @@ constexpr OpCodec kOps[] = {
      [](const Request& r, const Names&) -> Argv { throw Error("SENTINEL is-master-down-by-addr " + r.key + ": between sentinels only"); },
      [](Op op, const Value& v, const Names&) -> Reply { unexpected(op, v); }},
     {Op::Publish, "PUBLISH", {},
-     [](const Request& r, const Names&) { return Argv{"PUBLISH", r.key, r.value}; },
+     [](const Request& r, const Names&) { return Argv{"PUBLISH", r.key, r.value.text()}; },
      [](Op op, const Value& v, const Names&) { return int_reply(op, v); }},
     {Op::Wait, "WAIT", {},
      [](const Request& r, const Names&) { return Argv{"WAIT", std::to_string(r.offset), ms(r.px)}; },

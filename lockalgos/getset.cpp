@@ -21,10 +21,10 @@ class GetSet final : public Lock {
     for (int attempt = 0;; ++attempt) {
       const auto current = co_await node_.get(c.key);
       if (current && current->is_nil()) {
-        const std::string value = env_.rng().hex_token(16);
+        const LockValue value = LockValue::random(env_.rng(), 16);
         // Anything may happen between the GET and the SET.
         const auto set = co_await node_.set(c.key, value);
-        if (set && set->is_ok()) co_return Grant{value, -1, std::nullopt, node_.name()};
+        if (set && set->is_ok()) co_return Grant{value.text(), -1, std::nullopt, node_.name()};
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
       co_await retries_.pause();

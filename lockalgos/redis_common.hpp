@@ -55,7 +55,7 @@ class Retries {
 
 // The commands the lock algorithms send, by name.
 namespace redis_cmd {
-inline redis::Request make(redis::Op op, std::string key, std::string value = {}, Duration px = Duration::zero()) {
+inline redis::Request make(redis::Op op, std::string key, LockValue value = {}, Duration px = Duration::zero()) {
   redis::Request r;
   r.op = op;
   r.key = std::move(key);
@@ -63,24 +63,24 @@ inline redis::Request make(redis::Op op, std::string key, std::string value = {}
   r.px = px;
   return r;
 }
-inline redis::Request set_nx_px(std::string key, std::string value, Duration ttl) {
+inline redis::Request set_nx_px(std::string key, LockValue value, Duration ttl) {
   redis::Request r = make(redis::Op::Set, std::move(key), std::move(value), ttl);
   r.nx = true;
   return r;
 }
 // The fencing variant: SET NX PX and, on success, INCR token_key, in one script.
-inline redis::Request acquire_with_token(std::string key, std::string value, Duration ttl, std::string token_key) {
+inline redis::Request acquire_with_token(std::string key, LockValue value, Duration ttl, std::string token_key) {
   redis::Request r = make(redis::Op::AcquireWithToken, std::move(key), std::move(value), ttl);
   r.token_key = std::move(token_key);
   return r;
 }
-inline redis::Request compare_and_delete(std::string key, std::string value) {
+inline redis::Request compare_and_delete(std::string key, LockValue value) {
   return make(redis::Op::CompareAndDelete, std::move(key), std::move(value));
 }
-inline redis::Request compare_and_pexpire(std::string key, std::string value, Duration ttl) {
+inline redis::Request compare_and_pexpire(std::string key, LockValue value, Duration ttl) {
   return make(redis::Op::CompareAndPexpire, std::move(key), std::move(value), ttl);
 }
-inline redis::Request redisson_fenced_trylock(std::string key, std::string value, Duration lease, std::string token_key) {
+inline redis::Request redisson_fenced_trylock(std::string key, LockValue value, Duration lease, std::string token_key) {
   redis::Request r = make(redis::Op::RedissonTryLockFenced, std::move(key), std::move(value), lease);
   r.token_key = std::move(token_key);
   return r;
@@ -96,40 +96,40 @@ class RedisConnection {
 
   Task<std::optional<redis::Reply>> get(std::string key) { return call(redis_cmd::make(redis::Op::Get, std::move(key))); }
   Task<std::optional<redis::Reply>> del(std::string key) { return call(redis_cmd::make(redis::Op::Del, std::move(key))); }
-  Task<std::optional<redis::Reply>> set(std::string key, std::string value) {
+  Task<std::optional<redis::Reply>> set(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::Set, std::move(key), std::move(value)));
   }
-  Task<std::optional<redis::Reply>> setnx(std::string key, std::string value) {
+  Task<std::optional<redis::Reply>> setnx(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::SetNx, std::move(key), std::move(value)));
   }
-  Task<std::optional<redis::Reply>> set_nx_px(std::string key, std::string value, Duration ttl) {
+  Task<std::optional<redis::Reply>> set_nx_px(std::string key, LockValue value, Duration ttl) {
     return call(redis_cmd::set_nx_px(std::move(key), std::move(value), ttl));
   }
-  Task<std::optional<redis::Reply>> acquire_with_token(std::string key, std::string value, Duration ttl,
+  Task<std::optional<redis::Reply>> acquire_with_token(std::string key, LockValue value, Duration ttl,
                                                        std::string token_key) {
     return call(redis_cmd::acquire_with_token(std::move(key), std::move(value), ttl, std::move(token_key)));
   }
-  Task<std::optional<redis::Reply>> compare_and_delete(std::string key, std::string value) {
+  Task<std::optional<redis::Reply>> compare_and_delete(std::string key, LockValue value) {
     return call(redis_cmd::compare_and_delete(std::move(key), std::move(value)));
   }
   // The same, after CLIENT REPLY SKIP: sent, and not waited for.
-  void compare_and_delete_no_reply(std::string key, std::string value) {
+  void compare_and_delete_no_reply(std::string key, LockValue value) {
     redis::Request r = redis_cmd::compare_and_delete(std::move(key), std::move(value));
     r.no_reply = true;
     env_.send(node_, std::move(r));
   }
-  Task<std::optional<redis::Reply>> compare_and_pexpire(std::string key, std::string value, Duration ttl) {
+  Task<std::optional<redis::Reply>> compare_and_pexpire(std::string key, LockValue value, Duration ttl) {
     return call(redis_cmd::compare_and_pexpire(std::move(key), std::move(value), ttl));
   }
 
-  Task<std::optional<redis::Reply>> redisson_trylock(std::string key, std::string value, Duration lease) {
+  Task<std::optional<redis::Reply>> redisson_trylock(std::string key, LockValue value, Duration lease) {
     return call(redis_cmd::make(redis::Op::RedissonTryLock, std::move(key), std::move(value), lease));
   }
-  Task<std::optional<redis::Reply>> redisson_fenced_trylock(std::string key, std::string value, Duration lease,
+  Task<std::optional<redis::Reply>> redisson_fenced_trylock(std::string key, LockValue value, Duration lease,
                                                             std::string token_key) {
     return call(redis_cmd::redisson_fenced_trylock(std::move(key), std::move(value), lease, std::move(token_key)));
   }
-  Task<std::optional<redis::Reply>> redisson_unlock(std::string key, std::string value) {
+  Task<std::optional<redis::Reply>> redisson_unlock(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::RedissonUnlock, std::move(key), std::move(value)));
   }
   Task<std::optional<redis::Reply>> subscribe(std::string channel) {

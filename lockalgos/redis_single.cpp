@@ -25,7 +25,7 @@ class RedisSingle final : public Lock {
     const LockConfig& c = config_;
     const bool fenced = c.fencing == Fencing::Token;
     for (int attempt = 0;; ++attempt) {
-      const std::string value = env_.rng().hex_token(20);
+      const LockValue value = LockValue::random(env_.rng(), 20);
       const Instant start = env_.mono_now();
       std::optional<redis::Reply> reply;
       if (fenced) reply = co_await node_.acquire_with_token(c.key, value, *c.ttl, c.key + ":token");
@@ -34,7 +34,7 @@ class RedisSingle final : public Lock {
       if (granted) {
         // Validity counts from before the request was sent: the key may have been
         // set at any moment after that.
-        co_return Grant{value, fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
+        co_return Grant{value.text(), fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
       co_await retries_.pause();

@@ -52,7 +52,7 @@ class RedissonLock final : public Lock {
   Task<std::optional<Grant>> try_lock(std::optional<Duration> wait_time, std::optional<Duration> lease_time) {
     const RedissonOptions& o = options_;
     // The hash field: the client's UUID and the thread id.
-    const std::string value = env_.rng().hex_token(16) + ":1";
+    const LockValue value = LockValue::random(env_.rng(), 16, 1);  // UUID:threadId
     const Duration lease = lease_time.value_or(o.watchdog_timeout);
     lease_ = lease;
     // tryLock's wait budget is counted on the wall clock (System.currentTimeMillis).
@@ -67,7 +67,7 @@ class RedissonLock final : public Lock {
       if (r && (r->is_nil() || r->is_ok())) {
         belief_.reset();
         if (!lease_time) start_watchdog(value);
-        co_return Grant{value, fenced_ ? r->integer : -1, start + lease, node_.name()};
+        co_return Grant{value.text(), fenced_ ? r->integer : -1, start + lease, node_.name()};
       }
       Duration wait = r && r->kind == redis::Reply::Kind::Int && r->integer >= 0 ? Duration::ms(r->integer)
                                                                                   : Duration::ms(100);
@@ -121,7 +121,7 @@ class RedissonLock final : public Lock {
     bool unsynced = false;
   };
   Task<Synced> synced(redis::Request req);
-  Task<Synced> try_acquire(const std::string& value, Duration lease);
+  Task<Synced> try_acquire(const LockValue& value, Duration lease);
 
   // The semaphore wait of RedissonLock.lock(): an unlock message, or the timeout.
   Task<void> wait_for_unlock(Duration timeout) {
@@ -134,13 +134,13 @@ class RedissonLock final : public Lock {
     if (generation == wait_generation_) unlocked_.fire();
   }
 
-  void start_watchdog(const std::string& value) {
+  void start_watchdog(const LockValue& value) {
     if (watchdog_) *watchdog_ = false;
     watchdog_ = std::make_shared<bool>(true);
     env_.spawn(renew_every_third(value, watchdog_));
   }
 
-  Task<void> renew_every_third(std::string value, std::shared_ptr<bool> active);
+  Task<void> renew_every_third(LockValue value, std::shared_ptr<bool> active);
 
   ClientEnv& env_;
   const std::string& key_;
@@ -230,7 +230,7 @@ Task<RedissonLock::Synced> RedissonLock::synced(redis::Request req) {
 // d/2 + U[0, d/2] with d = min(1000 ms x 2^k, 2000 ms)); then the exception.
 // RFencedLock's acquisition has neither (RedissonFencedLock.java:84-118):
 // the lock and its token stay, and the exception comes at once.
-Task<RedissonLock::Synced> RedissonLock::try_acquire(const std::string& value, Duration lease) {
+Task<RedissonLock::Synced> RedissonLock::try_acquire(const LockValue& value, Duration lease) {
   constexpr int kRetryAttempts = 4;
   for (int attempt = 0;; ++attempt) {
     redis::Request req = fenced_ ? redis_cmd::redisson_fenced_trylock(key_, value, lease, key_ + ":token")
@@ -263,7 +263,7 @@ Task<RedissonLock::Synced> RedissonLock::try_acquire(const std::string& value, D
 // NoSyncedSlavesException) is logged and the next renewal is scheduled
 // (RenewalTask.java:176-183). A renewal extends the client's belief from the
 // moment it was sent: the key's new expiry is at least that late.
-Task<void> RedissonLock::renew_every_third(std::string value, std::shared_ptr<bool> active) {
+Task<void> RedissonLock::renew_every_third(LockValue value, std::shared_ptr<bool> active) {
   const Duration timeout = options_.watchdog_timeout;
   const Duration period = timeout / 3;
   while (*active) {

@@ -172,12 +172,12 @@ class Redlock final : public Lock {
     const RedlockOptions& o = options_;
     const int tries = o.retry_count ? (*o.retry_count == kForever ? kForever : *o.retry_count + 1) : f_.tries;
     // node-redlock draws one value per acquire() call; the others one per try.
-    std::string value = env_.rng().hex_token(f_.value_bytes);
+    LockValue value = LockValue::random(env_.rng(), f_.value_bytes);
     const Instant first_start = now();
     for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
       if (attempt > 0) {
         co_await env_.sleep(retry_delay());
-        if (f_.new_value_each_try) value = env_.rng().hex_token(f_.value_bytes);
+        if (f_.new_value_each_try) value = LockValue::random(env_.rng(), f_.value_bytes);
       }
       const Instant start = f_.start_once ? first_start : now();
       const std::vector<bool> ok = co_await lock_instances(value);
@@ -198,7 +198,7 @@ class Redlock final : public Lock {
         std::string where;
         for (std::size_t i = 0; i < ok.size(); ++i)
           if (ok[i]) where += (where.empty() ? "" : ",") + nodes_[i].name();
-        Grant g{value, -1, env_.mono_now() + validity, where};
+        Grant g{value.text(), -1, env_.mono_now() + validity, where};
         valid_until_ = *g.valid_until;
         holding_ = std::make_shared<bool>(true);
         lost_ = false;
@@ -221,7 +221,8 @@ class Redlock final : public Lock {
 
   Task<bool> release(const Grant& grant) override {
     if (holding_) *holding_ = false;
-    const std::size_t removed = co_await unlock_all(grant.value);
+    const LockValue value(grant.value);
+    const std::size_t removed = co_await unlock_all(value);
     co_return !wait_for_unlock_ || removed >= quorum();
   }
 
@@ -276,7 +277,7 @@ class Redlock final : public Lock {
   }
 
   // SET NX PX on every node; which ones said OK.
-  Task<std::vector<bool>> lock_instances(const std::string& value) {
+  Task<std::vector<bool>> lock_instances(const LockValue& value) {
     const std::string& key = config_.key;
     const Duration ttl = options_.ttl;
     std::vector<bool> ok(nodes_.size(), false);
@@ -303,7 +304,7 @@ class Redlock final : public Lock {
 
   // Compare-and-delete on every node; how many removed our entry (with
   // unlock = "no-wait": sent to every node, nobody known to have removed it).
-  Task<std::size_t> unlock_all(const std::string& value) {
+  Task<std::size_t> unlock_all(const LockValue& value) {
     std::size_t removed = 0;
     if (!wait_for_unlock_) {
       for (RedisConnection& n : nodes_) n.compare_and_delete_no_reply(config_.key, value);
@@ -328,7 +329,7 @@ class Redlock final : public Lock {
   // node-redlock's using() / an application calling redsync's Extend(): when
   // only auto_extend of validity is left, extend; a failed extension means the
   // lock is lost, and the holder is told (its AbortSignal).
-  Task<void> extend_while_held(std::string value, std::shared_ptr<bool> held) {
+  Task<void> extend_while_held(LockValue value, std::shared_ptr<bool> held) {
     const std::string& key = config_.key;
     const Duration ttl = options_.ttl;
     while (*held) {

@@ -19,9 +19,9 @@ class SetNx final : public Lock {
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
-      const std::string value = env_.rng().hex_token(20);
+      const LockValue value = LockValue::random(env_.rng(), 20);
       if (RedisConnection::is_one(co_await node_.setnx(c.key, value)))
-        co_return Grant{value, -1, std::nullopt, node_.name()};
+        co_return Grant{value.text(), -1, std::nullopt, node_.name()};
       if (retries_.spent(attempt)) co_return std::nullopt;
       co_await retries_.pause();
     }

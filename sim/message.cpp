@@ -148,7 +148,7 @@ std::uint64_t fingerprint(const redis::Request& r) {
   std::uint64_t h = hash_mix(1, static_cast<std::uint64_t>(r.op) | std::uint64_t{r.nx} << 8 |
                                std::uint64_t{r.replicated} << 9 | std::uint64_t{r.no_reply} << 10);
   h = hash_mix(h, r.key);
-  h = hash_mix(h, r.value);
+  h = r.value.mix_into(h);  // the same as hashing its text, without building it
   h = hash_mix(h, static_cast<std::uint64_t>(r.px.count_ns()));
   if (r.pxat) h = hash_mix(h, static_cast<std::uint64_t>(r.pxat->ns()));
   if (!r.token_key.empty()) h = hash_mix(h, r.token_key);

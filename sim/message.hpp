@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/lock_value.hpp"
 #include "sim/time.hpp"
 
 namespace locksim {
@@ -55,7 +56,7 @@ enum class Op : std::uint8_t {
 struct Request {
   Op op = Op::Get;
   std::string key;
-  std::string value;
+  LockValue value;  // random words on the hot path, text where the command carries other text
   bool nx = false;
   Duration px = Duration::zero();  // zero: no expiry
   std::optional<Instant> pxat;     // an absolute expiry (SET ... PXAT, on the master's wall clock)

@@ -159,7 +159,7 @@ void RedisNode::erase(const std::string& key, ProcId requester) {
   auto it = keys_.find(key);
   if (it == keys_.end()) return;
   note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.setter, .key = key,
-                        .detail = "value " + it->second.value});
+                        .detail = detailed() ? "value " + it->second.value : std::string()});
   keys_.erase(it);
   dirty_.push_back(key);
 }
@@ -271,7 +271,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
   switch (req.op) {
     case Op::Get: {
       const Entry* e = lookup(req.key, now, "lazily, on GET");
-      r = e ? Reply::of(e->value) : Reply::nil();
+      r = e ? Reply::of(e->value.text()) : Reply::nil();
       break;
     }
     case Op::Set:
@@ -349,7 +349,7 @@ Reply RedisNode::incr(const Request& req, Instant now, ProcId from) {
   std::int64_t n = 0;
   if (e) {
     try {
-      n = std::stoll(e->value);
+      n = std::stoll(e->value.text());
     } catch (const std::exception&) {
       return Reply::error("ERR value is not an integer or out of range");
     }
@@ -368,7 +368,7 @@ Reply RedisNode::acquire_with_token(const Request& req, Instant now, ProcId from
   set_req.nx = true;
   if (!set(set_req, now, from)) return Reply::nil();
   Entry* t = lookup(req.token_key, now, "lazily, on INCR");
-  std::int64_t n = t ? std::stoll(t->value) : 0;
+  std::int64_t n = t ? std::stoll(t->value.text()) : 0;
   ++n;
   if (!t) t = &keys_[req.token_key];
   t->value = std::to_string(n);
@@ -389,7 +389,7 @@ Reply RedisNode::redisson_try_lock(const Request& req, Instant now, ProcId from)
   keys_[req.key].holds = holds;
   if (req.op != Op::RedissonTryLockFenced) return Reply::nil();
   Entry* t = lookup(req.token_key, now, "lazily, on INCR");
-  std::int64_t n = t ? std::stoll(t->value) : 0;
+  std::int64_t n = t ? std::stoll(t->value.text()) : 0;
   if (fresh) {
     ++n;
     if (!t) t = &keys_[req.token_key];
@@ -465,7 +465,7 @@ Reply RedisNode::server_command(const Request& req, ProcId from) {
       break;
     case Op::Publish:
       r = Reply::of(static_cast<std::int64_t>(subscribers_[req.key].size()));
-      for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(req.value));
+      for (ProcId sub : subscribers_[req.key]) send(sub, Reply::of(req.value.text()));
       break;
     case Op::GetMasterAddr:
     case Op::SentinelIsMasterDown:
@@ -560,7 +560,7 @@ Reply RedisNode::serve_psync(const Request& req, ProcId from) {
       out += "S ";
       put_field(out, key);
       out += ' ';
-      put_field(out, it->second.value);
+      put_field(out, it->second.value.text());
       out += ' ' + (it->second.expires_at ? std::to_string(it->second.expires_at->ns() / 1'000'000) : "-");
       out += ' ' + std::to_string(static_cast<std::int64_t>(it->second.setter));
     }
@@ -859,7 +859,7 @@ void RedisNode::digest(Digest& d) const {
   d.add(static_cast<std::uint64_t>(keys_.size()));
   for (const auto& [key, e] : keys_) {
     d.add(key);
-    d.add(e.value);
+    d.add(std::string_view(e.value.text()));
     d.add(e.expires_at.value_or(Instant::never()));
     if (e.holds != 0) d.add(e.holds);
   }

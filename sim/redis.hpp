@@ -66,7 +66,7 @@ class RedisNode : public Process {
   void note_command(const redis::Request& req, const redis::Reply& r, ProcId from, std::uint64_t content);
 
   struct Entry {
-    std::string value;
+    LockValue value;
     std::optional<Instant> expires_at;  // a whole millisecond of this node's wall clock
     ProcId setter = kNoProc;            // annotation for the trace only: who wrote it
     // A Redisson lock is a hash {field: count} (RedissonLock.java:314-322 at

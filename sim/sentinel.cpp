@@ -414,7 +414,7 @@ void Sentinel::on_message(Message& m) {
       break;
     case redis::Op::Publish:
       // Sentinel's own PUBLISH takes hellos sent straight to it (sentinelPublishCommand, :4411-4418).
-      if (req->key == "__sentinel__:hello") process_hello(req->value);
+      if (req->key == "__sentinel__:hello") process_hello(req->value.text());
       r = redis::Reply::of(1);
       break;
     case redis::Op::Ping:
@@ -430,7 +430,7 @@ void Sentinel::on_message(Message& m) {
 // SENTINEL is-master-down-by-addr <addr> <epoch> <runid|*> (:3839-3896):
 // "down" only if it is SDOWN here and we are not in TILT; a run id asks for a vote.
 std::string Sentinel::answer_is_master_down(const redis::Request& req) {
-  std::istringstream in(req.value);
+  std::istringstream in(req.value.text());
   std::uint64_t req_epoch = 0;
   std::string runid;
   in >> req_epoch >> runid;

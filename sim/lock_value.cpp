@@ -1,0 +1,137 @@
+#include "sim/lock_value.hpp"
+
+#include <charconv>
+
+namespace locksim {
+
+namespace {
+constexpr char kDigits[] = "0123456789abcdef";
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+}  // namespace
+
+LockValue LockValue::random(Rng& rng, int bytes, std::int64_t suffix) {
+  LockValue v;
+  if (bytes < kMinBytes || bytes > kMaxBytes) {  // kept as text: the same draws
+    std::string text = rng.hex_token(bytes);
+    if (suffix >= 0) text += ":" + std::to_string(suffix);
+    v.v_ = std::move(text);
+    return v;
+  }
+  Random r;
+  r.bytes = static_cast<std::uint8_t>(bytes);
+  r.suffix = suffix;
+  // Rng::hex_token: a word per 8 bytes, its low byte first.
+  for (int i = 0; i * 8 < bytes; ++i) {
+    std::uint64_t w = rng.next();
+    const int used = bytes - i * 8;
+    if (used < 8) w &= (std::uint64_t{1} << (8 * used)) - 1;
+    r.words[static_cast<std::size_t>(i)] = w;
+  }
+  v.v_ = r;
+  return v;
+}
+
+LockValue LockValue::from_text(std::string_view text) {
+  LockValue v;
+  const std::size_t colon = text.find(':');
+  const std::string_view hex = text.substr(0, colon);
+  Random r;
+  bool random = hex.size() % 2 == 0 && hex.size() >= 2 * kMinBytes && hex.size() <= 2 * kMaxBytes;
+  for (std::size_t i = 0; random && i < hex.size(); i += 2) {
+    const int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) random = false;
+    else r.words[i / 16] |= std::uint64_t(hi * 16 + lo) << (8 * ((i / 2) % 8));
+  }
+  if (random && colon != std::string_view::npos) {
+    const std::string_view digits = text.substr(colon + 1);
+    const bool canonical = !digits.empty() && digits.size() <= 18 && (digits[0] != '0' || digits.size() == 1);
+    std::int64_t n = -1;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    random = canonical && ec == std::errc{} && end == digits.data() + digits.size() && n >= 0;
+    r.suffix = n;
+  }
+  if (!random) {
+    v.v_ = std::string(text);
+    return v;
+  }
+  r.bytes = static_cast<std::uint8_t>(hex.size() / 2);
+  v.v_ = r;
+  return v;
+}
+
+bool LockValue::empty() const {
+  const std::string* s = std::get_if<std::string>(&v_);
+  return s && s->empty();
+}
+
+std::string_view LockValue::text(std::array<char, 80>& buf) const {
+  if (const std::string* s = std::get_if<std::string>(&v_)) return *s;
+  const Random& r = std::get<Random>(v_);
+  std::size_t n = 0;
+  for (int i = 0; i < r.bytes; ++i) {
+    const auto byte = static_cast<unsigned>((r.words[static_cast<std::size_t>(i / 8)] >> (8 * (i % 8))) & 0xff);
+    buf[n++] = kDigits[byte >> 4];
+    buf[n++] = kDigits[byte & 0xf];
+  }
+  if (r.suffix >= 0) {
+    buf[n++] = ':';
+    const auto [end, ec] = std::to_chars(buf.data() + n, buf.data() + buf.size(), r.suffix);
+    n = static_cast<std::size_t>(end - buf.data());
+  }
+  return {buf.data(), n};
+}
+
+std::string LockValue::text() const {
+  std::array<char, 80> buf;
+  return std::string(text(buf));
+}
+
+namespace {
+// Each byte's two hex digits as they lie in memory (high nibble first).
+constexpr std::array<std::uint16_t, 256> kHexPairs = [] {
+  std::array<std::uint16_t, 256> t{};
+  for (unsigned b = 0; b < 256; ++b)
+    t[b] = static_cast<std::uint16_t>(static_cast<unsigned char>(kDigits[b >> 4]) |
+                                      static_cast<unsigned char>(kDigits[b & 0xf]) << 8);
+  return t;
+}();
+
+// Up to four bytes (the first in the low bits of `v`) as their hex digits,
+// eight characters of text in memory order, as hash_mix reads a word of text.
+// `chars`: how many to keep.
+std::uint64_t hex_word(std::uint32_t v, int chars) {
+  const std::uint64_t text = std::uint64_t{kHexPairs[v & 0xff]} | std::uint64_t{kHexPairs[(v >> 8) & 0xff]} << 16 |
+                             std::uint64_t{kHexPairs[(v >> 16) & 0xff]} << 32 |
+                             std::uint64_t{kHexPairs[v >> 24]} << 48;
+  return chars >= 8 ? text : text & ((std::uint64_t{1} << (8 * chars)) - 1);
+}
+}  // namespace
+
+std::uint64_t LockValue::mix_into(std::uint64_t h) const {
+  const Random* r = std::get_if<Random>(&v_);
+  if (!r || r->suffix >= 0) {  // text, or Redisson's ":n": spell it out
+    std::array<char, 80> buf;
+    return hash_mix(h, text(buf));
+  }
+  // hash_mix(h, text) a word of text at a time, each word made from four
+  // bytes without spelling the whole value out (the trace hash is the same).
+  const int chars = 2 * r->bytes;
+  int i = 0;
+  for (; i + 8 <= chars; i += 8) {
+    const int byte = i / 2;
+    h = hash_mix(h, hex_word(static_cast<std::uint32_t>(r->words[static_cast<std::size_t>(byte / 8)] >> (8 * (byte % 8))), 8));
+  }
+  std::uint64_t tail = 0;
+  if (i < chars) {
+    const int byte = i / 2;
+    tail = hex_word(static_cast<std::uint32_t>(r->words[static_cast<std::size_t>(byte / 8)] >> (8 * (byte % 8))), chars - i);
+  }
+  return hash_mix(h, tail ^ (static_cast<std::uint64_t>(chars) << 56));
+}
+
+}  // namespace locksim
