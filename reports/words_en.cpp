@@ -337,6 +337,7 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailSentinelPromoting, "promoting {node} (REPLICAOF NO ONE, CLIENT KILL); clients asking for {old} are still told {told} until its INFO confirms"},
     {W::DetailSentinelPromoted, "+promoted-slave {node}: its INFO reports role:master; clients asking for {old} are told {told} from now on"},
     {W::DetailSentinelSwitch, "+switch-master {old}: {from} -> {to}; {replica} is listed as a replica"},
+    {W::DetailSentinelConvert, "+convert-to-slave {node} (a master for more than {t}; now a replica of {master})"},
     {W::DetailDroppedPartition, "partition: {message}"},
     {W::DetailDroppedByFault, "dropped by a fault on {link}: {message}"},
     {W::DetailDroppedLoss, "lost (loss {p}): {message}"},

@@ -352,6 +352,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailSentinelPromoting, "正在提升 {node}（REPLICAOF NO ONE，CLIENT KILL）；在它的 INFO 确认之前，询问 {old} 的客户端得到的仍是 {told}"},
     {W::DetailSentinelPromoted, "“+promoted-slave {node}”：它的 INFO 报告“role:master”；从现在起，询问 {old} 的客户端得到的是 {told}"},
     {W::DetailSentinelSwitch, "“+switch-master {old}: {from} -> {to}”；{replica} 被列为副本"},
+    {W::DetailSentinelConvert, "“+convert-to-slave {node}”（它作为主节点已超过 {t}；现在成为 {master} 的副本）"},
     {W::DetailDroppedPartition, "网络分区：“{message}”"},
     {W::DetailDroppedByFault, "被 {link} 上的故障丢弃：“{message}”"},
     {W::DetailDroppedLoss, "随机丢失（丢失率 {p}）：“{message}”"},
