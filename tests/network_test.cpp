@@ -57,3 +57,23 @@ TEST_CASE("a hold rule keeps a link's messages back until its window ends") {
   w.run_until(at_ms(40'001));
   CHECK(b.inbox.size() == 1);
 }
+
+TEST_CASE("a lossy network drops about the share of messages it is configured to, and a lossless one none") {
+  // scripts/mutants.txt network-loss-ignored: the [network] loss knob must reach the links.
+  auto delivered = [](double loss) {
+    World w(7);
+    w.network().configure({DurationRange::fixed(Duration::ms(1)), loss, true});
+    auto& a = w.add<Probe>("a");
+    auto& b = w.add<Probe>("b");
+    w.at(at_ms(0), [&] {
+      for (int i = 0; i < 1000; ++i) a.send(b.id(), storage::Request{});
+    });
+    w.run_until(at_ms(100));
+    return b.inbox.size();
+  };
+  CHECK(delivered(0.0) == 1000);
+  const std::size_t half = delivered(0.5);
+  CHECK(half > 400);
+  CHECK(half < 600);
+  CHECK(delivered(1.0) == 0);
+}

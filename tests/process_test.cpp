@@ -84,6 +84,22 @@ TEST_CASE("a crashed process drops messages addressed to it, and a restarted one
   CHECK(dropped == 1);
 }
 
+TEST_CASE("a message sent to a crashed process that arrives after its restart is not delivered to the new incarnation") {
+  // Sent while b is down, on the way for 20 ms; b restarts at 5 ms: the new
+  // incarnation never had a connection that message travelled on
+  // (sim/world.cpp, Process::restart's epoch; scripts/mutants.txt crash-keeps-old-messages).
+  World w(1);
+  w.network().configure({DurationRange::fixed(Duration::ms(20)), 0.0, true});
+  auto& a = w.add<Probe>("a");
+  auto& b = w.add<Probe>("b");
+  w.at(at_ms(0), [&] { w.crash(b.id()); });
+  w.at(at_ms(1), [&] { a.send(b.id(), storage::Request{}); });
+  w.at(at_ms(5), [&] { w.restart(b.id()); });
+  w.at(at_ms(30), [&] { a.send(b.id(), storage::Request{}); });  // to the new incarnation: delivered
+  w.run_until(at_ms(100));
+  CHECK(b.inbox.size() == 1);
+}
+
 TEST_CASE("a call to a crashed process is refused one network delay later, not left hanging") {
   World w(1);
   auto& a = w.add<Probe>("a");
