@@ -74,7 +74,7 @@ storage::Reply Storage::write(const storage::Request& req, ProcId from) {
       note(Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why});
       return {false, counter_, why};
     }
-    highest_token_ = req.token;
+    highest_token_ = req.token;  // a write's token: later writes below it are refused
   }
   if (fencing_ == StorageFencing::LockValue && req.owner != owner_) {
     const std::string why = "the owner is " + (owner_.empty() ? std::string("nobody") : owner_.substr(0, 8) + "…") +
