@@ -319,3 +319,23 @@ duration = "19s"
   CHECK(resync(r).rfind("full resync from redis2: flushing", 0) == 0);
   CHECK(keys_of_redis1(r).count("lock") == 1);
 }
+
+TEST_CASE("one sentinel that alone sees the master down is no quorum of 2: no ODOWN, no failover") {
+  // sentinel1 is cut off from redis1 only; sentinel2 and sentinel3 still
+  // reach it and answer is-master-down-by-addr with "not down". ODOWN needs
+  // quorum sentinels (this one included) to say down (sentinel.c
+  // sentinelCheckObjectivelyDown, :4497-4530): 1 of 2 is not enough.
+  const std::string faults = R"([[fault]]
+at = "1s"
+kind = "partition"
+groups = [["sentinel1"], ["redis1"]]
+duration = "30s"
+)";
+  const RunResult r = run_text(scenario("sentinels = 3\nquorum = 2\ndown_after = \"5s\"\n", faults, "40s"));
+  CHECK(notes(r, "sentinel1", "+sdown master redis1").size() == 1);  // it does see the master down
+  for (const char* s : {"sentinel1", "sentinel2", "sentinel3"}) {
+    CHECK(notes(r, s, "+odown").empty());
+    CHECK(notes(r, s, "+try-failover").empty());
+  }
+  CHECK(events_of(r, Ev::Promoted).empty());
+}
