@@ -184,17 +184,7 @@ TEST_CASE("by hand: a Holder naming another client, or nobody, makes an Acquired
   const ProcId c2 = t.add_process("client2", ProcessRole::Client);
   const ProcId node = t.add_process("zk", ProcessRole::LockNode);
   const ProcId st = t.add_process("storage", ProcessRole::Storage);
-  auto ev = [&](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc, ProcId owner = kNoProc, std::int64_t value = 0) {
-    TraceEvent e;
-    e.at = Instant::from_ns(ms * 1'000'000);
-    e.process = p;
-    e.kind = kind;
-    e.peer = peer;
-    e.owner = owner;
-    e.value = value;
-    e.key = "/lock";
-    t.record(std::move(e));
-  };
+  auto ev = hand_events(t, "/lock");
   ev(0, c1, Ev::Acquiring);
   ev(1, node, Ev::Holder, kNoProc, c1);       // client1's node is the lowest
   ev(100, node, Ev::Holder, kNoProc, kNoProc);  // its session expired: no node left

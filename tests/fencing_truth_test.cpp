@@ -158,17 +158,7 @@ TEST_CASE("by hand: an Acquired after every entry of the client's expired is a b
   const ProcId c2 = t.add_process("client2", ProcessRole::Client);
   const ProcId node = t.add_process("redis1", ProcessRole::LockNode);
   const ProcId st = t.add_process("storage", ProcessRole::Storage);
-  auto ev = [&](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc, ProcId owner = kNoProc, std::int64_t value = 0) {
-    TraceEvent e;
-    e.at = Instant::from_ns(ms * 1'000'000);
-    e.process = p;
-    e.kind = kind;
-    e.peer = peer;
-    e.owner = owner;
-    e.value = value;
-    e.key = "lock";
-    t.record(std::move(e));
-  };
+  auto ev = hand_events(t, "lock");
   ev(0, c1, Ev::Acquiring);
   ev(1, node, Ev::Command, c1, c1);       // SET lock <c1's value>: the node holds it
   ev(100, node, Ev::Expired, kNoProc, c1);  // gone while client1 waits for the reply

@@ -12,8 +12,10 @@
 #include "harness/shrink.hpp"
 #include "judge/checkers.hpp"
 #include "sim/world.hpp"
+#include "tests/support.hpp"
 
 using namespace locksim;
+using namespace locksim::testing;
 
 namespace {
 
@@ -63,13 +65,7 @@ TEST_CASE("a grant recorded before another client's release at the same instant 
   Trace trace;
   const ProcId c1 = trace.add_process("client1", ProcessRole::Client);
   const ProcId c2 = trace.add_process("client2", ProcessRole::Client);
-  auto ev = [&](std::int64_t ms, ProcId p, Ev kind) {
-    TraceEvent e;
-    e.at = Instant::zero() + Duration::ms(ms);
-    e.process = p;
-    e.kind = kind;
-    trace.record(std::move(e));
-  };
+  auto ev = hand_events(trace);
   ev(0, c1, Ev::Acquired);
   ev(100, c2, Ev::Acquired);   // the grant is recorded first...
   ev(100, c1, Ev::Releasing);  // ...then, at the same instant, the release

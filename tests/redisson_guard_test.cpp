@@ -50,12 +50,6 @@ groups = [["redis1"], ["redis2"]]
   return parse_scenario(text, "guarded.toml");
 }
 
-bool has_command(const RunResult& r, const std::string& node, const std::string& text) {
-  for (const TraceEvent* e : events_of(r, Ev::Command, node))
-    if (e->detail.find(text) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("Redis's WAIT answers once the replica has acknowledged the client's write, and Redisson's lock holds") {

@@ -41,12 +41,6 @@ check_before_write = true
   return parse_scenario(text, "watchdog-job.toml");
 }
 
-bool has_command(const RunResult& r, const std::string& node, const std::string& text) {
-  for (const TraceEvent* e : events_of(r, Ev::Command, node))
-    if (e->detail.find(text) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("after watchdog renewals at 10, 20 and 30 s, a job that checks its lease at 35 s still writes") {

@@ -33,4 +33,28 @@ inline FaultSpec& first_fault(Scenario& s, FaultKind kind) {
   throw;
 }
 
+// Whether a node's trace has a command whose text contains `text`.
+inline bool has_command(const RunResult& r, const std::string& node, const std::string& text) {
+  for (const TraceEvent* e : events_of(r, Ev::Command, node))
+    if (e->detail.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// A recorder of hand-built events for judge tests: ev(ms, process, kind,
+// peer, owner, value) appends one event on `key` to `t`.
+inline auto hand_events(Trace& t, std::string key = "") {
+  return [&t, key = std::move(key)](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc,
+                                    ProcId owner = kNoProc, std::int64_t value = 0) {
+    TraceEvent e;
+    e.at = Instant::zero() + Duration::ms(ms);
+    e.process = p;
+    e.kind = kind;
+    e.peer = peer;
+    e.owner = owner;
+    e.value = value;
+    e.key = key;
+    t.record(std::move(e));
+  };
+}
+
 }  // namespace locksim::testing
