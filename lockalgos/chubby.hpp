@@ -14,7 +14,9 @@ struct ChubbyOptions : AlgorithmOptions {
   std::int64_t first_token = 1;           // the first generation number
   Duration lease() const override { return Duration::s(12); }
   // A KeepAlive the master holds and answers just before the lease ends
-  // extends it once more (§2.8), and the lock-delay follows (§2.4).
+  // extends it once more (Burrows 2006, §2.8 p. 341), and the lock-delay
+  // follows (§2.4 p. 339; at most one minute, which parse_chubby enforces).
+  // tests/coordination_fidelity_test.cpp "handover()" pins it.
   Duration handover() const override { return lease() * 2 + lock_delay; }
   ServerSetup server() const override { return {.first_token = first_token}; }
 };

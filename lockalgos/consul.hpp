@@ -25,8 +25,10 @@ struct ConsulOptions : AlgorithmOptions {
   std::int64_t first_token = 1;               // the Raft index the cluster starts from
   Duration lease() const override { return session_ttl; }
   // The leader invalidates a silent session only after TTL x multiplier
-  // (agent/consul/session_ttl.go resetSessionTimerLocked), and the key is
-  // then kept from others for the lock-delay (agent/consul/kvs_endpoint.go).
+  // (agent/consul/session_ttl.go:86-95 @6eb104f9ab9f, reset by each renew),
+  // and the key is then kept from others for the lock-delay
+  // (agent/consul/kvs_endpoint.go:75-92 @06d59c03b93e; at most MaxLockDelay,
+  // which parse_consul enforces). tests/consul_test.cpp "handover()" pins it.
   Duration handover() const override { return session_ttl * ttl_multiplier + lock_delay; }
   ServerSetup server() const override { return {.first_token = first_token, .session_ttl_multiplier = ttl_multiplier}; }
 };

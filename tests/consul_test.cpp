@@ -175,3 +175,26 @@ TEST_CASE("Consul's options are checked against the server's bounds") {
   CHECK_THROWS_WITH_AS(consul("lock_delay = \"61s\"", "1s"), doctest::Contains("60s"), ScenarioError);
   CHECK_THROWS_WITH_AS(consul("behavior = \"keep\"", "1s"), doctest::Contains("behavior"), ScenarioError);
 }
+
+TEST_CASE("handover(): a holder gone silent keeps Consul's lock from others for at most TTL x 2 + lock-delay") {
+  // explore draws fault magnitudes and judges liveness against handover()
+  // (lockalgos/consul.hpp). client1 is paused at instants across one renew
+  // period (TTL/2 = 5 s) — a pause, not a crash: its node's agent stays up,
+  // so no serfHealth check ends the session early; client2 is granted the lock once the session is
+  // invalidated (session_ttl.go:86-95, 2 x TTL after the last renew) and the
+  // lock-delay has run (kvs_endpoint.go:75-92), at api/lock.go's next retry.
+  const Scenario base = consul("session_ttl = \"10s\"\nlock_delay = \"7s\"", "70s");
+  const Duration handover = base.lock.options->handover();
+  CHECK(handover == Duration::s(27));
+  Duration longest = Duration::zero();
+  for (int ms = 1'000; ms <= 11'000; ms += 1'000) {
+    const std::string at = std::to_string(ms) + "ms";
+    const RunResult r = run_scenario(
+        consul("session_ttl = \"10s\"\nlock_delay = \"7s\"", "70s", pause_client1(at, "60s")));
+    const auto taken = events_of(r, Ev::Acquired, "client2");
+    REQUIRE(taken.size() == 1);
+    longest = max(longest, taken[0]->at - (Instant::zero() + Duration::ms(ms)));
+  }
+  CHECK(longest > handover - Duration::s(5));                  // the worst instant comes near it
+  CHECK(longest <= handover + Duration::s(5) + Duration::ms(10));  // plus one DefaultLockRetryTime
+}

@@ -246,3 +246,25 @@ TEST_CASE("a Chubby sequencer from generation 1 is refused once generation 2 has
     CHECK(fenced.verdict.empty());
   }
 }
+
+TEST_CASE("handover(): a holder gone silent keeps Chubby's lock from others for at most two leases + lock-delay") {
+  // explore draws fault magnitudes and judges liveness against handover()
+  // (lockalgos/chubby.hpp). client1 crashes at instants across one lease;
+  // the master answers the KeepAlive it holds 1 s before the lease ends,
+  // crashed or not (§2.8), which extends the lease once more, then the
+  // lock-delay runs (§2.4); client2's blocked Acquire is granted then.
+  const Scenario base = held("algorithm = \"chubby\"\nlock_delay = \"10s\"", "chubby", "50s");
+  const Duration handover = base.lock.options->handover();
+  CHECK(handover == Duration::s(34));
+  Duration longest = Duration::zero();
+  for (int ms = 1'000; ms <= 13'000; ms += 1'000) {
+    const std::string at = std::to_string(ms) + "ms";
+    const RunResult r = run_scenario(held("algorithm = \"chubby\"\nlock_delay = \"10s\"", "chubby", "50s",
+                                          "[[fault]]\nat = \"" + at + "\"\nkind = \"crash\"\ntarget = \"client1\"\n"));
+    const auto taken = events_of(r, Ev::Acquired, "client2");
+    REQUIRE(taken.size() == 1);
+    longest = max(longest, taken[0]->at - (Instant::zero() + Duration::ms(ms)));
+  }
+  CHECK(longest > handover - Duration::s(2));
+  CHECK(longest <= handover);
+}
