@@ -252,6 +252,15 @@ class OverlapChecker {
 // Acquired while the service held none of its entries only believed it held
 // the lock (K7). Its own "grant" neither supersedes anyone's nor protects its
 // writes; for it, the time it began asking stands for when it was granted.
+//
+// One write of a superseded holder is not stale: a write in token order
+// (its token at least every token the storage has accepted) that lands
+// before the storage has accepted any read or write of the latest holder
+// since its grant. The storage then orders it wholly before everything that
+// holder's critical section does to the data — its first accepted read sees
+// the write — so no update can be lost through it; this is what fencing a
+// storage on reads as well as writes guarantees (README, "What you see").
+// Any later write of the superseded holder is judged afresh.
 class StaleWriteChecker {
  public:
   StaleWriteChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
@@ -272,16 +281,28 @@ class StaleWriteChecker {
       }
       g.real = e.at;
       g.last_was_belief = false;
+      g.touched = false;
       latest_ = e.process;
       return;
     }
-    if (e.kind != Ev::StorageWrite) return;
+    if (e.kind != Ev::StorageWrite && e.kind != Ev::StorageRead && e.kind != Ev::StorageReject) return;
+    if (e.kind == Ev::StorageWrite) judge_write(e);
+    if (e.kind == Ev::StorageReject) return;  // refused: it changed nothing and showed the storage nothing
+    if (e.token > highest_token_) highest_token_ = e.token;
+    if (e.peer < grants_.size()) grants_[e.peer].touched = true;
+  }
+
+  std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
+
+ private:
+  void judge_write(const TraceEvent& e) {
     if (e.peer >= grants_.size() || (!grants_[e.peer].real && !grants_[e.peer].belief)) return;  // never acquired
     if (latest_ == kNoProc || latest_ == e.peer) return;
     const Grant& g = grants_[e.peer];
     const Instant theirs = *grants_[latest_].real;
     const Instant mine = g.last_was_belief || !g.real ? std::min(g.belief_asked, g.real.value_or(Instant::never())) : *g.real;
     if (!(mine < theirs)) return;  // granted at the same instant: not after it
+    if (e.token >= 0 && e.token >= highest_token_ && !grants_[latest_].touched) return;  // ordered before theirs
     const std::string token = e.token >= 0 ? " (token " + std::to_string(e.token) + ")" : "";
     std::string detail = trace_.name(e.process) + " accepted " + trace_.name(e.peer) + "'s write" + token + " at " +
                          format_instant(e.at) + ", but " + trace_.name(latest_) + " was granted the lock at " +
@@ -294,11 +315,9 @@ class StaleWriteChecker {
     out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_}, std::move(detail)});
   }
 
-  std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
-
- private:
   struct Grant {
     std::optional<Instant> real;    // its last grant the service held
+    bool touched = false;           // the storage has accepted a read or write of its since that grant
     std::optional<Instant> belief;  // its last Acquired the service did not hold
     Instant belief_asked;           // when it began asking for that one
     std::size_t belief_held = 0;    // on how many nodes the service held its entries then
@@ -309,6 +328,7 @@ class StaleWriteChecker {
   std::vector<std::optional<Instant>> asking_since_;
   std::vector<Grant> grants_;
   ProcId latest_ = kNoProc;  // the most recent real grant of all
+  std::int64_t highest_token_ = -1;  // the highest token the storage has accepted, on a read or a write
   std::vector<Violation> out_;
 };
 

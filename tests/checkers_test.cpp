@@ -484,7 +484,9 @@ TEST_CASE("an accepted write that skips a value is a lost update that says so") 
 
 TEST_CASE("only the accepted one of a superseded holder's writes is stale, and its token is named if it has one") {
   T t;
-  t.ev(0, t.c1, Ev::Acquired).ev(100, t.c2, Ev::Acquired).reject(200, t.c1, 1, 1).write(300, t.c1, 1, 1);
+  // client2 has read the storage (its read accepted) before client1's writes.
+  t.ev(0, t.c1, Ev::Acquired).ev(100, t.c2, Ev::Acquired).ev(150, t.storage, Ev::StorageRead, t.c2);
+  t.reject(200, t.c1, 1, 1).write(300, t.c1, 1, 1);
   const auto v = check_stale_write(t.trace, until(1000));
   REQUIRE(v.size() == 1);
   CHECK(v[0].at == at_ms(300));

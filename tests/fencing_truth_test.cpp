@@ -240,3 +240,51 @@ TEST_CASE("by hand: with a quorum of 2, a client's value on one node of three is
     CHECK(beliefs_not_grants(t).size() == (holding < 2 ? 1u : 0u));
   }
 }
+
+// ---- a write in token order before the next holder touches the storage ---------
+
+TEST_CASE("by hand: a superseded holder's write in token order, before the next holder touches the storage, is not stale") {
+  // client1 (token 33) is superseded by client2 (token 34) at 200 ms. Its
+  // write at 300 ms comes before client2 has read or written anything: the
+  // storage orders it wholly before client2's critical section (client2's
+  // read sees it), so no update can be lost through it. Each variant below
+  // takes away one part of that and is stale again.
+  struct Case {
+    const char* what;
+    Ev next_first;             // what client2 does at the storage before client1's write (Fault: nothing)
+    std::int64_t token;        // client1's write's token
+    std::int64_t seen_before;  // a token the storage accepted earlier (-1: none)
+    std::size_t stale;
+  };
+  for (const Case& c : {Case{"in order, before client2 touched it", Ev::Fault, 33, -1, 0},
+                        Case{"client2's read refused first: it changed nothing", Ev::StorageReject, 33, -1, 0},
+                        Case{"after client2's read (K9's window)", Ev::StorageRead, 33, -1, 1},
+                        Case{"no token: nothing orders it", Ev::Fault, -1, -1, 1},
+                        Case{"a token below one the storage has seen", Ev::Fault, 33, 40, 1}}) {
+    INFO(c.what);
+    Trace t;
+    const ProcId c1 = t.add_process("client1", ProcessRole::Client);
+    const ProcId c2 = t.add_process("client2", ProcessRole::Client);
+    const ProcId c3 = t.add_process("client3", ProcessRole::Client);
+    const ProcId node = t.add_process("redis1", ProcessRole::LockNode);
+    const ProcId st = t.add_process("storage", ProcessRole::Storage);
+    auto ev = hand_events(t, "lock");
+    if (c.seen_before >= 0) ev(0, st, Ev::StorageWrite, c3, kNoProc, 1, c.seen_before);  // before any grant: judged by nobody
+    ev(1, node, Ev::Command, c1, c1);
+    ev(2, c1, Ev::Acquired);
+    ev(100, node, Ev::Expired, kNoProc, c1);
+    ev(200, node, Ev::Command, c2, c2);
+    ev(201, c2, Ev::Acquired);
+    if (c.next_first != Ev::Fault) ev(250, st, c.next_first, c2, kNoProc, 0);
+    ev(300, st, Ev::StorageWrite, c1, kNoProc, 1, c.token);
+    ev(400, st, Ev::StorageRead, c2, kNoProc, 1, 34);
+    ev(500, st, Ev::StorageWrite, c2, kNoProc, 2, 34);
+    CheckOptions o;
+    o.run_end = Instant::zero() + Duration::s(1);
+    const auto stale = check_stale_write(t, o);
+    CHECK(stale.size() == c.stale);
+    // Once client2 has touched the storage, a second write of client1 is stale whatever its token.
+    ev(600, st, Ev::StorageWrite, c1, kNoProc, 3, 35);
+    CHECK(check_stale_write(t, o).size() == c.stale + 1);
+  }
+}

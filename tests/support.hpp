@@ -41,10 +41,10 @@ inline bool has_command(const RunResult& r, const std::string& node, const std::
 }
 
 // A recorder of hand-built events for judge tests: ev(ms, process, kind,
-// peer, owner, value) appends one event on `key` to `t`.
+// peer, owner, value, token) appends one event on `key` to `t`.
 inline auto hand_events(Trace& t, std::string key = "") {
   return [&t, key = std::move(key)](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc,
-                                    ProcId owner = kNoProc, std::int64_t value = 0) {
+                                    ProcId owner = kNoProc, std::int64_t value = 0, std::int64_t token = -1) {
     TraceEvent e;
     e.at = Instant::zero() + Duration::ms(ms);
     e.process = p;
@@ -52,6 +52,7 @@ inline auto hand_events(Trace& t, std::string key = "") {
     e.peer = peer;
     e.owner = owner;
     e.value = value;
+    e.token = token;
     e.key = key;
     t.record(std::move(e));
   };
