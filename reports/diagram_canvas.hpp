@@ -56,7 +56,8 @@ struct RetryRun {
   Instant from, to;        // its first message and its last failed attempt
   std::size_t attempts = 0;
   std::size_t lost = 0;    // its messages the network lost meanwhile
-  std::string why;         // the reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)")
+  // The reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)"), each with how many times.
+  std::vector<std::pair<std::string, std::size_t>> reasons;
 };
 std::vector<RetryRun> retry_runs(const Trace& trace);
 // The retry loops by client, to ask whether one covers an instant.

@@ -30,8 +30,9 @@ std::string draw_lanes(const Canvas& c) {
   }
   if (c.lanes.hidden) {
     const double y = c.top + c.lane * c.lanes.others_lane + c.lane / 2;
-    out += fmt::format(R"~(<g class="lane-others"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc" stroke-dasharray="6 3"/><text x="8" y="{:.1f}" font-style="italic">{}</text><title>{} clients share this lane: their critical sections are drawn here, their messages are not</title></g>)~",
-                       c.left, y, c.left + c.axis.width(), y, y + c.fs(4), esc(c.lanes.others_name), c.lanes.hidden);
+    out += fmt::format(R"~(<g class="lane-others"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc" stroke-dasharray="6 3"/><text x="8" y="{:.1f}" font-style="italic">{}</text><title>{}</title></g>)~",
+                       c.left, y, c.left + c.axis.width(), y, y + c.fs(4), esc(c.lanes.others_name),
+                       esc(c.say(W::TipSharedLane, {{"n", std::to_string(c.lanes.hidden)}})));
   }
   return out;
 }
@@ -265,11 +266,11 @@ void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e) {
     top = c.top;
     bottom = c.lanes_bottom;
   }
-  const std::string text = "⚡ " + e.detail.substr(0, e.detail.find(" until "));
+  const std::string text = "⚡ " + translate_detail(c.lang, e.detail.substr(0, e.detail.find(" until ")));
   const bool room = c.slides || text_width(text, c.fs(9)) < 260;
-  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:.0f}">{}</text><title>{}: {}</title></g>)~",
-                           c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"), format_instant(e.at),
-                           esc(e.detail));
+  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+                           c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"),
+                           esc(c.say(W::TipAt, {{"t", format_instant(e.at)}, {"what", translate_detail(c.lang, e.detail)}})));
 }
 
 }  // namespace locksim::diagram

@@ -243,6 +243,11 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::PartitionFrom, "✂ messages from {names} are lost"},
     {W::RetryBand, "{n} tries failed: too few nodes"},
     {W::RetryBandLost, ", {n} messages lost"},
+    {W::TipRetries, "{who}: {what} from {from} to {to} ({why}); {lost} of its messages lost; their messages are not drawn"},
+    {W::TipElided, "{d} of quiet elided ({from} to {to})"},
+    {W::TipPartition, "{who}: {what} from {from} to {to}"},
+    {W::TipSharedLane, "{n} clients share this lane: their critical sections are drawn here, their messages are not"},
+    {W::TipAt, "{t}: {what}"},
     {W::ClockNoteFast, "clock {pct}% fast"},
     {W::ClockNoteSlow, "clock {pct}% slow"},
     {W::ClockNoteOff, "wall clock {d} off"},
@@ -400,6 +405,12 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailForDuration, "{what} for {d}"},
     {W::DetailThreeNames, "{a}, {b} and {c}"},
     {W::DetailTwoNames, "{a} and {b}"},
+    // A message lost to its destination (sim/world.cpp), a delay's label, a retry band's reasons.
+    {W::DetailDestinationDown, "destination down"},
+    {W::DetailDestinationRestarted, "destination restarted"},
+    {W::DetailHoldBackOn, "hold back messages on {link}"},
+    {W::DetailTallyNodes, "{granted} of {total} nodes granted it ({needed} needed)"},
+    {W::DetailTallyLocks, "{granted} of {total} locks taken ({needed} needed)"},
 };
 
 static_assert(in_order(kEnglish));

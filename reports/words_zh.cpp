@@ -242,7 +242,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::TipClockJump, "{who}：墙上时钟跳变 {by}；{clocks}"},
     {W::TipClockDrift, "{who}：时钟漂移现为 {ppm} ppm；{clocks}"},
     {W::TipPromoted, "{who} 在 {t} 被提升为主节点；{clocks}"},
-    {W::TipKeyExpires, "{node} 上的 {key}（{owner} 的）过期：{detail}；{clocks}"},
+    {W::TipKeyExpires, "{node} 上的 '{key}'（{owner} 的）过期：{detail}；{clocks}"},
     {W::TipWriteAccepted, "存储接受了 {peer} 的写入 counter = {value}{token}"},
     {W::TipWriteRejected, "存储拒绝了 {peer} 的写入 counter = {value}{token}：{why}"},
     {W::TipMessageDelivered, "{from} → {to}：{content}（{sent} 发出，{at} 送达）"},
@@ -258,6 +258,11 @@ constexpr Entry kChinese[kWordCount] = {
     {W::PartitionFrom, "✂ 来自 {names} 的消息丢失"},
     {W::RetryBand, "{n} 次尝试失败：节点不够"},
     {W::RetryBandLost, "，丢失 {n} 条消息"},
+    {W::TipRetries, "{who}：从 {from} 到 {to}，{what}（{why}）；它的消息丢失 {lost} 条；这些消息不画出"},
+    {W::TipElided, "省略了 {d} 的空闲时段（{from} 到 {to}）"},
+    {W::TipPartition, "{who}：从 {from} 到 {to}，{what}"},
+    {W::TipSharedLane, "{n} 个客户端共用这条泳道：这里画出它们的临界区，不画它们的消息"},
+    {W::TipAt, "{t}：{what}"},
     {W::ClockNoteFast, "时钟快 {pct}%"},
     {W::ClockNoteSlow, "时钟慢 {pct}%"},
     {W::ClockNoteOff, "墙上时钟偏差 {d}"},
@@ -414,6 +419,11 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailForDuration, "{what}，持续 {d}"},
     {W::DetailThreeNames, "{a}、{b} 和 {c}"},
     {W::DetailTwoNames, "{a} 和 {b}"},
+    {W::DetailDestinationDown, "目标进程已宕机"},
+    {W::DetailDestinationRestarted, "目标进程已重启"},
+    {W::DetailHoldBackOn, "扣留 {link} 上的消息"},
+    {W::DetailTallyNodes, "{total} 个节点中有 {granted} 个授予（需要 {needed} 个）"},
+    {W::DetailTallyLocks, "{total} 把锁中拿到 {granted} 把（需要 {needed}）"},
 };
 
 static_assert(in_order(kChinese));

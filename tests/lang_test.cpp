@@ -50,7 +50,7 @@ std::vector<std::string> catalogue_files() {
 // (KeepAlive, ErrSessionExpired); hex values; and an English term in
 // parentheses after its Chinese one (重叠持有 (overlap), 停顿 (stop-the-world)),
 // up to three words. Whatever else is left is an untranslated sentence.
-std::vector<std::string> english_words(const std::string& report, const RunResult& r) {
+std::vector<std::string> english_words(const std::string& report, const RunResult& r, std::size_t header_lines = 4) {
   std::set<std::string> names;
   for (const auto& p : r.world->trace().processes()) names.insert(p.name);
   const std::regex kept(R"re('[^']*'|"[^"]*"|\w+ = |\((?:[A-Za-z-]+ ?){1,3}\))re");
@@ -59,7 +59,7 @@ std::vector<std::string> english_words(const std::string& report, const RunResul
   std::istringstream in(report);
   std::size_t line_no = 0;
   for (std::string line; std::getline(in, line); ++line_no) {
-    if (line_no < 4 || line.rfind("重放：", 0) == 0) continue;  // the scenario's header; the replay command
+    if (line_no < header_lines || line.rfind("重放：", 0) == 0) continue;  // the scenario's header; the replay command
     // “…” by hand: a regex over bytes cannot tell “ and ” from the "…" inside.
     for (auto open = line.find("“"); open != std::string::npos; open = line.find("“", open)) {
       const auto close = line.find("”", open);
@@ -77,6 +77,29 @@ std::vector<std::string> english_words(const std::string& report, const RunResul
     }
   }
   return left;
+}
+
+// What a Chinese diagram says to a person, one line each: every tooltip
+// (<title>) and every text on the picture but the scenario's title (the
+// user's words). A message's tooltip keeps its contents as the protocol
+// says them ("READONLY You can't write…", as the story quotes them): they are
+// cut out, the words around them (sent, delivered, why it was lost) kept.
+std::string diagram_words(const std::string& svg) {
+  std::string out;
+  const std::regex said(R"(<title>([^<]*)</title>|<text(?![^>]*class="title")[^>]*>(.*?)</text>)"), tag("<[^>]*>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), said); it != std::sregex_iterator(); ++it) {
+    std::string line = (*it)[1].matched ? (*it)[1].str() : std::regex_replace((*it)[2].str(), tag, "");
+    // By hand: a regex over bytes cannot tell （ from the bytes of ，.
+    const auto arrow = line.find(" → "), colon = line.find("：", arrow), sent = line.find(" 发出，");
+    if (arrow != std::string::npos && colon != std::string::npos && sent != std::string::npos) {
+      const auto open = line.rfind("（", sent);
+      if (open != std::string::npos && open > colon) line.erase(colon + std::string("：").size(), open - colon - std::string("：").size());
+    }
+    for (auto [entity, c] : {std::pair{"&#39;", "'"}, std::pair{"&quot;", "\""}, std::pair{"&lt;", "<"}, std::pair{"&gt;", ">"}, std::pair{"&amp;", "&"}})
+      for (auto at = line.find(entity); at != std::string::npos; at = line.find(entity, at)) line.replace(at, std::string(entity).size(), c);
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -179,6 +202,11 @@ TEST_CASE("every catalogue scenario's Chinese report renders, with no English se
     d.lang = Lang::Zh;
     const std::string svg = svg_diagram(r, d);
     CHECK(std::regex_search(svg, std::regex(R"(\{[a-z]+\})")) == false);
+    // Its tooltips and labels: no English sentence left either.
+    for (const std::string& left : english_words(diagram_words(svg), r, 0)) {
+      const std::string said = "diagram: " + left;
+      CHECK_MESSAGE(false, said);
+    }
   }
 }
 
