@@ -267,7 +267,10 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     for (const FaultSpec& f : s.faults) std::cout << "  - " << translate_detail(lang, describe_fault(f)) << "\n";
     if (s.faults.empty()) std::cout << "  - " << say(lang, W::ReplayNoFault) << "\n";
     std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
-    if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
+    if (r.liveness)
+      std::cout << say(lang, W::ReplayLiveness, {{"stuck", r.liveness->stuck ? say(lang, W::ReplayStuck) : ""},
+                                                 {"detail", translate_detail(lang, r.liveness->detail)}})
+                << "\n";
     if (!written.empty()) std::cout << say(lang, W::ReplayWritten, {{"path", written}}) << "\n";
   }
   for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {

@@ -307,6 +307,8 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::ReplayHeader, "Explored run {run} of {file}: its faults, drawn from its seed:"},
     {W::ReplayNoFault, "none"},
     {W::ReplayWritten, "written to {path} (locksim run {path} replays it)"},
+    {W::ReplayLiveness, "liveness: {stuck}{detail}"},
+    {W::ReplayStuck, "STUCK: "},
 
     // Violation kinds for a person (kind_words).
     {W::KindOverlap, "overlap"},
@@ -401,16 +403,20 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailFaultPause, "{who} pauses for {d}"},
     {W::DetailFaultCrash, "{who} crashes"},
     {W::DetailFaultRestart, "{who} restarts"},
-    {W::DetailAtMost, "{what} (at most {n})"},
-    {W::DetailForDuration, "{what} for {d}"},
-    {W::DetailThreeNames, "{a}, {b} and {c}"},
-    {W::DetailTwoNames, "{a} and {b}"},
     // A message lost to its destination (sim/world.cpp), a delay's label, a retry band's reasons.
     {W::DetailDestinationDown, "destination down"},
     {W::DetailDestinationRestarted, "destination restarted"},
     {W::DetailHoldBackOn, "hold back messages on {link}"},
     {W::DetailTallyNodes, "{granted} of {total} nodes granted it ({needed} needed)"},
     {W::DetailTallyLocks, "{granted} of {total} locks taken ({needed} needed)"},
+    // The liveness phase's verdict (harness/liveness.cpp, LivenessWatch::finish).
+    {W::DetailLivenessStuck, "after every fault was healed at {t}, clients waited {d} while nobody held the lock (liveness window {window})"},
+    {W::DetailLivenessAgain, "the lock was granted again at {t}, {d} after every fault was healed"},
+    {W::DetailLivenessNobody, "nobody waited for the lock long after every fault was healed"},
+    {W::DetailAtMost, "{what} (at most {n})"},
+    {W::DetailForDuration, "{what} for {d}"},
+    {W::DetailThreeNames, "{a}, {b} and {c}"},
+    {W::DetailTwoNames, "{a} and {b}"},
 };
 
 static_assert(in_order(kEnglish));

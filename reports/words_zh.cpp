@@ -322,6 +322,8 @@ constexpr Entry kChinese[kWordCount] = {
     {W::ReplayHeader, "{file} 的第 {run} 次探索运行；它的故障，由它的种子抽取："},
     {W::ReplayNoFault, "无"},
     {W::ReplayWritten, "已写入 {path}（用 locksim run {path} 重放它）"},
+    {W::ReplayLiveness, "活性：{stuck}{detail}"},
+    {W::ReplayStuck, "卡死："},
 
     // 违规类型（kind_words）：中文名，括号里是 JSON 中的英文 kind
     {W::KindOverlap, "重叠持有 (overlap)"},
@@ -404,7 +406,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailStuckWindow, "{who} 等待获取锁 {d}，期间没有任何客户端持有锁（活性窗口 {window}）"},
     {W::DetailStuckNoTtl, "{who} 等待获取锁 {d}，期间没有任何客户端持有锁（没有 TTL：运行在 {end} 结束时仍在等待）"},
     {W::DetailFaultAt, "{t} 时：{what}"},
-    {W::DetailFaultOn, "在 {process} 的 {event} 事件时：{what}"},
+    {W::DetailFaultOn, "在 {process} 的“{event}”事件时：{what}"},
     {W::DetailFaultDrift, "{who} 的时钟漂移 {ppm} ppm"},
     {W::DetailFaultJump, "{who} 的墙上时钟跳变 {by}"},
     {W::DetailFaultHeldBack, "{from} -> {to} 的消息被扣留 {d}"},
@@ -415,15 +417,18 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailFaultPause, "{who} 停顿 {d}"},
     {W::DetailFaultCrash, "{who} 崩溃"},
     {W::DetailFaultRestart, "{who} 重启"},
-    {W::DetailAtMost, "{what}（最多 {n} 条）"},
-    {W::DetailForDuration, "{what}，持续 {d}"},
-    {W::DetailThreeNames, "{a}、{b} 和 {c}"},
-    {W::DetailTwoNames, "{a} 和 {b}"},
     {W::DetailDestinationDown, "目标进程已宕机"},
     {W::DetailDestinationRestarted, "目标进程已重启"},
     {W::DetailHoldBackOn, "扣留 {link} 上的消息"},
     {W::DetailTallyNodes, "{total} 个节点中有 {granted} 个授予（需要 {needed} 个）"},
     {W::DetailTallyLocks, "{total} 把锁中拿到 {granted} 把（需要 {needed}）"},
+    {W::DetailLivenessStuck, "所有故障在 {t} 恢复之后，客户端等待了 {d}，期间没有任何客户端持有锁（活性窗口 {window}）"},
+    {W::DetailLivenessAgain, "锁在 {t} 再次被授予，距所有故障恢复 {d}"},
+    {W::DetailLivenessNobody, "所有故障恢复之后，没有客户端长时间等待锁"},
+    {W::DetailAtMost, "{what}（最多 {n} 条）"},
+    {W::DetailForDuration, "{what}，持续 {d}"},
+    {W::DetailThreeNames, "{a}、{b} 和 {c}"},
+    {W::DetailTwoNames, "{a} 和 {b}"},
 };
 
 static_assert(in_order(kChinese));

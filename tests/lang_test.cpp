@@ -50,8 +50,9 @@ std::vector<std::string> catalogue_files() {
 // (KeepAlive, ErrSessionExpired); hex values; and an English term in
 // parentheses after its Chinese one (重叠持有 (overlap), 停顿 (stop-the-world)),
 // up to three words. Whatever else is left is an untranslated sentence.
-std::vector<std::string> english_words(const std::string& report, const RunResult& r, std::size_t header_lines = 4) {
-  std::set<std::string> names;
+std::vector<std::string> english_words(const std::string& report, const RunResult& r, std::size_t header_lines = 4,
+                                       const std::set<std::string>& more_names = {}) {
+  std::set<std::string> names = more_names;
   for (const auto& p : r.world->trace().processes()) names.insert(p.name);
   const std::regex kept(R"re('[^']*'|"[^"]*"|\w+ = |\((?:[A-Za-z-]+ ?){1,3}\))re");
   const std::regex word(R"([A-Za-z][A-Za-z0-9_]*)");
@@ -254,4 +255,28 @@ TEST_CASE("locksim run --lang zh tells the story in Chinese, and --lang fr is re
   CHECK(env.output.find("Verdict: overlap") != std::string::npos);
   const auto replay = locksim_in_source("explore scenarios/kleppmann/gc-pause.toml --replay 11 --lang zh");
   CHECK(replay.output.find("判定：") != std::string::npos);
+}
+
+TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness line in Chinese, no English sentence left") {
+  // Not stuck (the lock granted again after the heal), and stuck (a lock with no TTL held by a crashed client).
+  for (auto [file, seed, liveness] : {std::tuple{std::string("scenarios/kleppmann/gc-pause.toml"), "11", "活性：锁在 60.002s 再次被授予，距所有故障恢复 2ms"},
+                                      std::tuple{std::string("scenarios/redis/setnx-no-ttl-crash.toml"), "4021071077779581908", "活性：卡死：所有故障在 "}}) {
+    INFO(file);
+    const auto zh = locksim_in_source("explore " + file + " --replay " + seed + " --liveness --lang zh");
+    INFO(zh.output);
+    CHECK(zh.output.find(liveness) != std::string::npos);
+    CHECK(zh.output.find("liveness:") == std::string::npos);
+    const RunResult r = run_scenario(catalogue(file));  // the process names (and the liveness phase's probe)
+    // The replay's own lines (its header, the faults drawn: the path aside), then the report as `run` tells it.
+    const auto report_at = zh.output.find("\n\n");
+    REQUIRE(report_at != std::string::npos);
+    std::string head = zh.output.substr(0, report_at);
+    head.replace(head.find(file), file.size(), " ");
+    for (const std::string& left : english_words(head, r, 0)) CHECK_MESSAGE(false, left);
+    for (const std::string& left : english_words(zh.output.substr(report_at + 2), r, 4, {"probe"})) CHECK_MESSAGE(false, left);
+    // The check finds the English line where there is one.
+    const auto en = locksim_in_source("explore " + file + " --replay " + seed + " --liveness");
+    CHECK(en.output.find("\nliveness: ") != std::string::npos);
+    CHECK_FALSE(english_words(en.output.substr(en.output.find("\nliveness: ")), r, 0).empty());
+  }
 }
