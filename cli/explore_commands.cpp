@@ -61,7 +61,7 @@ struct ExploreArgs {
   std::string lengths;  // --lengths
   std::string boundary;
   std::string from;     // shrink --from RESULT.json
-  std::string lang;     // --replay's words (cli/lang.hpp)
+  std::string lang;     // --replay's and shrink's words (cli/lang.hpp)
 };
 
 // The flags that shape a run's schedule: explore and shrink take them alike,
@@ -207,9 +207,10 @@ struct Shrunk {
   std::string path;
   std::size_t faults = 0;
   int trials = 0;
-  std::string line() const {
-    return fmt::format("  {}: shrunk to {} in {} -> {}   (locksim run {})\n", violation_name(kind), counted(faults, "fault"),
-                       counted(static_cast<std::uint64_t>(trials), "run"), path, path);
+  std::string line(Lang lang = Lang::En) const {
+    return say(lang, W::ShrunkLine,
+               {{"kind", kind_words(lang, kind)}, {"faults", say_count(lang, faults, W::ShrinkFaultOne, W::ShrinkFaultMany)},
+                {"runs", say_count(lang, static_cast<std::uint64_t>(trials), W::ShrinkRunOne, W::ShrinkRunMany)}, {"path", path}});
   }
   json to_json() const { return {{"path", path}, {"faults", faults}, {"trials", trials}}; }
 };
@@ -447,15 +448,16 @@ int cmd_merge(const std::vector<std::string>& files, const std::string& format) 
 }
 
 // "--faults pause,crash --max-faults 2": the schedule-shaping flags given.
-std::string flags_given(const ExploreArgs& a) {
+std::string flags_given(const ExploreArgs& a, Lang lang) {
   const std::string cmd = explore_replay_command(Scenario{}, a.options, 0);
   const std::string tail = cmd.substr(cmd.find("--replay 0") + 10);
-  return tail.empty() ? "the default options" : tail.substr(1);
+  return tail.empty() ? say(lang, W::ShrinkDefaultOptions) : tail.substr(1);
 }
 
 // `locksim shrink FILE --seed N [flags]`, or `--from RESULT.json`: explored
 // runs, shrunk for each kind they show.
 int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
+  const Lang lang = lang_flag(a.lang);
   apply_flags(a);
   std::vector<std::pair<std::uint64_t, std::set<ViolationKind>>> runs;  // seeds, and the kinds to shrink each for
   if (!a.from.empty()) {
@@ -467,7 +469,8 @@ int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
     for (const auto& [kind, run] : m.summary.first)
       if (!seed || run.seed == *seed) runs.push_back({run.seed, {kind}});
     if (runs.empty()) {
-      std::cout << a.from << " has no failing run" << (seed ? " with seed " + std::to_string(*seed) : "") << ": nothing to shrink\n";
+      std::cout << say(lang, W::ShrinkNoFailingRun,
+                       {{"file", a.from}, {"seed", seed ? say(lang, W::ShrinkWithSeed, {{"seed", std::to_string(*seed)}}) : ""}});
       return kExitUnexpected;
     }
   } else if (!seed || a.file.empty()) {
@@ -485,17 +488,12 @@ int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
     ro.keep_events = 0;
     const RunResult r = run_scenario(failing, ro);
     if (r.verdict.empty()) {
-      std::cout << fmt::format(
-          "run seed {} of {}, drawn with {}, shows no violation: nothing to shrink.\n"
-          "  A run's faults are drawn from its seed and the options explore ran with: --faults, --max-faults,\n"
-          "  --max-pause, --max-jump, --max-outage, --max-drift-ppm, --keep-faults, --max-events. Give shrink\n"
-          "  the same flags (explore's replay command lists every one it used), or --from RESULT.json.\n",
-          run, a.file, flags_given(a));
+      std::cout << say(lang, W::ShrinkNoViolation, {{"seed", std::to_string(run)}, {"file", a.file}, {"flags", flags_given(a, lang)}});
       continue;
     }
     for (ViolationKind k : r.verdict)
       if (kinds.empty() || kinds.count(k)) {
-        std::cout << write_shrunk(failing, k, a.options, dir).line();
+        std::cout << write_shrunk(failing, k, a.options, dir).line(lang);
         ++shown;
       }
   }
@@ -548,6 +546,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   shrink_cmd->add_option("--from", shrink_args->from, "an explore JSON result: its scenario, options and first failing runs");
   add_schedule_flags(shrink_cmd, *shrink_args);
   shrink_cmd->add_option("--out", shrink_args->out, "directory for the scenario files (default found/)");
+  add_lang_option(*shrink_cmd, shrink_args->lang);
 
   return [=]() -> std::optional<int> {
     if (*explore_cmd) return cmd_explore(*explore_args);

@@ -309,6 +309,20 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::ReplayWritten, "written to {path} (locksim run {path} replays it)"},
     {W::ReplayLiveness, "liveness: {stuck}{detail}"},
     {W::ReplayStuck, "STUCK: "},
+    // locksim shrink (cli/explore_commands.cpp).
+    {W::ShrunkLine, "  {kind}: shrunk to {faults} in {runs} -> {path}   (locksim run {path})\n"},
+    {W::ShrinkFaultOne, "{n} fault"},
+    {W::ShrinkFaultMany, "{n} faults"},
+    {W::ShrinkRunOne, "{n} run"},
+    {W::ShrinkRunMany, "{n} runs"},
+    {W::ShrinkNoViolation,
+     "run seed {seed} of {file}, drawn with {flags}, shows no violation: nothing to shrink.\n"
+     "  A run's faults are drawn from its seed and the options explore ran with: --faults, --max-faults,\n"
+     "  --max-pause, --max-jump, --max-outage, --max-drift-ppm, --keep-faults, --max-events. Give shrink\n"
+     "  the same flags (explore's replay command lists every one it used), or --from RESULT.json.\n"},
+    {W::ShrinkDefaultOptions, "the default options"},
+    {W::ShrinkNoFailingRun, "{file} has no failing run{seed}: nothing to shrink\n"},
+    {W::ShrinkWithSeed, " with seed {seed}"},
 
     // Violation kinds for a person (kind_words).
     {W::KindOverlap, "overlap"},

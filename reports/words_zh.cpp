@@ -319,11 +319,25 @@ constexpr Entry kChinese[kWordCount] = {
     {W::HelpStuck, "在没有任何客户端持有锁时，某个客户端等待超过了活性窗口（2 倍 TTL；没有 TTL 时为运行的剩余时间）"},
 
     // explore --replay（cli/explore_commands.cpp）
-    {W::ReplayHeader, "{file} 的第 {run} 次探索运行；它的故障，由它的种子抽取："},
+    {W::ReplayHeader, "{file} 的一次探索运行（种子 {run}）；它的故障，由它的种子抽取："},
     {W::ReplayNoFault, "无"},
     {W::ReplayWritten, "已写入 {path}（用 locksim run {path} 重放它）"},
     {W::ReplayLiveness, "活性：{stuck}{detail}"},
     {W::ReplayStuck, "卡死："},
+    // locksim shrink
+    {W::ShrunkLine, "  {kind}：缩减为 {faults}，用了 {runs} -> {path}   （locksim run {path}）\n"},
+    {W::ShrinkFaultOne, "{n} 个故障"},
+    {W::ShrinkFaultMany, "{n} 个故障"},
+    {W::ShrinkRunOne, "{n} 次运行"},
+    {W::ShrinkRunMany, "{n} 次运行"},
+    {W::ShrinkNoViolation,
+     "{file} 中种子为 {seed} 的运行，按 {flags} 抽取故障，没有违规：没有可缩减的。\n"
+     "  一次运行的故障由它的种子和 explore 运行时的选项抽取：--faults、--max-faults、\n"
+     "  --max-pause、--max-jump、--max-outage、--max-drift-ppm、--keep-faults、--max-events。请给 shrink\n"
+     "  同样的选项（explore 的重放命令列出了它用到的每一个），或者 --from RESULT.json。\n"},
+    {W::ShrinkDefaultOptions, "默认选项"},
+    {W::ShrinkNoFailingRun, "{file} 中没有失败的运行{seed}：没有可缩减的\n"},
+    {W::ShrinkWithSeed, "（种子 {seed}）"},
 
     // 违规类型（kind_words）：中文名，括号里是 JSON 中的英文 kind
     {W::KindOverlap, "重叠持有 (overlap)"},

@@ -280,3 +280,24 @@ TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness li
     CHECK_FALSE(english_words(en.output.substr(en.output.find("\nliveness: ")), r, 0).empty());
   }
 }
+
+TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese; --lang fr refused") {
+  const ScratchDir dir("locksim-lang-shrink");
+  const std::string shrink = "shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + dir.path().string();
+  const auto zh = locksim_in_source(shrink + " --faults pause,clock-jump --lang zh");
+  INFO(zh.output);
+  CHECK(zh.status == 0);
+  CHECK(zh.output.find("  过期写入 (stale-write)：缩减为 ") != std::string::npos);
+  CHECK(zh.output.find(" 个故障，用了 ") != std::string::npos);
+  CHECK(zh.output.find("shrunk to") == std::string::npos);
+  // English as it was.
+  CHECK(locksim_in_source(shrink + " --faults pause,clock-jump").output.find("  stale-write: shrunk to ") != std::string::npos);
+  // Drawn from every kind, the run shows nothing: said in Chinese, the flags named as they are typed.
+  const auto nothing = locksim_in_source(shrink + " --lang zh");
+  INFO(nothing.output);
+  CHECK(nothing.status == 1);
+  CHECK(nothing.output.find("种子为 7505579150628244444 的运行，按 默认选项 抽取故障，没有违规：没有可缩减的。") != std::string::npos);
+  CHECK(nothing.output.find("--max-drift-ppm") != std::string::npos);
+  CHECK(nothing.output.find("nothing to shrink") == std::string::npos);
+  CHECK(locksim_in_source(shrink + " --lang fr").status == 2);
+}
