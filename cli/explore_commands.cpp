@@ -2,6 +2,7 @@
 // (random runs, --replay, --exhaustive, --boundary, --matrix), and what each
 // prints. JSON output is one JSON document on stdout and nothing else.
 #include "cli/explore_commands.hpp"
+#include "cli/choice.hpp"
 #include "cli/output_file.hpp"
 #include "cli/lang.hpp"
 #include "reports/words.hpp"
@@ -50,7 +51,8 @@ bool use_colour() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == n
 struct ExploreArgs {
   std::string file;
   ExploreOptions options;
-  std::string faults, shard, format = "text", out, result;
+  std::string faults, shard, out, result;
+  Format format = Format::Text;
   std::vector<std::string> matrix;
   std::string max_pause, max_jump, max_outage, liveness_window;
   std::optional<std::uint64_t> replay;
@@ -153,7 +155,7 @@ bool allowed(const Scenario& base, const std::set<ViolationKind>& found) {
 // The progress bar (stderr, a terminal, text output only): the user's wall
 // time, not the simulation's.
 Progress progress_bar(const ExploreArgs& a) {
-  if (a.format != "text" || !isatty(STDERR_FILENO)) return {};
+  if (a.format != Format::Text || !isatty(STDERR_FILENO)) return {};
   const auto started = std::chrono::steady_clock::now();
   return [started](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
     if (done % 50 != 0 && done != total) return;
@@ -234,7 +236,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   RunOptions ro;
   ro.max_events = o.max_events;
   const bool whole = !a.svg_path.empty() || !a.html_path.empty();
-  ro.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+  ro.keep_events = whole ? kWholeKeep : a.format == Format::Json ? 0 : kTextKeep;
   if (o.liveness) ro.liveness = liveness_window_of(base, o);
   std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
   if (!a.trace_path.empty()) {
@@ -253,7 +255,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   }
   std::set<ViolationKind> found = r.verdict;
   if (r.liveness && r.liveness->stuck) found.insert(ViolationKind::Stuck);
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(json_report(r));
     json faults = json::array();
     for (const FaultSpec& f : s.faults) faults.push_back(describe_fault(f));
@@ -307,7 +309,7 @@ int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
       }
     }
   }
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(boundary_json(base, b));
     j["written"] = written;
     std::cout << j.dump() << "\n";
@@ -338,7 +340,7 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
   if (result.empty() && o.shard_count > 1)
     result = fmt::format("{}.exhaustive-shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
   if (!result.empty()) write_file(result, exhaustive_json(base, o, shown, s) + "\n");
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(exhaustive_json(base, o, shown, s));
     j["seconds"] = secs;
     if (!found.empty()) j["written"] = found;
@@ -382,7 +384,7 @@ int cmd_explore(ExploreArgs a) {
       if (interrupted) break;  // each file written is whole; the rest are not started
       shrunk.push_back(write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out));
     }
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(explore_json(base, o, summary));
     if (!shrunk.empty()) {
       j["shrunk"] = json::object();
@@ -409,7 +411,7 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-int cmd_merge(const std::vector<std::string>& files, const std::string& format) {
+int cmd_merge(const std::vector<std::string>& files, Format format) {
   std::vector<std::string> texts;
   for (const std::string& f : files) texts.push_back(read_file(f));
   // The scenario, for what its [expect] allows and its lease (a missing file: allow nothing).
@@ -428,14 +430,14 @@ int cmd_merge(const std::vector<std::string>& files, const std::string& format) 
   if (!texts.empty() && is_exhaustive_result(texts.front())) {
     const MergedExhaustive m = merge_exhaustive(texts, files);
     const Scenario base = scenario_at(m.scenario_path);
-    std::cout << (format == "json" ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
+    std::cout << (format == Format::Json ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
                                    : exhaustive_text(base, m.options, m.exhaustive, m.summary));
     missing = m.missing_shards;
     ok = exhaustive_as_expected(base, m.summary);
   } else {
     const Merged m = merge_results(texts, files);
     const Scenario base = scenario_at(m.scenario_path);
-    std::cout << (format == "json" ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
+    std::cout << (format == Format::Json ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
     missing = m.missing_shards;
     ok = explore_as_expected(base, m.summary);
   }
@@ -512,7 +514,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   add_schedule_flags(explore_cmd, e);
   explore_cmd->add_option("--jobs", e.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
   explore_cmd->add_option("--shard", e.shard, "K/N: run only the K-th of N disjoint slices of the runs (or schedules)");
-  explore_cmd->add_option("--format", e.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*explore_cmd, e.format);
   explore_cmd->add_option("--replay", e.replay, "tell one run in full, by its run seed (as the summary prints it)");
   explore_cmd->add_option("--trace", e.trace_path, "with --replay: write every event as JSON Lines to PATH");
   explore_cmd->add_option("--svg", e.svg_path, "with --replay: write the space-time diagram to PATH");
@@ -533,10 +535,10 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   explore_cmd->add_option("--boundary", e.boundary, "where the verdict flips as this number moves: " + boundary_parameters());
 
   auto merge_files = std::make_shared<std::vector<std::string>>();
-  auto merge_format = std::make_shared<std::string>("text");
+  auto merge_format = std::make_shared<Format>(Format::Text);
   auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
   merge_cmd->add_option("files", *merge_files, "the shards' result files")->required();
-  merge_cmd->add_option("--format", *merge_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*merge_cmd, *merge_format);
 
   auto shrink_args = std::make_shared<ExploreArgs>();
   auto shrink_seed = std::make_shared<std::optional<std::uint64_t>>();

@@ -46,7 +46,8 @@ struct Arrow {
   const TraceEvent* sent;
   const TraceEvent* end;
   int relevance = 0;
-  std::string label;  // what it does for the story: "grant", "release", "write 1, token 34"; "" for most
+  // What it does for the story (most: nothing); the words are the picture's ("grant", "write 1, token 34").
+  enum class Label : std::uint8_t { None, Write, Release, Grant } label = Label::None;
 };
 
 // A client's retry loop: three or more attempts in a row that failed for
