@@ -234,9 +234,17 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
 std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs);
 // A retry loop: one band on its client's lane, with its count and reason.
 std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<RetryRun>& runs);
+// Where a label goes: its x (moved left if it would pass the picture's right
+// edge) and its baseline's y.
+struct LabelAt {
+  double x, y;
+};
 // A label on p's lane at x, in the first of its rows with room (row 0 above
-// the line, row 1 below), or the least crowded if `always`: its baseline's y.
-std::optional<double> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always = false);
+// the line, row 1 below), or the least crowded if `always`.
+std::optional<LabelAt> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always = false);
+// The x of a label `width` px wide wanted at x: as wanted, or moved left so
+// that it ends inside the picture.
+double inside(const Canvas& c, double x, double width);
 
 // When there are more than max_arrows messages, keeps the most relevant
 // max_arrows (diagram_arrows.cpp) and counts the others in m.skipped.

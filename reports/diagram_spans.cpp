@@ -211,8 +211,8 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
       if (!c.shown(p)) continue;
       const double h = c.lane * 0.8, y = c.y(p) - h / 2;
       std::string label;
-      if (const auto ly = lane_label(c, ink, p, x0 + 3, text, c.slides))
-        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#808">{}</text>)~", x0 + 3, *ly, c.fs(10), esc(text));
+      if (const auto at = lane_label(c, ink, p, x0 + 3, text, c.slides))
+        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#808">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
       out += fmt::format(R"~(<g class="partition" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#a0a" fill-opacity="0.06" stroke="#a0a" stroke-opacity="0.4" stroke-dasharray="4 3"/>{}<title>{}</title></g>)~",
                          c.name(p), x0, y, x1 - x0, h, label,
                          esc(c.say(W::TipPartition, {{"who", c.trace.name(p)}, {"what", text.substr(4)}, {"from", format_instant(cut.from)},
@@ -314,8 +314,8 @@ std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<Retry
     std::string text = c.say(W::RetryBand, {{"n", std::to_string(run.attempts)}});
     if (run.lost) text += c.say(W::RetryBandLost, {{"n", std::to_string(run.lost)}});
     std::string label;
-    if (const auto ly = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
-      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", x0 + 2, *ly, c.fs(10), esc(text));
+    if (const auto at = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
+      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
     std::string why;  // each reason in the picture's words (the phrasebook's tallies), and how often
     for (const auto& [reason, n] : run.reasons)
       why += (why.empty() ? "" : std::string(c.say(W::NoteJoin))) + translate_detail(c.lang, reason) + " ×" + std::to_string(n);

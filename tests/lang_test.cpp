@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "reports/diagram.hpp"
+#include "reports/markup.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"
 #include "tests/command_support.hpp"
@@ -216,8 +219,17 @@ TEST_CASE("the Chinese diagram: its legend and labels in Chinese, a font with CJ
   DiagramOptions d;
   d.lang = Lang::Zh;
   const std::string svg = svg_diagram(r, d);
+  // The legend is wrapped text (a Chinese line may break between any two
+  // characters): read as one, its lines joined and spaces aside.
+  std::string legend_text;
+  const std::regex legend_line(R"re(<text x="[0-9.]+" y="[0-9.]+" fill="#555">([^<]*)</text>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), legend_line); it != std::sregex_iterator(); ++it) legend_text += (*it)[1].str();
+  auto spaceless = [](std::string t) {
+    t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
+    return t;
+  };
   for (W legend : {W::LegendCriticalSection, W::LegendLeaseBelieved, W::LegendKeyExpired, W::LegendPause})
-    CHECK(svg.find(std::string(word(Lang::Zh, legend))) != std::string::npos);
+    CHECK(spaceless(legend_text).find(spaceless(std::string(word(Lang::Zh, legend)))) != std::string::npos);
   CHECK(svg.find(">授予<") != std::string::npos);       // the grant's arrow
   CHECK(svg.find(">停顿 40s<") != std::string::npos);   // the pause's length
   CHECK(svg.find("bar: critical section") == std::string::npos);
@@ -300,4 +312,46 @@ TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink,
   CHECK(nothing.output.find("--max-drift-ppm") != std::string::npos);
   CHECK(nothing.output.find("nothing to shrink") == std::string::npos);
   CHECK(locksim_in_source(shrink + " --lang fr").status == 2);
+}
+
+// Each text of an SVG whose estimated extent (markup::text_width, as the
+// layout estimates it; its anchor) leaves the picture's width: "x0..x1 of W: text".
+std::vector<std::string> texts_outside(const std::string& svg) {
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*width="([0-9.]+)"[^>]*font-size="([0-9.]+)")re")));
+  const double width = std::stod(m[1].str()), root_font = std::stod(m[2].str());
+  const std::regex text(R"re(<text([^>]*)>(.*?)</text>)re"), tag("<[^>]*>"), x_at(R"re( x="([-0-9.]+)")re"),
+      size(R"re( font-size="([0-9.]+)")re"), anchor(R"re( text-anchor="([a-z]+)")re");
+  std::vector<std::string> outside;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const std::string attrs = (*it)[1].str();
+    std::string words = std::regex_replace((*it)[2].str(), tag, "");
+    for (auto [entity, c] : {std::pair{"&#39;", "'"}, std::pair{"&quot;", "\""}, std::pair{"&lt;", "<"}, std::pair{"&gt;", ">"}, std::pair{"&amp;", "&"}})
+      for (auto at = words.find(entity); at != std::string::npos; at = words.find(entity, at)) words.replace(at, std::string(entity).size(), c);
+    std::smatch a;
+    if (!std::regex_search(attrs, a, x_at)) continue;
+    const double x = std::stod(a[1].str());
+    const double font = std::regex_search(attrs, a, size) ? std::stod(a[1].str()) : root_font;
+    const std::string how = std::regex_search(attrs, a, anchor) ? a[1].str() : "start";
+    const double w = markup::text_width(words, font);
+    const double x0 = how == "middle" ? x - w / 2 : how == "end" ? x - w : x;
+    if (x0 < 0 || x0 + w > width)
+      outside.push_back(fmt::format("{:.0f}..{:.0f} of {:.0f}: {}", x0, x0 + w, width, words));
+  }
+  return outside;
+}
+
+TEST_CASE("every text of every catalogue diagram, in English and in Chinese, lies inside the picture's width") {
+  for (const std::string& file : catalogue_files()) {
+    INFO(file);
+    const RunResult r = run_scenario(catalogue(file));
+    for (Lang lang : kAllLangs) {
+      DiagramOptions d;
+      d.lang = lang;
+      for (const std::string& out : texts_outside(svg_diagram(r, d))) {
+        const std::string said = std::string(lang_name(lang)) + ": " + out;
+        CHECK_MESSAGE(false, said);
+      }
+    }
+  }
 }
