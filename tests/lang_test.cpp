@@ -159,6 +159,9 @@ TEST_CASE("the phrasebook turns a detail the layers below write in English into 
     CHECK(translate_detail(Lang::En, en) == en);
   }
   CHECK(translate_detail(Lang::Zh, "a detail nobody wrote a pattern for") == "a detail nobody wrote a pattern for");
+  // A link fault's suffixes wrap the detail before them, and only a detail the phrasebook knows.
+  CHECK(translate_detail(Lang::Zh, "drop messages on redis1 -> client2 (at most 3) for 9.5s") == "丢弃 redis1 -> client2 上的消息（最多 3 条），持续 9.5s");
+  CHECK(translate_detail(Lang::Zh, "nobody waited for the lock long after every fault was healed") == "所有故障恢复之后，没有客户端长时间等待锁");
 }
 
 TEST_CASE("gc-pause told in Chinese: the grant, the pause, the expiry and the verdict, with no English sentence left") {
