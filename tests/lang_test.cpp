@@ -296,7 +296,7 @@ TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness li
   }
 }
 
-TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese; --lang fr refused") {
+TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese, and --lang fr refused") {
   const ScratchDir dir("locksim-lang-shrink");
   const std::string shrink = "shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + dir.path().string();
   const auto zh = locksim_in_source(shrink + " --faults pause,clock-jump --lang zh");
