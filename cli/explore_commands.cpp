@@ -2,6 +2,7 @@
 // (random runs, --replay, --exhaustive, --boundary, --matrix), and what each
 // prints. JSON output is one JSON document on stdout and nothing else.
 #include "cli/explore_commands.hpp"
+#include "cli/choice.hpp"
 #include "cli/output_file.hpp"
 #include "cli/lang.hpp"
 #include "reports/words.hpp"
@@ -50,7 +51,8 @@ bool use_colour() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == n
 struct ExploreArgs {
   std::string file;
   ExploreOptions options;
-  std::string faults, shard, format = "text", out, result;
+  std::string faults, shard, out, result;
+  Format format = Format::Text;
   std::vector<std::string> matrix;
   std::string max_pause, max_jump, max_outage, liveness_window;
   std::optional<std::uint64_t> replay;
@@ -61,7 +63,7 @@ struct ExploreArgs {
   std::string lengths;  // --lengths
   std::string boundary;
   std::string from;     // shrink --from RESULT.json
-  std::string lang;     // --replay's words (cli/lang.hpp)
+  std::string lang;     // --replay's and shrink's words (cli/lang.hpp)
 };
 
 // The flags that shape a run's schedule: explore and shrink take them alike,
@@ -153,7 +155,7 @@ bool allowed(const Scenario& base, const std::set<ViolationKind>& found) {
 // The progress bar (stderr, a terminal, text output only): the user's wall
 // time, not the simulation's.
 Progress progress_bar(const ExploreArgs& a) {
-  if (a.format != "text" || !isatty(STDERR_FILENO)) return {};
+  if (a.format != Format::Text || !isatty(STDERR_FILENO)) return {};
   const auto started = std::chrono::steady_clock::now();
   return [started](std::uint64_t done, std::uint64_t total, std::uint64_t violating) {
     if (done % 50 != 0 && done != total) return;
@@ -207,9 +209,10 @@ struct Shrunk {
   std::string path;
   std::size_t faults = 0;
   int trials = 0;
-  std::string line() const {
-    return fmt::format("  {}: shrunk to {} in {} -> {}   (locksim run {})\n", violation_name(kind), counted(faults, "fault"),
-                       counted(static_cast<std::uint64_t>(trials), "run"), path, path);
+  std::string line(Lang lang = Lang::En) const {
+    return say(lang, W::ShrunkLine,
+               {{"kind", kind_words(lang, kind)}, {"faults", say_count(lang, faults, W::ShrinkFaultOne, W::ShrinkFaultMany)},
+                {"runs", say_count(lang, static_cast<std::uint64_t>(trials), W::ShrinkRunOne, W::ShrinkRunMany)}, {"path", path}});
   }
   json to_json() const { return {{"path", path}, {"faults", faults}, {"trials", trials}}; }
 };
@@ -233,7 +236,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   RunOptions ro;
   ro.max_events = o.max_events;
   const bool whole = !a.svg_path.empty() || !a.html_path.empty();
-  ro.keep_events = whole ? kWholeKeep : a.format == "json" ? 0 : kTextKeep;
+  ro.keep_events = whole ? kWholeKeep : a.format == Format::Json ? 0 : kTextKeep;
   if (o.liveness) ro.liveness = liveness_window_of(base, o);
   std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
   if (!a.trace_path.empty()) {
@@ -252,7 +255,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
   }
   std::set<ViolationKind> found = r.verdict;
   if (r.liveness && r.liveness->stuck) found.insert(ViolationKind::Stuck);
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(json_report(r));
     json faults = json::array();
     for (const FaultSpec& f : s.faults) faults.push_back(describe_fault(f));
@@ -267,7 +270,10 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     for (const FaultSpec& f : s.faults) std::cout << "  - " << translate_detail(lang, describe_fault(f)) << "\n";
     if (s.faults.empty()) std::cout << "  - " << say(lang, W::ReplayNoFault) << "\n";
     std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
-    if (r.liveness) std::cout << "liveness: " << (r.liveness->stuck ? "STUCK: " : "") << r.liveness->detail << "\n";
+    if (r.liveness)
+      std::cout << say(lang, W::ReplayLiveness, {{"stuck", r.liveness->stuck ? say(lang, W::ReplayStuck) : ""},
+                                                 {"detail", translate_detail(lang, r.liveness->detail)}})
+                << "\n";
     if (!written.empty()) std::cout << say(lang, W::ReplayWritten, {{"path", written}}) << "\n";
   }
   for (auto [path, html] : {std::pair{a.svg_path, false}, std::pair{a.html_path, true}}) {
@@ -303,7 +309,7 @@ int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
       }
     }
   }
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(boundary_json(base, b));
     j["written"] = written;
     std::cout << j.dump() << "\n";
@@ -334,7 +340,7 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
   if (result.empty() && o.shard_count > 1)
     result = fmt::format("{}.exhaustive-shard-{}-of-{}.json", fs::path(base.path).stem().string(), o.shard_index + 1, o.shard_count);
   if (!result.empty()) write_file(result, exhaustive_json(base, o, shown, s) + "\n");
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(exhaustive_json(base, o, shown, s));
     j["seconds"] = secs;
     if (!found.empty()) j["written"] = found;
@@ -378,7 +384,7 @@ int cmd_explore(ExploreArgs a) {
       if (interrupted) break;  // each file written is whole; the rest are not started
       shrunk.push_back(write_shrunk(with_random_faults(base, run.seed, o), kind, o, a.out));
     }
-  if (a.format == "json") {
+  if (a.format == Format::Json) {
     json j = json::parse(explore_json(base, o, summary));
     if (!shrunk.empty()) {
       j["shrunk"] = json::object();
@@ -405,7 +411,7 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-int cmd_merge(const std::vector<std::string>& files, const std::string& format) {
+int cmd_merge(const std::vector<std::string>& files, Format format) {
   std::vector<std::string> texts;
   for (const std::string& f : files) texts.push_back(read_file(f));
   // The scenario, for what its [expect] allows and its lease (a missing file: allow nothing).
@@ -424,14 +430,14 @@ int cmd_merge(const std::vector<std::string>& files, const std::string& format) 
   if (!texts.empty() && is_exhaustive_result(texts.front())) {
     const MergedExhaustive m = merge_exhaustive(texts, files);
     const Scenario base = scenario_at(m.scenario_path);
-    std::cout << (format == "json" ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
+    std::cout << (format == Format::Json ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
                                    : exhaustive_text(base, m.options, m.exhaustive, m.summary));
     missing = m.missing_shards;
     ok = exhaustive_as_expected(base, m.summary);
   } else {
     const Merged m = merge_results(texts, files);
     const Scenario base = scenario_at(m.scenario_path);
-    std::cout << (format == "json" ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
+    std::cout << (format == Format::Json ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
     missing = m.missing_shards;
     ok = explore_as_expected(base, m.summary);
   }
@@ -444,15 +450,16 @@ int cmd_merge(const std::vector<std::string>& files, const std::string& format) 
 }
 
 // "--faults pause,crash --max-faults 2": the schedule-shaping flags given.
-std::string flags_given(const ExploreArgs& a) {
+std::string flags_given(const ExploreArgs& a, Lang lang) {
   const std::string cmd = explore_replay_command(Scenario{}, a.options, 0);
   const std::string tail = cmd.substr(cmd.find("--replay 0") + 10);
-  return tail.empty() ? "the default options" : tail.substr(1);
+  return tail.empty() ? say(lang, W::ShrinkDefaultOptions) : tail.substr(1);
 }
 
 // `locksim shrink FILE --seed N [flags]`, or `--from RESULT.json`: explored
 // runs, shrunk for each kind they show.
 int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
+  const Lang lang = lang_flag(a.lang);
   apply_flags(a);
   std::vector<std::pair<std::uint64_t, std::set<ViolationKind>>> runs;  // seeds, and the kinds to shrink each for
   if (!a.from.empty()) {
@@ -464,7 +471,8 @@ int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
     for (const auto& [kind, run] : m.summary.first)
       if (!seed || run.seed == *seed) runs.push_back({run.seed, {kind}});
     if (runs.empty()) {
-      std::cout << a.from << " has no failing run" << (seed ? " with seed " + std::to_string(*seed) : "") << ": nothing to shrink\n";
+      std::cout << say(lang, W::ShrinkNoFailingRun,
+                       {{"file", a.from}, {"seed", seed ? say(lang, W::ShrinkWithSeed, {{"seed", std::to_string(*seed)}}) : ""}});
       return kExitUnexpected;
     }
   } else if (!seed || a.file.empty()) {
@@ -482,17 +490,12 @@ int cmd_shrink(ExploreArgs a, std::optional<std::uint64_t> seed) {
     ro.keep_events = 0;
     const RunResult r = run_scenario(failing, ro);
     if (r.verdict.empty()) {
-      std::cout << fmt::format(
-          "run seed {} of {}, drawn with {}, shows no violation: nothing to shrink.\n"
-          "  A run's faults are drawn from its seed and the options explore ran with: --faults, --max-faults,\n"
-          "  --max-pause, --max-jump, --max-outage, --max-drift-ppm, --keep-faults, --max-events. Give shrink\n"
-          "  the same flags (explore's replay command lists every one it used), or --from RESULT.json.\n",
-          run, a.file, flags_given(a));
+      std::cout << say(lang, W::ShrinkNoViolation, {{"seed", std::to_string(run)}, {"file", a.file}, {"flags", flags_given(a, lang)}});
       continue;
     }
     for (ViolationKind k : r.verdict)
       if (kinds.empty() || kinds.count(k)) {
-        std::cout << write_shrunk(failing, k, a.options, dir).line();
+        std::cout << write_shrunk(failing, k, a.options, dir).line(lang);
         ++shown;
       }
   }
@@ -511,7 +514,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   add_schedule_flags(explore_cmd, e);
   explore_cmd->add_option("--jobs", e.options.jobs, "parallel simulations (default 1)")->check(CLI::Range(1, 256));
   explore_cmd->add_option("--shard", e.shard, "K/N: run only the K-th of N disjoint slices of the runs (or schedules)");
-  explore_cmd->add_option("--format", e.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*explore_cmd, e.format);
   explore_cmd->add_option("--replay", e.replay, "tell one run in full, by its run seed (as the summary prints it)");
   explore_cmd->add_option("--trace", e.trace_path, "with --replay: write every event as JSON Lines to PATH");
   explore_cmd->add_option("--svg", e.svg_path, "with --replay: write the space-time diagram to PATH");
@@ -532,10 +535,10 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   explore_cmd->add_option("--boundary", e.boundary, "where the verdict flips as this number moves: " + boundary_parameters());
 
   auto merge_files = std::make_shared<std::vector<std::string>>();
-  auto merge_format = std::make_shared<std::string>("text");
+  auto merge_format = std::make_shared<Format>(Format::Text);
   auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
   merge_cmd->add_option("files", *merge_files, "the shards' result files")->required();
-  merge_cmd->add_option("--format", *merge_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*merge_cmd, *merge_format);
 
   auto shrink_args = std::make_shared<ExploreArgs>();
   auto shrink_seed = std::make_shared<std::optional<std::uint64_t>>();
@@ -545,6 +548,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   shrink_cmd->add_option("--from", shrink_args->from, "an explore JSON result: its scenario, options and first failing runs");
   add_schedule_flags(shrink_cmd, *shrink_args);
   shrink_cmd->add_option("--out", shrink_args->out, "directory for the scenario files (default found/)");
+  add_lang_option(*shrink_cmd, shrink_args->lang);
 
   return [=]() -> std::optional<int> {
     if (*explore_cmd) return cmd_explore(*explore_args);

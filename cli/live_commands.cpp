@@ -1,4 +1,5 @@
 #include "cli/live_commands.hpp"
+#include "cli/choice.hpp"
 
 #include "cli/output_file.hpp"
 
@@ -48,7 +49,7 @@ CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
   cmd->add_option("files", a.files, "scenario files")->required();
   cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
   cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");
-  cmd->add_option("--format", a.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*cmd, a.format);
   cmd->add_option("--trace", a.trace_path, "write every event as JSON Lines to PATH");
   cmd->add_option("--svg", a.svg_path, "write the space-time diagram to PATH (SVG)");
   cmd->add_option("--html", a.html_path, "write one self-contained page: the diagram, the story, the verdict");
@@ -88,7 +89,7 @@ int cmd_live(const LiveArgs& a) {
     }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     if (trace_out) trace_out->commit();
-    if (a.format == "json") {
+    if (a.format == Format::Json) {
       std::cout << json_report(r) << "\n";
     } else {
       std::cout << "LIVE against real redis-server, time scale " << a.time_scale << ": the times below are real times"

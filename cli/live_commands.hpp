@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/format.hpp"
+
 namespace CLI {
 class App;
 }
@@ -18,7 +20,7 @@ struct LiveArgs {
   std::vector<std::string> files;
   std::int64_t time_scale = 1;
   std::string keep;
-  std::string format = "text";
+  Format format = Format::Text;
   std::string trace_path, svg_path, html_path;
   bool full = false;
 };

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/choice.hpp"
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
@@ -57,13 +58,13 @@ std::string first_divergence(const Trace& a, const Trace& b) {
 struct RunArgs {
   std::vector<std::string> files;
   std::optional<std::uint64_t> seed;
-  std::string format = "text";
+  Format format = Format::Text;
   std::string trace_path;
   std::string svg_path, html_path;
   std::size_t arrows = DiagramOptions{}.max_arrows;
   bool check_determinism = false;
   bool full = false;
-  std::string axis = "auto";
+  AxisChoice axis = AxisChoice::Auto;
   std::string slides_path;
   bool ignore_expect = false;           // judge the verdict alone: a changed copy has no stale [expect]
   bool quiz = false;                    // course mode: the set-up and a question, no spoilers
@@ -114,7 +115,7 @@ constexpr std::uint64_t kWholeKeep = 2'000'000;
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
   const Lang lang = lang_flag(a.lang);
-  if ((a.quiz || a.predict) && a.format == "json")
+  if ((a.quiz || a.predict) && a.format == Format::Json)
     throw ScenarioError("--quiz and --predict tell a person the run; use them without --format json");
   for (const std::string& file : a.files) {
     Scenario s = load_scenario(file);
@@ -131,7 +132,7 @@ int cmd_run(const RunArgs& a) {
     // Keep only the events a report will read: a diagram or a determinism
     // check needs them all, the text story its beginning, JSON's story less.
     const bool whole = !a.svg_path.empty() || !a.html_path.empty() || !a.slides_path.empty() || a.check_determinism;
-    opts.keep_events = whole ? kWholeKeep : a.format == "json" ? kJsonKeep : kTextKeep;
+    opts.keep_events = whole ? kWholeKeep : a.format == Format::Json ? kJsonKeep : kTextKeep;
     std::optional<OutputFile> trace_out;  // renamed into place once the run has ended: whole or absent
     if (!a.trace_path.empty()) {
       std::string path = a.trace_path;
@@ -152,7 +153,7 @@ int cmd_run(const RunArgs& a) {
     if (progress) progress->finish();
     opts.listener = nullptr;
     opts.details = false;
-    if (a.format == "json") std::cout << json_report(r) << "\n";
+    if (a.format == Format::Json) std::cout << json_report(r) << "\n";
     else std::cout << text_report(r, {.colour = use_colour(), .full = a.full, .lang = lang}) << (a.files.size() > 1 ? "\n" : "");
     if (trace_out) trace_out->commit();
     enum Picture { Svg, Html, Slides };
@@ -166,7 +167,7 @@ int cmd_run(const RunArgs& a) {
       DiagramOptions d;
       d.max_arrows = a.arrows;
       d.lang = lang;
-      d.axis = a.axis == "linear" ? AxisChoice::Linear : a.axis == "compressed" ? AxisChoice::Compressed : AxisChoice::Auto;
+      d.axis = a.axis;
       if (kind == Slides) {
         d.slides = true;
         d.width = 1500;
@@ -212,7 +213,7 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& args) {
   return files;
 }
 
-int cmd_check(const std::vector<std::string>& args, const std::string& format, const std::string& lang_option) {
+int cmd_check(const std::vector<std::string>& args, Format format, const std::string& lang_option) {
   const Lang lang = lang_flag(lang_option);
   const std::vector<std::string> files = scenario_files(args);
   int ok = 0, failed = 0, bad = 0;
@@ -222,7 +223,7 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format, c
       RunOptions keep_none;
       keep_none.keep_events = 0;
       RunResult r = run_scenario(s, keep_none);
-      if (format == "json") std::cout << json_report(r) << "\n";
+      if (format == Format::Json) std::cout << json_report(r) << "\n";
       else std::cout << check_line(r, lang) << "\n";
       (r.as_expected() ? ok : failed)++;
     } catch (const ScenarioError& e) {
@@ -230,7 +231,7 @@ int cmd_check(const std::vector<std::string>& args, const std::string& format, c
       ++bad;
     }
   }
-  if (format != "json")
+  if (format != Format::Json)
     std::cout << "\n" << check_summary(lang, files.size(), ok, failed, bad) << "\n";
   if (files.empty()) {
     std::cerr << "locksim check: no scenario files found\n";
@@ -322,16 +323,16 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& run) {
   CLI::App* run_cmd = app.add_subcommand("run", "run scenarios and tell what happened");
   run_cmd->add_option("files", run.files, "scenario files")->required();
   run_cmd->add_option("--seed", run.seed, "seed (overrides the scenario's)");
-  run_cmd->add_option("--format", run.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*run_cmd, run.format);
   run_cmd->add_option("--trace", run.trace_path, "write every event as JSON Lines to PATH");
   run_cmd->add_option("--svg", run.svg_path, "write the space-time diagram to PATH (SVG)");
   run_cmd->add_option("--arrows", run.arrows, "draw at most this many message arrows (default 400; 0: none)");
   run_cmd->add_option("--html", run.html_path, "write one self-contained page: the diagram, the story, the narrative, the verdict");
   run_cmd->add_flag("--full", run.full, "tell every step and list every violation (nothing folded or cut)");
-  run_cmd->add_option("--axis", run.axis,
-                      "the diagram's time axis: linear (to scale) or compressed (quiet stretches cut out); default: linear where "
-                      "every critical section, pause and violation is 12 px wide or more at the page width")
-      ->check(CLI::IsMember({"auto", "linear", "compressed"}));
+  add_choice(*run_cmd, "--axis", run.axis,
+             {{"auto", AxisChoice::Auto}, {"linear", AxisChoice::Linear}, {"compressed", AxisChoice::Compressed}},
+             "the diagram's time axis: linear (to scale) or compressed (quiet stretches cut out); default: linear where "
+             "every critical section, pause and violation is 12 px wide or more at the page width");
   run_cmd->add_option("--slides", run.slides_path,
                       "write the diagram for a slide to PATH: larger type, every label written, no tooltips; PATH.png renders it "
                       "with rsvg-convert (Debian: librsvg2-bin)");
@@ -354,10 +355,10 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = add_run_command(app, run);
 
   std::vector<std::string> check_args;
-  std::string check_format = "text";
+  Format check_format = Format::Text;
   auto* check_cmd = app.add_subcommand("check", "run every scenario and compare with its [expect] table");
   check_cmd->add_option("paths", check_args, "directories or files")->required();
-  check_cmd->add_option("--format", check_format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  add_format_option(*check_cmd, check_format);
   std::string check_lang;
   add_lang_option(*check_cmd, check_lang);
   CheckLiveArgs check_live;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "cli/choice.hpp"
 #include "cli/output_file.hpp"
 #include "harness/sweep.hpp"
 #include "reports/heatmap.hpp"
@@ -18,8 +19,6 @@ namespace locksim::cli {
 namespace {
 
 constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBug = 3;
-
-enum class Format : std::uint8_t { Text, Json };
 
 struct SweepArgs {
   std::string file;
@@ -83,8 +82,7 @@ std::function<std::optional<int>()> add_sweep_command(CLI::App& app) {
   cmd->add_option("--csv", a.csv_path, "write one line per point to PATH");
   cmd->add_option("--svg", a.svg_path, "write the heatmap (a strip for one --set) to PATH");
   cmd->add_option("--png", a.png_path, "write the heatmap as PNG to PATH (rsvg-convert, Debian's librsvg2-bin)");
-  const std::map<std::string, Format> formats{{"text", Format::Text}, {"json", Format::Json}};
-  cmd->add_option("--format", a.format, "text | json")->transform(CLI::CheckedTransformer(formats));
+  add_format_option(*cmd, a.format);
   return [cmd, args]() -> std::optional<int> {
     if (!*cmd) return std::nullopt;
     return cmd_sweep(*args);

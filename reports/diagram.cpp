@@ -75,8 +75,8 @@ Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, con
   // room is left out (its box and its line below the lanes remain).
   LabelRows violation_rows(4);
   for (const Violation& v : r.violations) {
-    const double x0 = c.left + axis.x(v.at);
-    c.violation_row.push_back(violation_rows.free_row(x0, x0 + markup::text_width(kind_words(o.lang, v.kind), c.fs(11)) + 8));
+    const double w = markup::text_width(kind_words(o.lang, v.kind), c.fs(11)), x0 = diagram::inside(c, c.x(v.at), w);
+    c.violation_row.push_back(violation_rows.free_row(x0, x0 + w + 8));
   }
   c.axis_y = c.title_h + c.fs(14) * static_cast<double>(violation_rows.used()) + c.fs(30);
   c.top = c.axis_y + c.fs(14);

@@ -189,8 +189,12 @@ std::string write_label(const std::string& detail, Lang lang = Lang::En) {
 
 // An arrow's label in the picture's language (label_arrows names them in English).
 std::string shown_label(const Canvas& c, const Arrow& a) {
-  if (a.label == "grant") return c.say(W::LabelGrant);
-  if (a.label == "release") return c.say(W::LabelRelease);
+  switch (a.label) {
+    case Arrow::Label::Grant: return c.say(W::LabelGrant);
+    case Arrow::Label::Release: return c.say(W::LabelRelease);
+    case Arrow::Label::Write:
+    case Arrow::Label::None: break;
+  }
   return write_label(a.sent->detail, c.lang);
 }
 
@@ -243,9 +247,9 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
     const TraceEvent& s = *a.sent;
     const bool lost = a.end->kind == Ev::Dropped;
     if (s.detail.rfind("WRITE", 0) == 0) {
-      a.label = write_label(s.detail);
+      a.label = Arrow::Label::Write;
     } else if (!node(s.process) && node(s.peer) && within(releases, s.process, s.at + Duration::ns(1))) {
-      a.label = "release";
+      a.label = Arrow::Label::Release;
     } else if (node(s.process) && !lost && !refusal(s.detail)) {
       if (const Window* w = within(grants, s.peer, a.end->at)) replies[w].push_back(&a);
     }
@@ -255,7 +259,7 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
     for (Arrow* a : rs) {
       const auto it = answers.find(a->sent);
       if (it != answers.end() && takes_lock(it->second->detail, lock_key)) {
-        a->label = "grant";
+        a->label = Arrow::Label::Grant;
         any = true;
       }
     }
@@ -263,7 +267,7 @@ void label_arrows(const Trace& trace, const std::string& lock_key, std::vector<A
     // (ZooKeeper's children list, etcd's range), if that one is drawn.
     if (!any)
       for (Arrow* a : rs)
-        if (granting.count(a->end)) a->label = "grant";
+        if (granting.count(a->end)) a->label = Arrow::Label::Grant;
   }
 }
 
@@ -296,8 +300,9 @@ std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::v
   // Writes first, then releases, then grants: where two would overlap, the first placed stays.
   std::vector<const Arrow*> labelled;
   for (const Arrow& a : arrows)
-    if (!a.label.empty()) labelled.push_back(&a);
-  auto rank = [](const Arrow* a) { return a->label.rfind("write", 0) == 0 ? 0 : a->label == "release" ? 1 : 2; };
+    if (a.label != Arrow::Label::None) labelled.push_back(&a);
+  // The enum's order is the rank: writes, releases, grants.
+  auto rank = [](const Arrow* a) { return static_cast<int>(a->label); };
   std::stable_sort(labelled.begin(), labelled.end(), [&](const Arrow* a, const Arrow* b) { return rank(a) < rank(b); });
   std::vector<std::array<double, 4>> placed = ink.label_boxes;
   std::string out;
@@ -307,7 +312,7 @@ std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::v
     // By the lane it matters to: a grant where it arrives, a release or a
     // write where it leaves (arrows a few ms long are near vertical on a
     // page of seconds: a label half way would sit by another lane).
-    const bool at_end = a->label == "grant";
+    const bool at_end = a->label == Arrow::Label::Grant;
     const double xs = c.x(a->sent->at), ys = c.y(a->sent->process), xe = c.x(a->end->at), ye = c.y(to);
     const double len = std::max(1.0, std::hypot(xe - xs, ye - ys)), d = std::min(len / 2, c.fs(16)) / len;
     const double f = at_end ? 1 - d : d, x = xs + f * (xe - xs), y = ys + f * (ye - ys);

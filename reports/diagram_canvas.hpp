@@ -46,7 +46,8 @@ struct Arrow {
   const TraceEvent* sent;
   const TraceEvent* end;
   int relevance = 0;
-  std::string label;  // what it does for the story: "grant", "release", "write 1, token 34"; "" for most
+  // What it does for the story (most: nothing); the words are the picture's ("grant", "write 1, token 34").
+  enum class Label : std::uint8_t { None, Write, Release, Grant } label = Label::None;
 };
 
 // A client's retry loop: three or more attempts in a row that failed for
@@ -56,7 +57,8 @@ struct RetryRun {
   Instant from, to;        // its first message and its last failed attempt
   std::size_t attempts = 0;
   std::size_t lost = 0;    // its messages the network lost meanwhile
-  std::string why;         // the reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)")
+  // The reasons, as the trace gives them ("2 of 5 nodes granted it (3 needed)"), each with how many times.
+  std::vector<std::pair<std::string, std::size_t>> reasons;
 };
 std::vector<RetryRun> retry_runs(const Trace& trace);
 // The retry loops by client, to ask whether one covers an instant.
@@ -232,9 +234,17 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
 std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs);
 // A retry loop: one band on its client's lane, with its count and reason.
 std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<RetryRun>& runs);
+// Where a label goes: its x (moved left if it would pass the picture's right
+// edge) and its baseline's y.
+struct LabelAt {
+  double x, y;
+};
 // A label on p's lane at x, in the first of its rows with room (row 0 above
-// the line, row 1 below), or the least crowded if `always`: its baseline's y.
-std::optional<double> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always = false);
+// the line, row 1 below), or the least crowded if `always`.
+std::optional<LabelAt> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always = false);
+// The x of a label `width` px wide wanted at x: as wanted, or moved left so
+// that it ends inside the picture.
+double inside(const Canvas& c, double x, double width);
 
 // When there are more than max_arrows messages, keeps the most relevant
 // max_arrows (diagram_arrows.cpp) and counts the others in m.skipped.

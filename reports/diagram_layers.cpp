@@ -30,8 +30,9 @@ std::string draw_lanes(const Canvas& c) {
   }
   if (c.lanes.hidden) {
     const double y = c.top + c.lane * c.lanes.others_lane + c.lane / 2;
-    out += fmt::format(R"~(<g class="lane-others"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc" stroke-dasharray="6 3"/><text x="8" y="{:.1f}" font-style="italic">{}</text><title>{} clients share this lane: their critical sections are drawn here, their messages are not</title></g>)~",
-                       c.left, y, c.left + c.axis.width(), y, y + c.fs(4), esc(c.lanes.others_name), c.lanes.hidden);
+    out += fmt::format(R"~(<g class="lane-others"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc" stroke-dasharray="6 3"/><text x="8" y="{:.1f}" font-style="italic">{}</text><title>{}</title></g>)~",
+                       c.left, y, c.left + c.axis.width(), y, y + c.fs(4), esc(c.lanes.others_name),
+                       esc(c.say(W::TipSharedLane, {{"n", std::to_string(c.lanes.hidden)}})));
   }
   return out;
 }
@@ -83,9 +84,9 @@ void draw_believed_lease(const Canvas& c, EventInk& ink, const TraceEvent& e, In
                                     : "";
   std::string label;
   if (runs_out && !over)
-    if (const auto ly = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
-      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">{}</text>)~", c.x(end) + 3,
-                          *ly, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
+    if (const auto at = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
+      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">{}</text>)~", at->x,
+                          at->y, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
   ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}</title></g>)~",
                            over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label,
                            c.say(W::TipLease, {{"who", c.name(p)}, {"until", format_instant(Instant::from_ns(e.value))}, {"t", format_instant(believed_end)},
@@ -108,14 +109,16 @@ void close_section(const Canvas& c, EventInk& ink, ProcId p, Instant at, const s
 
 }  // namespace
 
-std::optional<double> lane_label(const Canvas& c, EventInk& ink, ProcId p, double x, const std::string& text, bool always) {
-  const double w = text_width(text, c.fs(10));
+double inside(const Canvas& c, double x, double width) { return std::min(x, c.total_w - width - 2); }
+
+std::optional<LabelAt> lane_label(const Canvas& c, EventInk& ink, ProcId p, double wanted, const std::string& text, bool always) {
+  const double w = text_width(text, c.fs(10)), x = inside(c, wanted, w);
   std::optional<std::size_t> row = ink.labels(c, p).free_row(x, x + w);
   if (!row && always) row = ink.labels(c, p).place(x, x + w);
   if (!row) return std::nullopt;
   const double y = *row == 0 ? c.y(p) - c.fs(16) : c.y(p) + c.fs(24);
   ink.label_boxes.push_back({x, y - c.fs(9), x + w, y + c.fs(2)});
-  return y;
+  return LabelAt{x, y};
 }
 
 void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
@@ -140,8 +143,8 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
             c.say(W::TipPaused, {{"who", c.trace.name(p)}, {"from", format_instant(from)}, {"to", format_instant(e.at)}, {"clocks", c.clocks(e)}}));
         // How long, written on the picture: the point of a pause story.
         const std::string text = c.say(W::LabelPaused, {{"d", short_duration(e.at - from)}});
-        if (const auto y = lane_label(c, ink, p, c.x(from) + 2, text, true))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 2, *y,
+        if (const auto at = lane_label(c, ink, p, c.x(from) + 2, text, true))
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", at->x, at->y,
                                    c.fs(10), esc(text));
         ink.pause_open.erase(p);
       }
@@ -155,8 +158,8 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         const Instant from = ink.down_open[p];
         bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.say(W::TipDown, {{"who", c.trace.name(p)}}));
         const std::string text = c.say(W::LabelDown, {{"d", short_duration(e.at - from)}});
-        if (const auto y = lane_label(c, ink, p, c.x(from) + 8, text))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", c.x(from) + 8, *y,
+        if (const auto at = lane_label(c, ink, p, c.x(from) + 8, text))
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", at->x, at->y,
                                    c.fs(10), esc(text));
         ink.down_open.erase(p);
       }
@@ -189,8 +192,7 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
     case Ev::ClockJumped:
     case Ev::ClockDrift: {
       const std::string label = c.say(W::LabelClock, {{"what", e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm"}});
-      const double x = c.x(e.at) - 5;
-      const double y = *lane_label(c, ink, p, x, label, true);
+      const auto [x, y] = *lane_label(c, ink, p, c.x(e.at) - 5, label, true);
       ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
                                x, y, c.fs(10), esc(label),
                                e.kind == Ev::ClockJumped
@@ -200,8 +202,7 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
     }
     case Ev::Promoted: {
       const std::string label = c.say(W::LabelPromoted) + keys_held(c, e.detail);
-      const double x = c.x(e.at) - 5;
-      const double y = *lane_label(c, ink, p, x, label, true);
+      const auto [x, y] = *lane_label(c, ink, p, c.x(e.at) - 5, label, true);
       ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
                                x, y, c.fs(10), esc(label),
                                c.say(W::TipPromoted, {{"who", c.name(p)}, {"t", format_instant(e.at)}, {"clocks", esc(c.clocks(e))}}));
@@ -222,8 +223,8 @@ void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e) {
                                                                        : W::LabelKey;
   const std::string text = c.say(W::LabelExpires, {{"who", c.trace.name(e.owner)}, {"what", c.say(what)}});
   std::string label;
-  if (const auto y = lane_label(c, ink, p, c.x(e.at) + 3, text))
-    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#c22">{}</text>)~", c.x(e.at) + 3, *y, c.fs(10), esc(text));
+  if (const auto at = lane_label(c, ink, p, c.x(e.at) + 3, text))
+    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#c22">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
   ink.marks += fmt::format(R"~(<g class="key-expired"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#d33" stroke-width="3"/>{}<title>{}</title></g>)~",
                            c.x(e.at), c.y(p) - 12, c.x(e.at), c.y(p) + 12, label,
                            c.say(W::TipKeyExpires, {{"node", c.name(p)}, {"key", esc(e.key)}, {"owner", esc(c.trace.name(e.owner))},
@@ -265,11 +266,11 @@ void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e) {
     top = c.top;
     bottom = c.lanes_bottom;
   }
-  const std::string text = "⚡ " + e.detail.substr(0, e.detail.find(" until "));
+  const std::string text = "⚡ " + translate_detail(c.lang, e.detail.substr(0, e.detail.find(" until ")));
   const bool room = c.slides || text_width(text, c.fs(9)) < 260;
-  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:.0f}">{}</text><title>{}: {}</title></g>)~",
-                           c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"), format_instant(e.at),
-                           esc(e.detail));
+  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+                           c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"),
+                           esc(c.say(W::TipAt, {{"t", format_instant(e.at)}, {"what", translate_detail(c.lang, e.detail)}})));
 }
 
 }  // namespace locksim::diagram

@@ -31,7 +31,8 @@ std::string draw_violations(const Canvas& c) {
     }
     std::string label;
     if (c.violation_row[i])
-      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#c00" font-weight="bold">{}</text>)~", c.x(v.at),
+      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="#c00" font-weight="bold">{}</text>)~",
+                          inside(c, c.x(v.at), markup::text_width(kind_words(c.lang, v.kind), c.fs(11))),
                           c.title_h + c.fs(14) * static_cast<double>(*c.violation_row[i]) + c.fs(12), esc(kind_words(c.lang, v.kind)));
     out += fmt::format(R"~(<g class="violation violation-{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f33" fill-opacity="0.15" stroke="#d00" stroke-width="1.5"/>{}<title>{}</title></g>)~",
                        violation_name(v.kind), x0, y0, x1 - x0, y1 - y0, label,

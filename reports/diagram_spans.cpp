@@ -211,10 +211,12 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
       if (!c.shown(p)) continue;
       const double h = c.lane * 0.8, y = c.y(p) - h / 2;
       std::string label;
-      if (const auto ly = lane_label(c, ink, p, x0 + 3, text, c.slides))
-        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#808">{}</text>)~", x0 + 3, *ly, c.fs(10), esc(text));
-      out += fmt::format(R"~(<g class="partition" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#a0a" fill-opacity="0.06" stroke="#a0a" stroke-opacity="0.4" stroke-dasharray="4 3"/>{}<title>{}: {} from {} to {}</title></g>)~",
-                         c.name(p), x0, y, x1 - x0, h, label, c.name(p), esc(text.substr(4)), format_instant(cut.from), format_instant(cut.to));
+      if (const auto at = lane_label(c, ink, p, x0 + 3, text, c.slides))
+        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#808">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+      out += fmt::format(R"~(<g class="partition" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#a0a" fill-opacity="0.06" stroke="#a0a" stroke-opacity="0.4" stroke-dasharray="4 3"/>{}<title>{}</title></g>)~",
+                         c.name(p), x0, y, x1 - x0, h, label,
+                         esc(c.say(W::TipPartition, {{"who", c.trace.name(p)}, {"what", text.substr(4)}, {"from", format_instant(cut.from)},
+                                                     {"to", format_instant(cut.to)}})));
     }
   }
   return out;
@@ -261,7 +263,7 @@ std::vector<RetryRun> retry_runs(const Trace& trace) {
     Open& o = it->second;
     if (o.run.attempts >= kLeast) {
       o.run.lost = static_cast<std::size_t>(std::count_if(o.drops.begin(), o.drops.end(), [&](Instant t) { return t <= o.run.to; }));
-      for (const auto& [why, n] : o.reasons) o.run.why += (o.run.why.empty() ? "" : "; ") + why + " ×" + std::to_string(n);
+      o.run.reasons.assign(o.reasons.begin(), o.reasons.end());
       out.push_back(o.run);
     }
     open.erase(it);
@@ -312,11 +314,15 @@ std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<Retry
     std::string text = c.say(W::RetryBand, {{"n", std::to_string(run.attempts)}});
     if (run.lost) text += c.say(W::RetryBandLost, {{"n", std::to_string(run.lost)}});
     std::string label;
-    if (const auto ly = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
-      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", x0 + 2, *ly, c.fs(10), esc(text));
-    out += fmt::format(R"~(<g class="retries" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="url(#retry)" stroke="#999" stroke-width="0.5"/>{}<title>{}: {} from {} to {} ({}); {} of its messages lost; their messages are not drawn</title></g>)~",
-                       c.name(run.client), x0, y - c.fs(4), w, c.fs(8), label, c.name(run.client), esc(text), format_instant(run.from),
-                       format_instant(run.to), esc(run.why), run.lost);
+    if (const auto at = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
+      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+    std::string why;  // each reason in the picture's words (the phrasebook's tallies), and how often
+    for (const auto& [reason, n] : run.reasons)
+      why += (why.empty() ? "" : std::string(c.say(W::NoteJoin))) + translate_detail(c.lang, reason) + " ×" + std::to_string(n);
+    const std::string tip = c.say(W::TipRetries, {{"who", c.trace.name(run.client)}, {"what", text}, {"from", format_instant(run.from)},
+                                                  {"to", format_instant(run.to)}, {"why", why}, {"lost", std::to_string(run.lost)}});
+    out += fmt::format(R"~(<g class="retries" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="url(#retry)" stroke="#999" stroke-width="0.5"/>{}<title>{}</title></g>)~",
+                       c.name(run.client), x0, y - c.fs(4), w, c.fs(8), label, esc(tip));
   }
   return out;
 }

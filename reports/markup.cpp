@@ -50,12 +50,13 @@ std::string esc(const std::string& s) {
 }
 
 double text_width(std::string_view s, double font_px) {
-  // UTF-8 code points, a wide (CJK) one as wide as the type is high.
+  // UTF-8 code points, a wide (CJK) one counted as two: a CJK glyph is a
+  // full em, and a label estimated short is cut off at the picture's edge.
   double glyphs = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if ((c & 0xC0) == 0x80) continue;
-    glyphs += wide_at(std::string(s.substr(i, 3)), 0) ? 1 / 0.6 : 1;
+    glyphs += wide_at(std::string(s.substr(i, 3)), 0) ? 2 : 1;
   }
   return glyphs * font_px * 0.6;
 }

@@ -211,10 +211,10 @@ std::string draw_breaks(const Canvas& c) {
     const double mid = x + TimeAxis::kElided / 2;
     out += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f2f2f2"/>)~"
                        R"~(<path d="M{:.1f},{:.1f} l4,-5 l4,10 l4,-5" fill="none" stroke="#333"/>)~"
-                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#666">{}</text><title>{} of quiet elided ({} to {})</title></g>)~",
+                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#666">{}</text><title>{}</title></g>)~",
                        x + 4, c.axis_y + 2, TimeAxis::kElided - 8, c.lanes_bottom - c.axis_y - 2, mid - 6, c.axis_y, mid, c.axis_y + c.fs(12), c.fs(10),
-                       esc("≈" + short_duration(b.to - b.from)), esc(format_duration(b.to - b.from)), format_instant(b.from),
-                       format_instant(b.to));
+                       esc("≈" + short_duration(b.to - b.from)),
+                       esc(c.say(W::TipElided, {{"d", format_duration(b.to - b.from)}, {"from", format_instant(b.from)}, {"to", format_instant(b.to)}})));
   }
   return out;
 }

@@ -113,31 +113,66 @@ std::string say_list(Lang lang, const std::vector<std::string>& items) {
   return s;
 }
 
+namespace {
+
+// `english` by the pattern `id`, in `lang`; nullopt when the pattern does not match it.
+std::optional<std::string> translate_by(Lang lang, W id, const std::string& english) {
+  const auto p = pieces(word(Lang::En, id));
+  std::vector<std::string> got;
+  if (!match(p, 0, english, 0, got)) return std::nullopt;
+  // The arguments are translated in turn ("{why}" may be a detail itself).
+  std::vector<WordArg> args;
+  for (std::size_t k = 0; k < got.size(); ++k) args.push_back({p[2 * k + 1], translate_detail(lang, got[k])});
+  std::string out;
+  const auto q = pieces(word(lang, id));
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    if (k % 2 == 0) {
+      out += q[k];
+      continue;
+    }
+    for (const WordArg& a : args)
+      if (a.name == q[k]) {
+        out += a.value;
+        break;
+      }
+  }
+  return out;
+}
+
+// Whether a pattern of its own tells `english` whole: a specific one, or a
+// suffix wrapping such a detail (not the name lists, which join anything).
+bool known(const std::string& english) {
+  std::vector<std::string> got;
+  for (W wrapper : {W::DetailForDuration, W::DetailAtMost}) {
+    got.clear();
+    if (match(pieces(word(Lang::En, wrapper)), 0, english, 0, got) && known(got[0])) return true;
+  }
+  for (std::size_t i = 0; i < kWordCount; ++i) {
+    const W id = static_cast<W>(i);
+    if (!is_detail(id) || id == W::DetailForDuration || id == W::DetailAtMost || id == W::DetailThreeNames || id == W::DetailTwoNames) continue;
+    got.clear();
+    if (match(pieces(word(Lang::En, id)), 0, english, 0, got)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string translate_detail(Lang lang, const std::string& english) {
   if (lang == Lang::En || english.empty()) return english;
+  // A suffix a lower layer appends ("drop messages on a -> b (at most 3) for
+  // 5s") wraps the detail before it: tried first, where what it wraps is a
+  // detail the phrasebook knows (else "nobody waited for the lock…" would be
+  // "{what} for {d}").
+  for (W wrapper : {W::DetailForDuration, W::DetailAtMost}) {
+    const auto p = pieces(word(Lang::En, wrapper));
+    std::vector<std::string> got;
+    if (match(p, 0, english, 0, got) && known(got[0])) return *translate_by(lang, wrapper, english);
+  }
   for (std::size_t i = 0; i < kWordCount; ++i) {
     const W id = static_cast<W>(i);
     if (!is_detail(id)) continue;
-    const auto p = pieces(word(Lang::En, id));
-    std::vector<std::string> got;
-    if (!match(p, 0, english, 0, got)) continue;
-    // The arguments are translated in turn ("{why}" may be a detail itself).
-    std::vector<WordArg> args;
-    for (std::size_t k = 0; k < got.size(); ++k) args.push_back({p[2 * k + 1], translate_detail(lang, got[k])});
-    std::string out;
-    const auto q = pieces(word(lang, id));
-    for (std::size_t k = 0; k < q.size(); ++k) {
-      if (k % 2 == 0) {
-        out += q[k];
-        continue;
-      }
-      for (const WordArg& a : args)
-        if (a.name == q[k]) {
-          out += a.value;
-          break;
-        }
-    }
-    return out;
+    if (auto out = translate_by(lang, id, english)) return *out;
   }
   return english;
 }

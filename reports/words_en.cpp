@@ -243,6 +243,11 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::PartitionFrom, "✂ messages from {names} are lost"},
     {W::RetryBand, "{n} tries failed: too few nodes"},
     {W::RetryBandLost, ", {n} messages lost"},
+    {W::TipRetries, "{who}: {what} from {from} to {to} ({why}); {lost} of its messages lost; their messages are not drawn"},
+    {W::TipElided, "{d} of quiet elided ({from} to {to})"},
+    {W::TipPartition, "{who}: {what} from {from} to {to}"},
+    {W::TipSharedLane, "{n} clients share this lane: their critical sections are drawn here, their messages are not"},
+    {W::TipAt, "{t}: {what}"},
     {W::ClockNoteFast, "clock {pct}% fast"},
     {W::ClockNoteSlow, "clock {pct}% slow"},
     {W::ClockNoteOff, "wall clock {d} off"},
@@ -302,6 +307,22 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::ReplayHeader, "Explored run {run} of {file}: its faults, drawn from its seed:"},
     {W::ReplayNoFault, "none"},
     {W::ReplayWritten, "written to {path} (locksim run {path} replays it)"},
+    {W::ReplayLiveness, "liveness: {stuck}{detail}"},
+    {W::ReplayStuck, "STUCK: "},
+    // locksim shrink (cli/explore_commands.cpp).
+    {W::ShrunkLine, "  {kind}: shrunk to {faults} in {runs} -> {path}   (locksim run {path})\n"},
+    {W::ShrinkFaultOne, "{n} fault"},
+    {W::ShrinkFaultMany, "{n} faults"},
+    {W::ShrinkRunOne, "{n} run"},
+    {W::ShrinkRunMany, "{n} runs"},
+    {W::ShrinkNoViolation,
+     "run seed {seed} of {file}, drawn with {flags}, shows no violation: nothing to shrink.\n"
+     "  A run's faults are drawn from its seed and the options explore ran with: --faults, --max-faults,\n"
+     "  --max-pause, --max-jump, --max-outage, --max-drift-ppm, --keep-faults, --max-events. Give shrink\n"
+     "  the same flags (explore's replay command lists every one it used), or --from RESULT.json.\n"},
+    {W::ShrinkDefaultOptions, "the default options"},
+    {W::ShrinkNoFailingRun, "{file} has no failing run{seed}: nothing to shrink\n"},
+    {W::ShrinkWithSeed, " with seed {seed}"},
 
     // Violation kinds for a person (kind_words).
     {W::KindOverlap, "overlap"},
@@ -396,6 +417,16 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::DetailFaultPause, "{who} pauses for {d}"},
     {W::DetailFaultCrash, "{who} crashes"},
     {W::DetailFaultRestart, "{who} restarts"},
+    // A message lost to its destination (sim/world.cpp), a delay's label, a retry band's reasons.
+    {W::DetailDestinationDown, "destination down"},
+    {W::DetailDestinationRestarted, "destination restarted"},
+    {W::DetailHoldBackOn, "hold back messages on {link}"},
+    {W::DetailTallyNodes, "{granted} of {total} nodes granted it ({needed} needed)"},
+    {W::DetailTallyLocks, "{granted} of {total} locks taken ({needed} needed)"},
+    // The liveness phase's verdict (harness/liveness.cpp, LivenessWatch::finish).
+    {W::DetailLivenessStuck, "after every fault was healed at {t}, clients waited {d} while nobody held the lock (liveness window {window})"},
+    {W::DetailLivenessAgain, "the lock was granted again at {t}, {d} after every fault was healed"},
+    {W::DetailLivenessNobody, "nobody waited for the lock long after every fault was healed"},
     {W::DetailAtMost, "{what} (at most {n})"},
     {W::DetailForDuration, "{what} for {d}"},
     {W::DetailThreeNames, "{a}, {b} and {c}"},

@@ -214,6 +214,29 @@ TEST_CASE("run --slides writes a picture for a slide, as a PNG through rsvg-conv
   CHECK(text.find("<title>") == std::string::npos);
 }
 
+TEST_CASE("a word option (--format, --axis) takes only its words, parsed once: a bad one is refused in one line, exit 2") {
+  const std::string gc = source("scenarios/kleppmann/gc-pause.toml");
+  for (const std::string& cmd : {"run " + gc, "check " + gc, "explore " + gc, "merge " + gc, "live " + gc, "sweep " + gc + " --set ttl=1s..2s:2"}) {
+    INFO(cmd);
+    const Outcome bad = locksim(cmd + " --format xml");
+    CHECK(bad.status == 2);
+    CHECK(bad.output == "--format: xml not in {text,json}\nRun with --help for more information.\n");
+  }
+  const Outcome axis = locksim("run " + gc + " --axis sideways");
+  CHECK(axis.status == 2);
+  CHECK(axis.output == "--axis: sideways not in {auto,linear,compressed}\nRun with --help for more information.\n");
+  // A good word reaches the command: JSON from run and check, a linear axis when asked.
+  CHECK(locksim("run " + gc + " --format json").output.rfind("{\"scenario\":", 0) == 0);
+  CHECK(locksim("check " + gc + " --format json").output.rfind("{\"scenario\":", 0) == 0);
+  CHECK(locksim("run " + gc + " --format text").output.find("Verdict: ") != std::string::npos);
+  const fs::path svg = fs::temp_directory_path() / "locksim-cli-axis-linear.svg";
+  REQUIRE(locksim("run " + gc + " --axis linear --svg " + svg.string()).status == 0);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("axis-caption axis-linear") != std::string::npos);
+  fs::remove(svg);
+}
+
 TEST_CASE("run --axis chooses the diagram's time axis, and --full tells every step") {
   const fs::path svg = fs::temp_directory_path() / "locksim-cli-axis.svg";
   CHECK(locksim("run " + source("scenarios/kleppmann/gc-pause.toml") + " --axis compressed --svg " + svg.string()).status == 0);

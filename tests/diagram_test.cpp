@@ -173,6 +173,13 @@ TEST_CASE("with 100 clients the diagram gives lanes to the clients that matter a
   CHECK(count(svg, "class=\"lane ") == 24 + 5 + 1);
   CHECK(count(svg, "class=\"lane-others\"") == 1);
   CHECK(svg.find("76 other clients") != std::string::npos);
+  CHECK(svg.find("<title>76 clients share this lane: their critical sections are drawn here, their messages are not</title>") != std::string::npos);
+  // In Chinese, the shared lane's name and its tooltip too.
+  DiagramOptions zh = o;
+  zh.lang = Lang::Zh;
+  const std::string zh_svg = svg_diagram(r, zh);
+  CHECK(zh_svg.find(">其余 76 个客户端<") != std::string::npos);
+  CHECK(zh_svg.find("<title>76 个客户端共用这条泳道：这里画出它们的临界区，不画它们的消息</title>") != std::string::npos);
   for (const Violation& v : r.violations)
     for (ProcId p : v.processes)
       CHECK_MESSAGE(svg.find("class=\"lane lane-client\" data-process=\"" + r.world->trace().name(p) + "\"") != std::string::npos,

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "reports/diagram.hpp"
+#include "reports/markup.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"
 #include "tests/command_support.hpp"
@@ -50,8 +53,9 @@ std::vector<std::string> catalogue_files() {
 // (KeepAlive, ErrSessionExpired); hex values; and an English term in
 // parentheses after its Chinese one (重叠持有 (overlap), 停顿 (stop-the-world)),
 // up to three words. Whatever else is left is an untranslated sentence.
-std::vector<std::string> english_words(const std::string& report, const RunResult& r) {
-  std::set<std::string> names;
+std::vector<std::string> english_words(const std::string& report, const RunResult& r, std::size_t header_lines = 4,
+                                       const std::set<std::string>& more_names = {}) {
+  std::set<std::string> names = more_names;
   for (const auto& p : r.world->trace().processes()) names.insert(p.name);
   const std::regex kept(R"re('[^']*'|"[^"]*"|\w+ = |\((?:[A-Za-z-]+ ?){1,3}\))re");
   const std::regex word(R"([A-Za-z][A-Za-z0-9_]*)");
@@ -59,7 +63,7 @@ std::vector<std::string> english_words(const std::string& report, const RunResul
   std::istringstream in(report);
   std::size_t line_no = 0;
   for (std::string line; std::getline(in, line); ++line_no) {
-    if (line_no < 4 || line.rfind("重放：", 0) == 0) continue;  // the scenario's header; the replay command
+    if (line_no < header_lines || line.rfind("重放：", 0) == 0) continue;  // the scenario's header; the replay command
     // “…” by hand: a regex over bytes cannot tell “ and ” from the "…" inside.
     for (auto open = line.find("“"); open != std::string::npos; open = line.find("“", open)) {
       const auto close = line.find("”", open);
@@ -77,6 +81,29 @@ std::vector<std::string> english_words(const std::string& report, const RunResul
     }
   }
   return left;
+}
+
+// What a Chinese diagram says to a person, one line each: every tooltip
+// (<title>) and every text on the picture but the scenario's title (the
+// user's words). A message's tooltip keeps its contents as the protocol
+// says them ("READONLY You can't write…", as the story quotes them): they are
+// cut out, the words around them (sent, delivered, why it was lost) kept.
+std::string diagram_words(const std::string& svg) {
+  std::string out;
+  const std::regex said(R"(<title>([^<]*)</title>|<text(?![^>]*class="title")[^>]*>(.*?)</text>)"), tag("<[^>]*>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), said); it != std::sregex_iterator(); ++it) {
+    std::string line = (*it)[1].matched ? (*it)[1].str() : std::regex_replace((*it)[2].str(), tag, "");
+    // By hand: a regex over bytes cannot tell （ from the bytes of ，.
+    const auto arrow = line.find(" → "), colon = line.find("：", arrow), sent = line.find(" 发出，");
+    if (arrow != std::string::npos && colon != std::string::npos && sent != std::string::npos) {
+      const auto open = line.rfind("（", sent);
+      if (open != std::string::npos && open > colon) line.erase(colon + std::string("：").size(), open - colon - std::string("：").size());
+    }
+    for (auto [entity, c] : {std::pair{"&#39;", "'"}, std::pair{"&quot;", "\""}, std::pair{"&lt;", "<"}, std::pair{"&gt;", ">"}, std::pair{"&amp;", "&"}})
+      for (auto at = line.find(entity); at != std::string::npos; at = line.find(entity, at)) line.replace(at, std::string(entity).size(), c);
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -132,6 +159,9 @@ TEST_CASE("the phrasebook turns a detail the layers below write in English into 
     CHECK(translate_detail(Lang::En, en) == en);
   }
   CHECK(translate_detail(Lang::Zh, "a detail nobody wrote a pattern for") == "a detail nobody wrote a pattern for");
+  // A link fault's suffixes wrap the detail before them, and only a detail the phrasebook knows.
+  CHECK(translate_detail(Lang::Zh, "drop messages on redis1 -> client2 (at most 3) for 9.5s") == "丢弃 redis1 -> client2 上的消息（最多 3 条），持续 9.5s");
+  CHECK(translate_detail(Lang::Zh, "nobody waited for the lock long after every fault was healed") == "所有故障恢复之后，没有客户端长时间等待锁");
 }
 
 TEST_CASE("gc-pause told in Chinese: the grant, the pause, the expiry and the verdict, with no English sentence left") {
@@ -179,6 +209,11 @@ TEST_CASE("every catalogue scenario's Chinese report renders, with no English se
     d.lang = Lang::Zh;
     const std::string svg = svg_diagram(r, d);
     CHECK(std::regex_search(svg, std::regex(R"(\{[a-z]+\})")) == false);
+    // Its tooltips and labels: no English sentence left either.
+    for (const std::string& left : english_words(diagram_words(svg), r, 0)) {
+      const std::string said = "diagram: " + left;
+      CHECK_MESSAGE(false, said);
+    }
   }
 }
 
@@ -187,8 +222,17 @@ TEST_CASE("the Chinese diagram: its legend and labels in Chinese, a font with CJ
   DiagramOptions d;
   d.lang = Lang::Zh;
   const std::string svg = svg_diagram(r, d);
+  // The legend is wrapped text (a Chinese line may break between any two
+  // characters): read as one, its lines joined and spaces aside.
+  std::string legend_text;
+  const std::regex legend_line(R"re(<text x="[0-9.]+" y="[0-9.]+" fill="#555">([^<]*)</text>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), legend_line); it != std::sregex_iterator(); ++it) legend_text += (*it)[1].str();
+  auto spaceless = [](std::string t) {
+    t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
+    return t;
+  };
   for (W legend : {W::LegendCriticalSection, W::LegendLeaseBelieved, W::LegendKeyExpired, W::LegendPause})
-    CHECK(svg.find(std::string(word(Lang::Zh, legend))) != std::string::npos);
+    CHECK(spaceless(legend_text).find(spaceless(std::string(word(Lang::Zh, legend)))) != std::string::npos);
   CHECK(svg.find(">授予<") != std::string::npos);       // the grant's arrow
   CHECK(svg.find(">停顿 40s<") != std::string::npos);   // the pause's length
   CHECK(svg.find("bar: critical section") == std::string::npos);
@@ -226,4 +270,91 @@ TEST_CASE("locksim run --lang zh tells the story in Chinese, and --lang fr is re
   CHECK(env.output.find("Verdict: overlap") != std::string::npos);
   const auto replay = locksim_in_source("explore scenarios/kleppmann/gc-pause.toml --replay 11 --lang zh");
   CHECK(replay.output.find("判定：") != std::string::npos);
+}
+
+TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness line in Chinese, no English sentence left") {
+  // Not stuck (the lock granted again after the heal), and stuck (a lock with no TTL held by a crashed client).
+  for (auto [file, seed, liveness] : {std::tuple{std::string("scenarios/kleppmann/gc-pause.toml"), "11", "活性：锁在 60.002s 再次被授予，距所有故障恢复 2ms"},
+                                      std::tuple{std::string("scenarios/redis/setnx-no-ttl-crash.toml"), "4021071077779581908", "活性：卡死：所有故障在 "}}) {
+    INFO(file);
+    const auto zh = locksim_in_source("explore " + file + " --replay " + seed + " --liveness --lang zh");
+    INFO(zh.output);
+    CHECK(zh.output.find(liveness) != std::string::npos);
+    CHECK(zh.output.find("liveness:") == std::string::npos);
+    const RunResult r = run_scenario(catalogue(file));  // the process names (and the liveness phase's probe)
+    // The replay's own lines (its header, the faults drawn: the path aside), then the report as `run` tells it.
+    const auto report_at = zh.output.find("\n\n");
+    REQUIRE(report_at != std::string::npos);
+    std::string head = zh.output.substr(0, report_at);
+    head.replace(head.find(file), file.size(), " ");
+    for (const std::string& left : english_words(head, r, 0)) CHECK_MESSAGE(false, left);
+    for (const std::string& left : english_words(zh.output.substr(report_at + 2), r, 4, {"probe"})) CHECK_MESSAGE(false, left);
+    // The check finds the English line where there is one.
+    const auto en = locksim_in_source("explore " + file + " --replay " + seed + " --liveness");
+    CHECK(en.output.find("\nliveness: ") != std::string::npos);
+    CHECK_FALSE(english_words(en.output.substr(en.output.find("\nliveness: ")), r, 0).empty());
+  }
+}
+
+TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese, and --lang fr refused") {
+  const ScratchDir dir("locksim-lang-shrink");
+  const std::string shrink = "shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + dir.path().string();
+  const auto zh = locksim_in_source(shrink + " --faults pause,clock-jump --lang zh");
+  INFO(zh.output);
+  CHECK(zh.status == 0);
+  CHECK(zh.output.find("  过期写入 (stale-write)：缩减为 ") != std::string::npos);
+  CHECK(zh.output.find(" 个故障，用了 ") != std::string::npos);
+  CHECK(zh.output.find("shrunk to") == std::string::npos);
+  // English as it was.
+  CHECK(locksim_in_source(shrink + " --faults pause,clock-jump").output.find("  stale-write: shrunk to ") != std::string::npos);
+  // Drawn from every kind, the run shows nothing: said in Chinese, the flags named as they are typed.
+  const auto nothing = locksim_in_source(shrink + " --lang zh");
+  INFO(nothing.output);
+  CHECK(nothing.status == 1);
+  CHECK(nothing.output.find("种子为 7505579150628244444 的运行，按 默认选项 抽取故障，没有违规：没有可缩减的。") != std::string::npos);
+  CHECK(nothing.output.find("--max-drift-ppm") != std::string::npos);
+  CHECK(nothing.output.find("nothing to shrink") == std::string::npos);
+  CHECK(locksim_in_source(shrink + " --lang fr").status == 2);
+}
+
+// Each text of an SVG whose estimated extent (markup::text_width, as the
+// layout estimates it; its anchor) leaves the picture's width: "x0..x1 of W: text".
+std::vector<std::string> texts_outside(const std::string& svg) {
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*width="([0-9.]+)"[^>]*font-size="([0-9.]+)")re")));
+  const double width = std::stod(m[1].str()), root_font = std::stod(m[2].str());
+  const std::regex text(R"re(<text([^>]*)>(.*?)</text>)re"), tag("<[^>]*>"), x_at(R"re( x="([-0-9.]+)")re"),
+      size(R"re( font-size="([0-9.]+)")re"), anchor(R"re( text-anchor="([a-z]+)")re");
+  std::vector<std::string> outside;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const std::string attrs = (*it)[1].str();
+    std::string words = std::regex_replace((*it)[2].str(), tag, "");
+    for (auto [entity, c] : {std::pair{"&#39;", "'"}, std::pair{"&quot;", "\""}, std::pair{"&lt;", "<"}, std::pair{"&gt;", ">"}, std::pair{"&amp;", "&"}})
+      for (auto at = words.find(entity); at != std::string::npos; at = words.find(entity, at)) words.replace(at, std::string(entity).size(), c);
+    std::smatch a;
+    if (!std::regex_search(attrs, a, x_at)) continue;
+    const double x = std::stod(a[1].str());
+    const double font = std::regex_search(attrs, a, size) ? std::stod(a[1].str()) : root_font;
+    const std::string how = std::regex_search(attrs, a, anchor) ? a[1].str() : "start";
+    const double w = markup::text_width(words, font);
+    const double x0 = how == "middle" ? x - w / 2 : how == "end" ? x - w : x;
+    if (x0 < 0 || x0 + w > width)
+      outside.push_back(fmt::format("{:.0f}..{:.0f} of {:.0f}: {}", x0, x0 + w, width, words));
+  }
+  return outside;
+}
+
+TEST_CASE("every text of every catalogue diagram, in English and in Chinese, lies inside the picture's width") {
+  for (const std::string& file : catalogue_files()) {
+    INFO(file);
+    const RunResult r = run_scenario(catalogue(file));
+    for (Lang lang : kAllLangs) {
+      DiagramOptions d;
+      d.lang = lang;
+      for (const std::string& out : texts_outside(svg_diagram(r, d))) {
+        const std::string said = std::string(lang_name(lang)) + ": " + out;
+        CHECK_MESSAGE(false, said);
+      }
+    }
+  }
 }
