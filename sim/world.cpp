@@ -308,9 +308,16 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 Network::Link& Network::link(ProcId from, ProcId to) {
-  if (from >= link_index_.size()) link_index_.resize(from + 1);
+  if (from >= link_index_.size()) {
+    if (link_index_.empty()) {  // a run's first message: room for a small world's links at once
+      link_index_.reserve(16);
+      links_.reserve(16);
+    }
+    link_index_.resize(from + 1);
+  }
   LinkRow& row = link_index_[from];
   if (row.slots.empty()) {
+    row.slots.reserve(4);
     row.base = to;
   } else if (to < row.base) {  // grow downwards
     row.slots.insert(row.slots.begin(), row.base - to, 0);
