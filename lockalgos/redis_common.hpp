@@ -97,7 +97,7 @@ inline redis::Request redisson_fenced_trylock(std::string key, LockValue value, 
 class RedisCall {
  public:
   RedisCall(ClientEnv& env, ProcId to, redis::Request&& request, Duration timeout)
-      : direct_(std::in_place, env, to, Payload(std::move(request)), timeout) {}
+      : direct_(std::in_place, env, to, std::in_place_type<redis::Request>, std::move(request), timeout) {}
   explicit RedisCall(Task<std::optional<redis::Reply>>&& task) : task_(std::move(task)) {}
   RedisCall(const RedisCall&) = delete;
   RedisCall& operator=(const RedisCall&) = delete;
