@@ -88,13 +88,13 @@ Reference reference_run(const Scenario& base, const ExploreOptions& o) {
   return ref;
 }
 
-std::vector<NamedDuration> events_after(const Reference& r, Duration from, Duration within, std::size_t limit) {
-  std::vector<NamedDuration> out;
+void events_after(const Reference& r, Duration from, Duration within, std::vector<FaultDraw::Later>& out,
+                  std::size_t limit) {
+  out.clear();
   auto it = std::upper_bound(r.anchors.begin(), r.anchors.end(), from,
                              [](Duration t, const Anchor& a) { return t < a.at; });
   for (; it != r.anchors.end() && out.size() < limit && it->at - from <= within; ++it)
-    out.push_back({it->name(), it->at - from, it->process});
-  return out;
+    out.push_back({&it->process, it->event, it->at - from});
 }
 
 }  // namespace locksim

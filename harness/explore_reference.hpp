@@ -45,7 +45,9 @@ Reference reference_run(const Scenario& base, const ExploreOptions& o);
 Duration lease_of(const Scenario& s);
 
 // The reference run's events in (from, from + within], measured from
-// `from`, the first `limit` of them: "until client2 read".
-std::vector<NamedDuration> events_after(const Reference& r, Duration from, Duration within, std::size_t limit = 64);
+// `from`, the first `limit` of them: "until client2 read". Into `out`
+// (cleared first; its capacity kept from one fault to the next).
+void events_after(const Reference& r, Duration from, Duration within, std::vector<FaultDraw::Later>& out,
+                  std::size_t limit = 64);
 
 }  // namespace locksim

@@ -109,7 +109,7 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
     FaultSpec f;
     f.kind = pick(rng, enabled);
     const Duration start = draw_start(rng, anchors ? ref.anchors : std::span<const Anchor>{}, ref.lease, b, f, d);
-    if (measured) d.later = events_after(ref, start, longest);
+    if (measured) events_after(ref, start, longest, d.later);
     d.length_source.clear();
     const bool anchored = !f.at.has_value();
     const std::string anchor = anchored ? f.on_process + " " + f.on_event : "a time";

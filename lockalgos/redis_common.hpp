@@ -87,6 +87,37 @@ inline redis::Request redisson_fenced_trylock(std::string key, LockValue value, 
 }
 }  // namespace redis_cmd
 
+// One Redis command's reply, awaited (RedisConnection's commands return it).
+// Without a Sentinel nothing follows the reply, so the command is the call
+// itself, awaited directly: no coroutine frame of its own and no copy of the
+// request into one (issue 15); with a Sentinel it is the task that asks the
+// Sentinel again after a failure. The same messages at the same instants
+// either way: the task also sends at once and resumes its caller inside the
+// reply's event.
+class RedisCall {
+ public:
+  RedisCall(ClientEnv& env, ProcId to, redis::Request&& request, Duration timeout)
+      : direct_(std::in_place, env, to, std::in_place_type<redis::Request>, std::move(request), timeout) {}
+  explicit RedisCall(Task<std::optional<redis::Reply>>&& task) : task_(std::move(task)) {}
+  RedisCall(const RedisCall&) = delete;
+  RedisCall& operator=(const RedisCall&) = delete;
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+    if (direct_) {
+      direct_->await_suspend(h);
+      return std::noop_coroutine();
+    }
+    task_.handle().promise().continuation = h;
+    return task_.handle();  // start the task (symmetric transfer, as co_await on a Task does)
+  }
+  std::optional<redis::Reply> await_resume() { return direct_ ? direct_->await_resume() : task_.result(); }
+
+ private:
+  std::optional<CallAwaiter<redis::Reply>> direct_;  // destroyed waiting (a crash): the call is cancelled
+  Task<std::optional<redis::Reply>> task_;
+};
+
 // A client's connection to one Redis node: a command with the lock's request
 // timeout, and the reply (nullopt when the node did not answer in time).
 class RedisConnection {
@@ -94,22 +125,21 @@ class RedisConnection {
   RedisConnection(ClientEnv& env, ProcId node, ProcId sentinel, Duration timeout)
       : env_(env), node_(node), group_(node), sentinel_(sentinel), timeout_(timeout) {}
 
-  Task<std::optional<redis::Reply>> get(std::string key) { return call(redis_cmd::make(redis::Op::Get, std::move(key))); }
-  Task<std::optional<redis::Reply>> del(std::string key) { return call(redis_cmd::make(redis::Op::Del, std::move(key))); }
-  Task<std::optional<redis::Reply>> set(std::string key, LockValue value) {
+  RedisCall get(std::string key) { return call(redis_cmd::make(redis::Op::Get, std::move(key))); }
+  RedisCall del(std::string key) { return call(redis_cmd::make(redis::Op::Del, std::move(key))); }
+  RedisCall set(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::Set, std::move(key), std::move(value)));
   }
-  Task<std::optional<redis::Reply>> setnx(std::string key, LockValue value) {
+  RedisCall setnx(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::SetNx, std::move(key), std::move(value)));
   }
-  Task<std::optional<redis::Reply>> set_nx_px(std::string key, LockValue value, Duration ttl) {
+  RedisCall set_nx_px(std::string key, LockValue value, Duration ttl) {
     return call(redis_cmd::set_nx_px(std::move(key), std::move(value), ttl));
   }
-  Task<std::optional<redis::Reply>> acquire_with_token(std::string key, LockValue value, Duration ttl,
-                                                       std::string token_key) {
+  RedisCall acquire_with_token(std::string key, LockValue value, Duration ttl, std::string token_key) {
     return call(redis_cmd::acquire_with_token(std::move(key), std::move(value), ttl, std::move(token_key)));
   }
-  Task<std::optional<redis::Reply>> compare_and_delete(std::string key, LockValue value) {
+  RedisCall compare_and_delete(std::string key, LockValue value) {
     return call(redis_cmd::compare_and_delete(std::move(key), std::move(value)));
   }
   // The same, after CLIENT REPLY SKIP: sent, and not waited for.
@@ -118,28 +148,32 @@ class RedisConnection {
     r.no_reply = true;
     env_.send(node_, std::move(r));
   }
-  Task<std::optional<redis::Reply>> compare_and_pexpire(std::string key, LockValue value, Duration ttl) {
+  RedisCall compare_and_pexpire(std::string key, LockValue value, Duration ttl) {
     return call(redis_cmd::compare_and_pexpire(std::move(key), std::move(value), ttl));
   }
 
-  Task<std::optional<redis::Reply>> redisson_trylock(std::string key, LockValue value, Duration lease) {
+  RedisCall redisson_trylock(std::string key, LockValue value, Duration lease) {
     return call(redis_cmd::make(redis::Op::RedissonTryLock, std::move(key), std::move(value), lease));
   }
-  Task<std::optional<redis::Reply>> redisson_fenced_trylock(std::string key, LockValue value, Duration lease,
-                                                            std::string token_key) {
+  RedisCall redisson_fenced_trylock(std::string key, LockValue value, Duration lease, std::string token_key) {
     return call(redis_cmd::redisson_fenced_trylock(std::move(key), std::move(value), lease, std::move(token_key)));
   }
-  Task<std::optional<redis::Reply>> redisson_unlock(std::string key, LockValue value) {
+  RedisCall redisson_unlock(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::RedissonUnlock, std::move(key), std::move(value)));
   }
-  Task<std::optional<redis::Reply>> subscribe(std::string channel) {
+  RedisCall subscribe(std::string channel) {
     return call(redis_cmd::make(redis::Op::Subscribe, std::move(channel)));
   }
 
   // One command. If it fails (no answer, refused, or READONLY from a demoted
   // master) and a sentinel watches this group, ask it for the current master:
   // the next command goes there (redis-py's and Jedis's sentinel pools).
-  Task<std::optional<redis::Reply>> call(redis::Request req) {
+  RedisCall call(redis::Request req) {
+    if (sentinel_ == kNoProc) return RedisCall(env_, node_, std::move(req), timeout_);  // needs_rediscovery: never
+    return RedisCall(call_with_rediscovery(std::move(req)));
+  }
+  // call() where a Sentinel watches the group: the reply, then a rediscovery if it failed.
+  Task<std::optional<redis::Reply>> call_with_rediscovery(redis::Request req) {
     auto r = co_await env_.call_redis(node_, std::move(req), timeout_);
     if (needs_rediscovery(r)) co_await rediscover();
     co_return r;

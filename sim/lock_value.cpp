@@ -91,47 +91,17 @@ std::string LockValue::text() const {
   return std::string(text(buf));
 }
 
-namespace {
-// Each byte's two hex digits as they lie in memory (high nibble first).
-constexpr std::array<std::uint16_t, 256> kHexPairs = [] {
-  std::array<std::uint16_t, 256> t{};
-  for (unsigned b = 0; b < 256; ++b)
-    t[b] = static_cast<std::uint16_t>(static_cast<unsigned char>(kDigits[b >> 4]) |
-                                      static_cast<unsigned char>(kDigits[b & 0xf]) << 8);
-  return t;
-}();
-
-// Up to four bytes (the first in the low bits of `v`) as their hex digits,
-// eight characters of text in memory order, as hash_mix reads a word of text.
-// `chars`: how many to keep.
-std::uint64_t hex_word(std::uint32_t v, int chars) {
-  const std::uint64_t text = std::uint64_t{kHexPairs[v & 0xff]} | std::uint64_t{kHexPairs[(v >> 8) & 0xff]} << 16 |
-                             std::uint64_t{kHexPairs[(v >> 16) & 0xff]} << 32 |
-                             std::uint64_t{kHexPairs[v >> 24]} << 48;
-  return chars >= 8 ? text : text & ((std::uint64_t{1} << (8 * chars)) - 1);
-}
-}  // namespace
-
+// The trace hash takes a random value's words, not its hex (four mixes for
+// redlock-rb's 20 bytes where the text took six and a table lookup per
+// byte). Two values are equal exactly when their words, length and suffix
+// are (from_text keeps one spelling per value), so the hash still changes
+// whenever the text would; the tag keeps a random value apart from a text.
 std::uint64_t LockValue::mix_into(std::uint64_t h) const {
   const Random* r = std::get_if<Random>(&v_);
-  if (!r || r->suffix >= 0) {  // text, or Redisson's ":n": spell it out
-    std::array<char, 80> buf;
-    return hash_mix(h, text(buf));
-  }
-  // hash_mix(h, text) a word of text at a time, each word made from four
-  // bytes without spelling the whole value out (the trace hash is the same).
-  const int chars = 2 * r->bytes;
-  int i = 0;
-  for (; i + 8 <= chars; i += 8) {
-    const int byte = i / 2;
-    h = hash_mix(h, hex_word(static_cast<std::uint32_t>(r->words[static_cast<std::size_t>(byte / 8)] >> (8 * (byte % 8))), 8));
-  }
-  std::uint64_t tail = 0;
-  if (i < chars) {
-    const int byte = i / 2;
-    tail = hex_word(static_cast<std::uint32_t>(r->words[static_cast<std::size_t>(byte / 8)] >> (8 * (byte % 8))), chars - i);
-  }
-  return hash_mix(h, tail ^ (static_cast<std::uint64_t>(chars) << 56));
+  if (!r) return hash_mix(h, std::get<std::string>(v_));
+  for (int i = 0; i * 8 < r->bytes; ++i) h = hash_mix(h, r->words[static_cast<std::size_t>(i)]);
+  constexpr std::uint64_t kRandomTag = 0x52414e44ULL << 32;  // "RAND"
+  return hash_mix(hash_mix(h, kRandomTag | r->bytes), static_cast<std::uint64_t>(r->suffix));
 }
 
 }  // namespace locksim

@@ -47,7 +47,7 @@ class LockValue {
   // Its text, written into `buf` without an allocation when random; returns
   // a view of `buf` or of the stored text.
   std::string_view text(std::array<char, 80>& buf) const;
-  // hash_mix over the text's bytes (what hash_mix(h, text()) gives), without building it.
+  // Into a running hash_mix: text as hash_mix(h, text()), a random value as its words.
   std::uint64_t mix_into(std::uint64_t h) const;
 
   friend bool operator==(const LockValue& a, const LockValue& b) { return a.v_ == b.v_; }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,15 @@ class Rng {
   // draws this stream has made.
   Rng fork(std::string_view name) const {
     std::uint64_t mix = seed_ ^ fnv1a64(name);
+    return Rng{splitmix64(mix)};
+  }
+
+  // fork() of the name that is `parts` one after the other (FNV-1a runs on
+  // across them), without building it: the same stream.
+  Rng fork_parts(std::initializer_list<std::string_view> parts) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::string_view p : parts) h = fnv1a64(p, h);
+    std::uint64_t mix = seed_ ^ h;
     return Rng{splitmix64(mix)};
   }
 

@@ -56,7 +56,7 @@ Process::Process(World& world, std::string name, ProcessRole role, const ClockSp
       role_(role),
       id_(world.trace().add_process(name_, role)),
       clocks_(clock),
-      rng_(world.fork_rng("process/" + name_)) {}
+      rng_(world.fork_rng_parts({"process/", name_})) {}
 
 Process::~Process() = default;
 
@@ -308,9 +308,16 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 Network::Link& Network::link(ProcId from, ProcId to) {
-  if (from >= link_index_.size()) link_index_.resize(from + 1);
+  if (from >= link_index_.size()) {
+    if (link_index_.empty()) {  // a run's first message: room for a small world's links at once
+      link_index_.reserve(16);
+      links_.reserve(16);
+    }
+    link_index_.resize(from + 1);
+  }
   LinkRow& row = link_index_[from];
   if (row.slots.empty()) {
+    row.slots.reserve(4);
     row.base = to;
   } else if (to < row.base) {  // grow downwards
     row.slots.insert(row.slots.begin(), row.base - to, 0);
@@ -320,13 +327,10 @@ Network::Link& Network::link(ProcId from, ProcId to) {
   std::uint32_t& slot = row.slots[to - row.base];
   if (slot == 0) {
     // Each link draws from its own stream: adding a client leaves every other link's draws alone.
-    const std::string& a = world_.trace().name(from);
-    const std::string& b = world_.trace().name(to);
-    std::string stream;  // "link/<from>-><to>", built in one allocation (each run of explore makes its links anew)
-    stream.reserve(7 + a.size() + b.size());
-    stream.append("link/").append(a).append("->").append(b);
-    Rng rng = world_.fork_rng(stream);
-    links_.push_back(Link{rng, Instant::zero()});
+    // The stream "link/<from>-><to>", its name hashed in parts, not built
+    // (each run of explore makes its links anew).
+    links_.push_back(Link{world_.fork_rng_parts({"link/", world_.trace().name(from), "->", world_.trace().name(to)}),
+                          Instant::zero()});
     slot = static_cast<std::uint32_t>(links_.size());
   }
   return links_[slot - 1];
@@ -400,7 +404,7 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   e.pid = to;
   e.epoch = world_.process(to).epoch();
   e.kind = Event::Kind::Deliver;
-  e.arg = world_.store_message(Message{id, reply_to, from, to, std::move(body), content});
+  e.arg = world_.store_message(id, reply_to, from, to, std::move(body), content);
   world_.schedule(e);
   return id;
 }
@@ -422,15 +426,24 @@ void World::schedule(Event e) {
   queue_.push(e);
 }
 
-std::uint64_t World::store_message(Message&& m) {
+std::uint64_t World::store_message(std::uint64_t id, std::uint64_t reply_to, ProcId from, ProcId to, Payload&& body,
+                                   std::uint64_t content) {
+  std::uint64_t slot;
   if (!free_messages_.empty()) {
-    const std::uint64_t slot = free_messages_.back();
+    slot = free_messages_.back();
     free_messages_.pop_back();
-    messages_[slot] = std::move(m);
-    return slot;
+  } else {
+    slot = messages_.size();
+    messages_.emplace_back();
   }
-  messages_.push_back(std::move(m));
-  return messages_.size() - 1;
+  Message& m = messages_[slot];
+  m.id = id;
+  m.reply_to = reply_to;
+  m.from = from;
+  m.to = to;
+  m.body = std::move(body);
+  m.content = content;
+  return slot;
 }
 
 void World::at(Instant when, std::function<void()> action) {

@@ -424,6 +424,8 @@ class World {
   Network& network() { return network_; }
   // A named child of the run's root random stream.
   Rng fork_rng(std::string_view name) const { return root_rng_.fork(name); }
+  // The same for the name that is the parts one after the other, without building it.
+  Rng fork_rng_parts(std::initializer_list<std::string_view> parts) const { return root_rng_.fork_parts(parts); }
 
   template <typename P, typename... Args>
   P& add(Args&&... args) {
@@ -465,7 +467,9 @@ class World {
   void schedule(Event e);
   // The sender of request `m` has its call refused one network delay from now.
   void refuse_later(const Message& m);
-  std::uint64_t store_message(Message&& m);
+  // A message in flight, built in its slot (its body moved once).
+  std::uint64_t store_message(std::uint64_t id, std::uint64_t reply_to, ProcId from, ProcId to, Payload&& body,
+                              std::uint64_t content);
   void note_world(Ev kind, std::string detail);
 
  private:

@@ -251,3 +251,23 @@ TEST_CASE("every kind explore draws has choices for the exhaustive search, each 
     for (std::size_t i = 0; i < s.faults.size(); ++i) CHECK(same_fault(again.faults[i], s.faults[i]));
   }
 }
+
+TEST_CASE("sort_faults orders a schedule by time, stably: a fault on an event counts as at zero") {
+  auto fault = [](std::optional<Duration> at, std::string target) {
+    FaultSpec f;
+    f.kind = FaultKind::Pause;
+    f.at = at;
+    f.target = std::move(target);
+    return f;
+  };
+  std::vector<FaultSpec> faults{fault(Duration::s(3), "a"), fault(std::nullopt, "b"), fault(Duration::s(1), "c"),
+                                fault(Duration::s(3), "d"), fault(Duration::zero(), "e"), fault(Duration::s(1), "f")};
+  sort_faults(faults);
+  std::string order;
+  for (const FaultSpec& f : faults) order += f.target;
+  CHECK(order == "becfad");
+  sort_faults(faults);  // already in order: left as it is
+  order.clear();
+  for (const FaultSpec& f : faults) order += f.target;
+  CHECK(order == "becfad");
+}

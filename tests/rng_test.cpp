@@ -44,6 +44,16 @@ TEST_CASE("forked random streams do not depend on their siblings or on draw orde
   CHECK(root.fork("client1").next() != root.fork("client2").next());
 }
 
+TEST_CASE("a stream forked by a name in parts is the stream forked by the whole name") {
+  // The kernel forks links' and processes' streams this way (no name built per run).
+  Rng root(42);
+  Rng whole = root.fork("link/client1->redis1"), parts = root.fork_parts({"link/", "client1", "->", "redis1"});
+  CHECK(whole.seed() == parts.seed());
+  CHECK(whole.next() == parts.next());
+  CHECK(root.fork_parts({"link/", "client1", "->", "redis2"}).seed() != whole.seed());
+  CHECK(root.fork_parts({}).seed() == root.fork("").seed());
+}
+
 TEST_CASE("draws stay in their bounds and cover them") {
   Rng r(3);
   std::int64_t lo = 100, hi = -1;

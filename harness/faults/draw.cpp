@@ -26,27 +26,30 @@ Duration give_or_take(Rng& rng, Duration value) {
 
 Duration FaultDraw::length(Duration max, const std::string& avoid) {
   max = locksim::max(max, Duration::ms(1));
-  std::vector<const NamedDuration*> events, fixed;
-  for (const NamedDuration& e : later)
-    if (e.process != avoid && e.value <= max) events.push_back(&e);
+  std::vector<const Later*> events;
+  std::vector<const NamedDuration*> fixed;
+  for (const Later& e : later)
+    if (*e.process != avoid && e.value <= max) events.push_back(&e);
   if (constants)
     for (const NamedDuration& c : *constants)
       if (c.value <= max) fixed.push_back(&c);
-  const NamedDuration* chosen = nullptr;
+  const NamedDuration* constant = nullptr;
+  const Later* event = nullptr;
   switch (rng.below(3)) {
     case 0: break;
-    case 1: if (!fixed.empty()) chosen = pick(rng, fixed); break;
+    case 1: if (!fixed.empty()) constant = pick(rng, fixed); break;
     default:
-      if (!events.empty()) chosen = pick(rng, events);
-      else if (!fixed.empty()) chosen = pick(rng, fixed);
+      if (!events.empty()) event = pick(rng, events);
+      else if (!fixed.empty()) constant = pick(rng, fixed);
       break;
   }
-  if (!chosen) {
+  if (!constant && !event) {
     length_source = "random";
     return rng.between(Duration::ms(1), max);
   }
-  length_source = chosen->process.empty() ? chosen->name : "until " + chosen->name;
-  return std::clamp(give_or_take(rng, chosen->value), Duration::ms(1), max);
+  // A constant names itself ("lease"); an event of the reference run is "until client2 read".
+  length_source = constant ? constant->name : "until " + event->name();
+  return std::clamp(give_or_take(rng, constant ? constant->value : event->value), Duration::ms(1), max);
 }
 
 const std::string& FaultDraw::target(const std::vector<std::string>& pool, double p) {

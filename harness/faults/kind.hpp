@@ -97,7 +97,16 @@ struct FaultDraw {
   // The scenario's own durations (explore_reference.hpp), and the events of
   // the reference run after this fault's start, measured from it.
   const std::vector<NamedDuration>* constants = nullptr;
-  std::vector<NamedDuration> later;
+  // An event of the reference run: its process (the reference's own
+  // string), kind, and how long after the fault's start it came. Its name
+  // ("client2 read") is built only for the one a length is measured by.
+  struct Later {
+    const std::string* process;
+    Ev event;
+    Duration value;
+    std::string name() const { return *process + " " + std::string(event_name(event)); }
+  };
+  std::vector<Later> later;
   // The process whose event the fault waits for ("" for a fault at a time):
   // a kind prefers it as its target.
   std::string anchor_process;
