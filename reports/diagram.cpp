@@ -102,13 +102,13 @@ void draw_events(const Canvas& c, EventInk& ink) {
 
 std::string document(const Canvas& c, double height, const std::string& content) {
   std::string s;
-  s += fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" class="locksim-diagram{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="{}" font-size="{:.0f}">)~",
+  s += fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" class="locksim-diagram{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="{}" font-size="{:g}">)~",
                    c.slides ? " slides" : "", c.total_w, height, c.total_w, height, c.say(W::FontFamily), c.fs(11));
   s += R"~(<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#888" stroke-width="2"/></pattern>)~"
        R"~(<pattern id="retry" width="4" height="4" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="4" height="4" fill="#eee"/><line x1="0" y1="0" x2="0" y2="4" stroke="#bbb" stroke-width="1.5"/></pattern>)~"
        R"~(<marker id="arrow" viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#666"/></marker></defs>)~";
   s += R"~(<rect width="100%" height="100%" fill="white"/>)~";
-  s += fmt::format(R"~(<text class="title" x="8" y="{:.0f}" font-size="{:.0f}" font-weight="bold">{}</text>)~", c.fs(18), c.fs(14),
+  s += fmt::format(R"~(<text class="title" x="8" y="{:.0f}" font-size="{:g}" font-weight="bold">{}</text>)~", c.fs(18), c.fs(14),
                    markup::esc(c.run.scenario->title));
   s += content;
   s += "</svg>";

@@ -289,7 +289,7 @@ std::string draw_arrows(const Canvas& c, const std::vector<Arrow>& arrows) {
                               {"at", format_instant(e.at)}, {"why", esc(translate_detail(c.lang, e.detail))}}));
     if (lost) {
       const double f = std::max(0.5, 1 - 9 / std::max(1.0, std::hypot(x1 - x0, y1 - y0)));
-      out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="{:.0f}" text-anchor="middle">✕</text>)~",
+      out += fmt::format(R"~(<text class="lost-mark" x="{:.1f}" y="{:.1f}" fill="#d33" font-size="{:g}" text-anchor="middle">✕</text>)~",
                          x0 + f * (x1 - x0), y0 + f * (y1 - y0) + 3, c.fs(9));
     }
   }
@@ -318,12 +318,13 @@ std::string draw_arrow_labels(const Canvas& c, const EventInk& ink, const std::v
     const double f = at_end ? 1 - d : d, x = xs + f * (xe - xs), y = ys + f * (ye - ys);
     const std::string text = shown_label(c, *a);
     const double w = markup::text_width(text, c.fs(9)), h = c.fs(10);
-    const std::array<double, 4> box{x + 3, y - h / 2, x + 3 + w, y + h / 2};
+    const double left = inside(c, x + 3, w);  // a write near the run's end: the label ends inside the picture
+    const std::array<double, 4> box{left, y - h / 2, left + w, y + h / 2};
     bool clash = false;
     for (const auto& b : placed) clash = clash || (box[0] < b[2] + 2 && box[2] > b[0] - 2 && box[1] < b[3] && box[3] > b[1]);
     if (clash) continue;
     placed.push_back(box);
-    out += fmt::format(R"~(<text class="arrow-label" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>)~",
+    out += fmt::format(R"~(<text class="arrow-label" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>)~",
                        box[0], y + h / 2 - 2, c.fs(9), lost ? "#c33" : "#333", esc(text));
   }
   return out;

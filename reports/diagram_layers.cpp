@@ -26,7 +26,7 @@ std::string draw_lanes(const Canvas& c) {
     out += fmt::format(R"~(<g class="lane lane-{}" data-process="{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ccc"/><text x="8" y="{:.1f}" font-weight="bold">{}</text>{}</g>)~",
                        role, c.name(p), c.left, c.y(p), c.left + c.axis.width(), c.y(p), c.y(p) + c.fs(4), c.name(p), swatch);
     if (const std::string note = c.clock_note(p); !note.empty())
-      out += fmt::format(R"~(<text class="clock-note" x="8" y="{:.1f}" font-size="{:.0f}" fill="#a50">{}</text>)~", c.y(p) + c.fs(15), c.fs(9), esc(note));
+      out += fmt::format(R"~(<text class="clock-note" x="8" y="{:.1f}" font-size="{:g}" fill="#a50">{}</text>)~", c.y(p) + c.fs(15), c.fs(9), esc(note));
   }
   if (c.lanes.hidden) {
     const double y = c.top + c.lane * c.lanes.others_lane + c.lane / 2;
@@ -85,7 +85,7 @@ void draw_believed_lease(const Canvas& c, EventInk& ink, const TraceEvent& e, In
   std::string label;
   if (runs_out && !over)
     if (const auto at = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
-      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#186">{}</text>)~", at->x,
+      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#186">{}</text>)~", at->x,
                           at->y, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
   ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}</title></g>)~",
                            over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label,
@@ -144,7 +144,7 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         // How long, written on the picture: the point of a pause story.
         const std::string text = c.say(W::LabelPaused, {{"d", short_duration(e.at - from)}});
         if (const auto at = lane_label(c, ink, p, c.x(from) + 2, text, true))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", at->x, at->y,
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444">{}</text>)~", at->x, at->y,
                                    c.fs(10), esc(text));
         ink.pause_open.erase(p);
       }
@@ -159,7 +159,7 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.say(W::TipDown, {{"who", c.trace.name(p)}}));
         const std::string text = c.say(W::LabelDown, {{"d", short_duration(e.at - from)}});
         if (const auto at = lane_label(c, ink, p, c.x(from) + 8, text))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#444">{}</text>)~", at->x, at->y,
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444">{}</text>)~", at->x, at->y,
                                    c.fs(10), esc(text));
         ink.down_open.erase(p);
       }
@@ -182,18 +182,18 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   switch (e.kind) {
     case Ev::Crashed:
       if (!c.shown(p)) break;
-      ink.marks += fmt::format(R"~(<g class="crash"><text x="{:.1f}" y="{:.1f}" fill="#c00" font-size="{:.0f}" text-anchor="middle">✕</text><title>{}</title></g>)~",
+      ink.marks += fmt::format(R"~(<g class="crash"><text x="{:.1f}" y="{:.1f}" fill="#c00" font-size="{:g}" text-anchor="middle">✕</text><title>{}</title></g>)~",
                                c.x(e.at), c.y(p) + c.fs(6), c.fs(16), c.say(W::TipCrash, {{"who", c.name(p)}, {"t", format_instant(e.at)}}));
       break;
     case Ev::Restarted:
-      ink.marks += fmt::format(R"~(<g class="restart"><text x="{:.1f}" y="{:.1f}" fill="#080" font-size="{:.0f}" text-anchor="middle">↻</text><title>{}</title></g>)~",
+      ink.marks += fmt::format(R"~(<g class="restart"><text x="{:.1f}" y="{:.1f}" fill="#080" font-size="{:g}" text-anchor="middle">↻</text><title>{}</title></g>)~",
                                c.x(e.at), c.y(p) + c.fs(5), c.fs(14), c.say(W::TipRestart, {{"who", c.name(p)}, {"t", format_instant(e.at)}}));
       break;
     case Ev::ClockJumped:
     case Ev::ClockDrift: {
       const std::string label = c.say(W::LabelClock, {{"what", e.kind == Ev::ClockJumped ? e.detail : std::to_string(e.value / 1000) + " ppm"}});
       const auto [x, y] = *lane_label(c, ink, p, c.x(e.at) - 5, label, true);
-      ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+      ink.marks += fmt::format(R"~(<g class="clock"><text x="{:.1f}" y="{:.1f}" fill="#a50" font-size="{:g}">{}</text><title>{}</title></g>)~",
                                x, y, c.fs(10), esc(label),
                                e.kind == Ev::ClockJumped
                                    ? c.say(W::TipClockJump, {{"who", c.name(p)}, {"by", esc(e.detail)}, {"clocks", esc(c.clocks(e))}})
@@ -203,7 +203,7 @@ void draw_lane_mark(const Canvas& c, EventInk& ink, const TraceEvent& e) {
     case Ev::Promoted: {
       const std::string label = c.say(W::LabelPromoted) + keys_held(c, e.detail);
       const auto [x, y] = *lane_label(c, ink, p, c.x(e.at) - 5, label, true);
-      ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+      ink.marks += fmt::format(R"~(<g class="promoted"><text x="{:.1f}" y="{:.1f}" fill="#06c" font-size="{:g}">{}</text><title>{}</title></g>)~",
                                x, y, c.fs(10), esc(label),
                                c.say(W::TipPromoted, {{"who", c.name(p)}, {"t", format_instant(e.at)}, {"clocks", esc(c.clocks(e))}}));
       break;
@@ -224,7 +224,7 @@ void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   const std::string text = c.say(W::LabelExpires, {{"who", c.trace.name(e.owner)}, {"what", c.say(what)}});
   std::string label;
   if (const auto at = lane_label(c, ink, p, c.x(e.at) + 3, text))
-    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#c22">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#c22">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
   ink.marks += fmt::format(R"~(<g class="key-expired"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#d33" stroke-width="3"/>{}<title>{}</title></g>)~",
                            c.x(e.at), c.y(p) - 12, c.x(e.at), c.y(p) + 12, label,
                            c.say(W::TipKeyExpires, {{"node", c.name(p)}, {"key", esc(e.key)}, {"owner", esc(c.trace.name(e.owner))},
@@ -240,7 +240,7 @@ void draw_storage_write(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   // Its label only where there is room for it (a run of hundreds of
   // writes keeps its dots, and the values in their tooltips).
   const auto row = ink.labels(c, p).free_row(x - w / 2, x + w / 2);
-  const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}">{}</text>)~", x,
+  const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}">{}</text>)~", x,
                                              *row == 0 ? c.y(p) - c.fs(9) : c.y(p) + c.fs(19), c.fs(10), esc(label))
                                : "";
   ink.marks += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}"/>{}<title>{}</title></g>)~",
@@ -268,7 +268,7 @@ void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   }
   const std::string text = "⚡ " + translate_detail(c.lang, e.detail.substr(0, e.detail.find(" until ")));
   const bool room = c.slides || text_width(text, c.fs(9)) < 260;
-  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:.0f}">{}</text><title>{}</title></g>)~",
+  ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:g}">{}</text><title>{}</title></g>)~",
                            c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"),
                            esc(c.say(W::TipAt, {{"t", format_instant(e.at)}, {"what", translate_detail(c.lang, e.detail)}})));
 }

@@ -212,7 +212,7 @@ std::string draw_partitions(const Canvas& c, EventInk& ink, const std::vector<Cu
       const double h = c.lane * 0.8, y = c.y(p) - h / 2;
       std::string label;
       if (const auto at = lane_label(c, ink, p, x0 + 3, text, c.slides))
-        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#808">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+        label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#808">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
       out += fmt::format(R"~(<g class="partition" data-process="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#a0a" fill-opacity="0.06" stroke="#a0a" stroke-opacity="0.4" stroke-dasharray="4 3"/>{}<title>{}</title></g>)~",
                          c.name(p), x0, y, x1 - x0, h, label,
                          esc(c.say(W::TipPartition, {{"who", c.trace.name(p)}, {"what", text.substr(4)}, {"from", format_instant(cut.from)},
@@ -229,7 +229,7 @@ std::string draw_holdings(const Canvas& c, const std::vector<Holding>& hs) {
     const double x0 = c.x(h.from), w = std::max(1.5, c.x(h.to) - x0), y = c.y(h.node), hh = c.fs(11);
     const std::string who = c.trace.name(h.holder);
     const std::string name = h.granted && text_width(who, c.fs(9)) + 4 < w
-                                 ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="white" font-weight="bold">{}</text>)~",
+                                 ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="white" font-weight="bold">{}</text>)~",
                                                x0 + 2, y + c.fs(3.5), c.fs(9), esc(who))
                                  : "";
     out += fmt::format(R"~(<g class="holds" data-process="{}" data-holder="{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="{}"/>{}<title>{}</title></g>)~",
@@ -315,7 +315,7 @@ std::string draw_retries(const Canvas& c, EventInk& ink, const std::vector<Retry
     if (run.lost) text += c.say(W::RetryBandLost, {{"n", std::to_string(run.lost)}});
     std::string label;
     if (const auto at = lane_label(c, ink, run.client, x0 + 2, text, c.slides))
-      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:.0f}" fill="#555">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+      label = fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#555">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
     std::string why;  // each reason in the picture's words (the phrasebook's tallies), and how often
     for (const auto& [reason, n] : run.reasons)
       why += (why.empty() ? "" : std::string(c.say(W::NoteJoin))) + translate_detail(c.lang, reason) + " ×" + std::to_string(n);

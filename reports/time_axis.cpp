@@ -177,7 +177,7 @@ std::string draw_ticks(const Canvas& c) {
       if (x - w / 2 < b + 6 && x + w / 2 > a - 6) return;
     placed.emplace_back(x - w / 2, x + w / 2);
     out += fmt::format(R"~(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#333"/>)~", x, c.axis_y - (major ? 5 : 3), x, c.axis_y);
-    out += fmt::format(R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#333">{}</text>)~", x,
+    out += fmt::format(R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}" fill="#333">{}</text>)~", x,
                        c.axis_y - c.fs(8), c.fs(10), esc(label));
   };
   for (const TimeAxis::Stretch& st : axis.stretches()) tick(st.from, tick_label(st.from, step_of(axis, st, min_px)), true);
@@ -199,7 +199,7 @@ std::string draw_caption(const Canvas& c) {
                          : c.say(W::AxisCompressed);
   if (c.axis.end() < c.run.stats.sim_time)
     text += c.say(W::AxisQuietEnd, {{"from", format_duration(c.axis.end() - Instant::zero())}, {"end", format_duration(c.run.stats.sim_time - Instant::zero())}});
-  return fmt::format(R"~(<text class="axis-caption axis-{}" x="{:.1f}" y="{:.1f}" text-anchor="end" font-size="{:.0f}" fill="#666">{}</text>)~",
+  return fmt::format(R"~(<text class="axis-caption axis-{}" x="{:.1f}" y="{:.1f}" text-anchor="end" font-size="{:g}" fill="#666">{}</text>)~",
                      c.axis.linear() ? "linear" : "compressed", c.left + c.axis.width(), c.fs(16), c.fs(10), esc(text));
 }
 
@@ -211,7 +211,7 @@ std::string draw_breaks(const Canvas& c) {
     const double mid = x + TimeAxis::kElided / 2;
     out += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f2f2f2"/>)~"
                        R"~(<path d="M{:.1f},{:.1f} l4,-5 l4,10 l4,-5" fill="none" stroke="#333"/>)~"
-                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:.0f}" fill="#666">{}</text><title>{}</title></g>)~",
+                       R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}" fill="#666">{}</text><title>{}</title></g>)~",
                        x + 4, c.axis_y + 2, TimeAxis::kElided - 8, c.lanes_bottom - c.axis_y - 2, mid - 6, c.axis_y, mid, c.axis_y + c.fs(12), c.fs(10),
                        esc("≈" + short_duration(b.to - b.from)),
                        esc(c.say(W::TipElided, {{"d", format_duration(b.to - b.from)}, {"from", format_instant(b.from)}, {"to", format_instant(b.to)}})));

@@ -344,17 +344,19 @@ std::vector<std::string> texts_outside(const std::string& svg) {
   return outside;
 }
 
-TEST_CASE("every text of every catalogue diagram, in English and in Chinese, lies inside the picture's width") {
+TEST_CASE("every text of every catalogue diagram, in English and in Chinese, for the page and for slides, lies inside the picture's width") {
   for (const std::string& file : catalogue_files()) {
     INFO(file);
     const RunResult r = run_scenario(catalogue(file));
-    for (Lang lang : kAllLangs) {
-      DiagramOptions d;
-      d.lang = lang;
-      for (const std::string& out : texts_outside(svg_diagram(r, d))) {
-        const std::string said = std::string(lang_name(lang)) + ": " + out;
-        CHECK_MESSAGE(false, said);
+    for (Lang lang : kAllLangs)
+      for (bool slides : {false, true}) {
+        DiagramOptions d;
+        d.lang = lang;
+        d.slides = slides;
+        for (const std::string& out : texts_outside(svg_diagram(r, d))) {
+          const std::string said = std::string(lang_name(lang)) + (slides ? " slides: " : ": ") + out;
+          CHECK_MESSAGE(false, said);
+        }
       }
-    }
   }
 }
