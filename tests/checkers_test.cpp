@@ -5,6 +5,7 @@
 #include <set>
 
 #include "judge/checkers.hpp"
+#include "tests/support.hpp"
 
 using namespace locksim;
 
@@ -20,16 +21,7 @@ struct T {
 
   T& ev(std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc, std::int64_t value = 0, ProcId owner = kNoProc,
         std::int64_t token = -1, std::string key = {}) {
-    TraceEvent e;
-    e.at = Instant::from_ns(ms * 1'000'000);
-    e.process = p;
-    e.kind = kind;
-    e.peer = peer;
-    e.value = value;
-    e.owner = owner;
-    e.token = token;
-    e.key = std::move(key);
-    trace.record(std::move(e));
+    testing::record_event(trace, ms, p, kind, peer, owner, value, token, std::move(key));
     return *this;
   }
   // A client's lock life: acquiring, acquired at `from`, releasing at `to`.

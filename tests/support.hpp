@@ -40,21 +40,27 @@ inline bool has_command(const RunResult& r, const std::string& node, const std::
   return false;
 }
 
-// A recorder of hand-built events for judge tests: ev(ms, process, kind,
-// peer, owner, value, token) appends one event on `key` to `t`.
+// One hand-built event for judge tests, at `ms` milliseconds of true time.
+inline void record_event(Trace& t, std::int64_t ms, ProcId p, Ev kind, ProcId peer, ProcId owner, std::int64_t value,
+                         std::int64_t token, std::string key) {
+  TraceEvent e;
+  e.at = Instant::zero() + Duration::ms(ms);
+  e.process = p;
+  e.kind = kind;
+  e.peer = peer;
+  e.owner = owner;
+  e.value = value;
+  e.token = token;
+  e.key = std::move(key);
+  t.record(std::move(e));
+}
+
+// A recorder of hand-built events: ev(ms, process, kind, peer, owner,
+// value, token) appends one event on `key` to `t`.
 inline auto hand_events(Trace& t, std::string key = "") {
   return [&t, key = std::move(key)](std::int64_t ms, ProcId p, Ev kind, ProcId peer = kNoProc,
                                     ProcId owner = kNoProc, std::int64_t value = 0, std::int64_t token = -1) {
-    TraceEvent e;
-    e.at = Instant::zero() + Duration::ms(ms);
-    e.process = p;
-    e.kind = kind;
-    e.peer = peer;
-    e.owner = owner;
-    e.value = value;
-    e.token = token;
-    e.key = key;
-    t.record(std::move(e));
+    record_event(t, ms, p, kind, peer, owner, value, token, key);
   };
 }
 
