@@ -10,16 +10,6 @@ namespace locksim {
 
 namespace {
 
-// How many [[node]]s a starting scenario gives an algorithm: Redlock's page
-// uses five independent masters, and a MultiLock over one node would be a
-// plain lock; every other algorithm starts from one node (ZooKeeper and etcd
-// model their ensemble as one service).
-int starting_nodes(const AlgorithmInfo& a) {
-  if (a.name == "redlock") return 5;
-  if (a.name == "multilock") return 3;
-  return 1;
-}
-
 std::string node_name(const AlgorithmInfo& a, int i, int n) {
   const ServerModel& model = server_model(a.server);
   if (n == 1 && !model.replicates) return std::string(model.node_prefix);
@@ -66,7 +56,7 @@ void lock_table(std::string& out, const AlgorithmInfo& a) {
 }
 
 void service(std::string& out, const AlgorithmInfo& a) {
-  const int n = starting_nodes(a);
+  const int n = a.starting_nodes;
   out += fmt::format("\n# The lock service: {}.\n", n == 1 ? "one node" : fmt::format("{} independent nodes", n));
   out += "# A node may have clock = { offset = \"2s\", drift_ppm = 50000 }; Redis nodes also\n"
          "# persistence = \"aof-always\", restart_delay, replica_of (with a [sentinel]).\n";

@@ -72,7 +72,8 @@ const std::vector<AlgorithmInfo>& table() {
        .needs_ttl = true,
        .parse = parse_redlock,
        .make = typed<RedlockOptions, make_redlock>,
-       .grant_quorum = majority},
+       .grant_quorum = majority,
+       .starting_nodes = 5},  // Redlock's page: five independent masters
       {.name = "watchdog",
        .help = "Redisson's RLock: a 30 s lease that a watchdog in the client renews every 10 s",
        .source = "redisson RedissonLock, RedissonBaseLock, RenewalTask",
@@ -114,7 +115,8 @@ const std::vector<AlgorithmInfo>& table() {
        .takes_ttl = false,
        .parse = parse_redisson,
        .make = typed<RedissonOptions, make_redisson_multilock>,
-       .grant_quorum = every},
+       .grant_quorum = every,
+       .starting_nodes = 3},  // over one node a MultiLock would be a plain lock
       {.name = "zookeeper",
        .help = "ZooKeeper's recipe (Curator InterProcessMutex): ephemeral-sequential node, lowest wins, watch the predecessor",
        .source = "zookeeper recipes.md; curator LockInternals, ConnectionStateManager; ClientCnxn, ExpiryQueue",

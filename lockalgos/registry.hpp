@@ -36,6 +36,9 @@ struct AlgorithmInfo {
   // How many of its `nodes` lock nodes (Redis: the masters) must hold a
   // client's entry for the client's acquire to be a grant; nullptr: one.
   std::size_t (*grant_quorum)(std::size_t nodes) = nullptr;
+  // How many [[node]]s a starting scenario (`locksim new`) gives it; one for
+  // most (ZooKeeper and etcd model their ensemble as one service).
+  int starting_nodes = 1;
 };
 
 // The algorithm's grant quorum over `nodes` lock nodes (one if it names none).

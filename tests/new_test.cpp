@@ -53,6 +53,8 @@ TEST_CASE("new writes, for every algorithm, a scenario that loads and runs with 
     const Scenario s = load_scenario(file.string());
     CHECK(s.lock.algorithm == name);
     CHECK(s.clients.size() == 2);
+    // Redlock's five independent masters, a MultiLock over three, one node for the rest.
+    CHECK(s.nodes.size() == (name == "redlock" ? 5u : name == "multilock" ? 3u : 1u));
     const RunResult r = run_scenario(s);
     CHECK(r.verdict.empty());
     CHECK(r.stats.acquisitions == 2);
