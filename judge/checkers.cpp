@@ -259,7 +259,8 @@ class OverlapChecker {
 // since its grant. The storage then orders it wholly before everything that
 // holder's critical section does to the data — its first accepted read sees
 // the write — so no update can be lost through it; this is what fencing a
-// storage on reads as well as writes guarantees (README, "What you see").
+// storage on reads as well as writes guarantees (docs/lab.md, "The verdicts";
+// docs/explore.md, "With fenced reads").
 // Any later write of the superseded holder is judged afresh.
 class StaleWriteChecker {
  public:
