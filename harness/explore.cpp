@@ -104,6 +104,7 @@ void run_one(const Scenario& base, const ExploreOptions& o, const Reference& ref
   RunOptions ro;
   ro.max_events = o.max_events;
   ro.keep_events = 0;
+  ro.hash = false;  // a run is read for its verdict only
   if (o.liveness) ro.liveness = window;
   const RunResult r = run_scenario(std::move(s), ro);
   out.verdict = r.verdict;

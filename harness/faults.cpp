@@ -33,7 +33,9 @@ void FaultEngine::arm() {
       triggers_.push_back({&f, ctx_.id(f.on_process), *ev, 0});
     }
   }
-  if (!triggers_.empty()) ctx_.world.trace().add_listener([this](const TraceEvent& e) { on_event(e); });
+  EvSet kinds;
+  for (const Trigger& t : triggers_) kinds |= EvSet{t.event};
+  if (!triggers_.empty()) ctx_.world.trace().add_listener([this](const TraceEvent& e) { on_event(e); }, kinds);
 }
 
 void FaultEngine::on_event(const TraceEvent& e) {

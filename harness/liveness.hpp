@@ -29,6 +29,10 @@ class LivenessWatch {
  public:
   explicit LivenessWatch(const Trace& trace) : trace_(trace) {}
   void observe(const TraceEvent& e);
+  // The kinds observe() reads.
+  static constexpr EvSet kinds() {
+    return EvSet{Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost, Ev::Crashed};
+  }
   // The phase began: everything healed, the probe about to ask.
   void healed(Instant at, Duration window);
   LivenessVerdict finish(Instant run_end);

@@ -79,15 +79,18 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   auto judge = std::make_shared<Judge>(trace, check);
   auto tally = std::make_shared<RunStats>();
   auto judging = std::make_shared<bool>(true);  // the fault phase only
-  trace.add_listener([judge, tally, judging](const TraceEvent& e) {
-    if (*judging) judge->observe(e);
-    switch (e.kind) {
-      case Ev::Delivered: ++tally->delivered; break;
-      case Ev::Acquired: ++tally->acquisitions; break;
-      case Ev::AttemptFailed: ++tally->failed_attempts; break;
-      default: break;
-    }
-  });
+  // Without a hash, events nobody reads are not built: the judge's kinds and the tally's.
+  if (!options.hash && !options.at_anchor) trace.set_hashing(false);
+  trace.add_listener(
+      [judge, tally, judging](const TraceEvent& e) {
+        if (*judging) judge->observe(e);
+        switch (e.kind) {
+          case Ev::Acquired: ++tally->acquisitions; break;
+          case Ev::AttemptFailed: ++tally->failed_attempts; break;
+          default: break;
+        }
+      },
+      Judge::kinds() | EvSet{Ev::Acquired, Ev::AttemptFailed});
 
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
@@ -141,7 +144,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   std::shared_ptr<LivenessWatch> watch;
   if (options.liveness) {
     watch = std::make_shared<LivenessWatch>(trace);
-    trace.add_listener([watch](const TraceEvent& e) { watch->observe(e); });
+    trace.add_listener([watch](const TraceEvent& e) { watch->observe(e); }, LivenessWatch::kinds());
   }
 
   const Instant end = Instant::zero() + s.duration;
@@ -158,6 +161,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
                    });
 
   result.stats = *tally;
+  result.stats.delivered = world.messages_delivered();
   result.stats.events = trace.size();
   result.stats.queue_events = world.events_run();
   result.stats.messages = world.network().messages_sent();

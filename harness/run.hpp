@@ -54,6 +54,12 @@ struct RunOptions {
   std::uint64_t keep_events = ~std::uint64_t{0};
   // Build event details even when no event is kept (a listener writes them).
   bool details = false;
+  // Hash the trace (RunResult::trace_hash). Off (explore's random runs, read
+  // for their verdict only): no hash, and the events no listener reads (the
+  // network's sent and delivered, when no fault waits for them) are counted,
+  // not built. Kept on whenever `at_anchor` is set (its fingerprint folds
+  // the messages' content).
+  bool hash = true;
   // Called with every event as it is recorded (a streaming --trace writer).
   std::function<void(const Trace&, const TraceEvent&)> listener;
   // Explore's liveness phase (liveness.hpp): after the scenario's duration,

@@ -564,18 +564,10 @@ Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique
 Judge::~Judge() = default;
 
 void Judge::observe(const TraceEvent& e) {
-  switch (e.kind) {  // the network's chatter concerns no judge; the servers' only what they hold
-    case Ev::Command:
-    case Ev::Holder:
-      impl_->truth.observe(e);
-      return;
-    case Ev::Sent:
-    case Ev::Delivered:
-    case Ev::Dropped:
-    case Ev::AttemptFailed:
-      return;
-    default:
-      break;
+  if (!kinds().has(e.kind)) return;  // the network's chatter concerns no judge
+  if (e.kind == Ev::Command || e.kind == Ev::Holder) {  // the servers': only what they hold
+    impl_->truth.observe(e);
+    return;
   }
   impl_->truth.observe(e);
   impl_->overlap.observe(e);

@@ -69,6 +69,11 @@ class Judge {
   Judge(const Judge&) = delete;
   Judge& operator=(const Judge&) = delete;
   void observe(const TraceEvent& e);
+  // The kinds observe() reads: every one but the network's chatter (sent,
+  // delivered, dropped) and a try's failure, which concern no checker.
+  static constexpr EvSet kinds() {
+    return EvSet::all_but({Ev::Sent, Ev::Delivered, Ev::Dropped, Ev::AttemptFailed});
+  }
   // All violations, ordered by (at, kind). Call once.
   std::vector<Violation> finish(Instant run_end);
 

@@ -249,8 +249,10 @@ Reply RedisNode::script_on_replica(const Request& req, Instant now) {
 }
 
 void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request) {
-  if (request == 0) request = fingerprint(req);
-  TraceEvent e{.peer = from, .key = req.key, .content = request ^ (fingerprint(r) * 3)};
+  Trace& trace = world().trace();
+  if (!trace.wants(Ev::Command)) return trace.skip();
+  TraceEvent e{.peer = from, .key = req.key};
+  if (trace.hashing()) e.content = (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3);
   // The key's holder after the command, when it is the requester: what the
   // lock service holds, for the judge (judge/checkers.cpp, ServiceHoldings).
   if (const auto it = keys_.find(req.key); from != kNoProc && it != keys_.end() && it->second.setter == from)

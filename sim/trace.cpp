@@ -84,8 +84,26 @@ std::string Trace::line(const TraceEvent& e) const {
 }
 
 
+void Trace::add_listener(Listener l, EvSet kinds) {
+  listeners_.push_back({std::move(l), kinds});
+  wanted_ |= kinds;
+}
+
+void Trace::set_hashing(bool on) {
+  hashing_ = on;
+  wanted_ = on ? EvSet::all() : EvSet{};
+  for (const Listening& l : listeners_) wanted_ |= l.kinds;
+}
+
 void Trace::record(TraceEvent&& e) {
   e.seq = count_++;
+  if (hashing_) hash_event(e);
+  for (const Listening& l : listeners_)
+    if (l.kinds.has(e.kind)) l.listener(e);
+  if (events_.size() < keep_limit_) events_.push_back(std::move(e));
+}
+
+void Trace::hash_event(const TraceEvent& e) {
   std::uint64_t h = hash_mix(hash_, static_cast<std::uint64_t>(e.at.ns()));
   h = hash_mix(h, (std::uint64_t{e.process} << 32) | (std::uint64_t{e.peer} << 8) | static_cast<std::uint8_t>(e.kind));
   h = hash_mix(h, std::uint64_t{e.owner});
@@ -95,11 +113,10 @@ void Trace::record(TraceEvent&& e) {
   h = hash_mix(h, static_cast<std::uint64_t>(e.mono.ns()));
   h = hash_mix(h, e.content);
   hash_ = hash_mix(h, e.key);
-  for (const Listener& l : listeners_) l(e);
-  if (events_.size() < keep_limit_) events_.push_back(std::move(e));
 }
 
 std::string Trace::hash_hex() const {
+  if (!hashing_) return {};
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash_));
   return buf;

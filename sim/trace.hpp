@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,39 @@ struct TraceEvent {
   std::string detail;        // plain words (not hashed; empty unless the trace is detailed())
 };
 
+// A set of event kinds: what a trace listener reads.
+class EvSet {
+ public:
+  constexpr EvSet() = default;
+  constexpr EvSet(std::initializer_list<Ev> kinds) {
+    for (Ev k : kinds) bits_ |= bit(k);
+  }
+  static constexpr EvSet all() {
+    EvSet s;
+    s.bits_ = (bit(kLastEvent) << 1) - 1;
+    return s;
+  }
+  // Every kind but `kinds`.
+  static constexpr EvSet all_but(std::initializer_list<Ev> kinds) {
+    EvSet s = all();
+    for (Ev k : kinds) s.bits_ &= ~bit(k);
+    return s;
+  }
+  constexpr bool has(Ev k) const { return (bits_ & bit(k)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr EvSet& operator|=(EvSet o) {
+    bits_ |= o.bits_;
+    return *this;
+  }
+  friend constexpr EvSet operator|(EvSet a, EvSet b) { return a |= b; }
+  friend constexpr bool operator==(EvSet, EvSet) = default;
+
+ private:
+  static constexpr std::uint64_t bit(Ev k) { return std::uint64_t{1} << static_cast<unsigned>(k); }
+  std::uint64_t bits_ = 0;
+};
+static_assert(static_cast<unsigned>(kLastEvent) < 64, "EvSet holds every kind in one word");
+
 enum class ProcessRole : std::uint8_t { Client, LockNode, Storage };
 
 struct ProcessInfo {
@@ -112,7 +146,20 @@ class Trace {
   std::optional<ProcId> find(std::string_view name) const;
 
   void record(TraceEvent&& e);
-  void add_listener(Listener l) { listeners_.push_back(std::move(l)); }
+  // A listener hears the events of the kinds it reads, `kinds` (default: every kind).
+  void add_listener(Listener l, EvSet kinds = EvSet::all());
+  // Whether anyone reads an event of `kind` recorded now: the hash, the
+  // events kept, or a listener of that kind. When nobody does, the recorder
+  // may skip() it instead of building it (explore's runs, which read only
+  // their verdict, skip the network's sent and delivered events).
+  bool wants(Ev kind) const { return wanted_.has(kind) || events_.size() < keep_limit_; }
+  // An event nobody reads: counted (size() and later events' seq are as if
+  // it were recorded), not built, hashed or shown.
+  void skip() { ++count_; }
+  // Hash the events (default). Off: hash_hex() is empty, and events of
+  // kinds no listener reads may be skipped. Set before the first event.
+  void set_hashing(bool on);
+  bool hashing() const { return hashing_; }
   // Keep at most `limit` events (the first ones); the hash and the listeners
   // see them all. 0: keep none.
   void set_keep_limit(std::uint64_t limit) { keep_limit_ = limit; }
@@ -133,15 +180,23 @@ class Trace {
   // Whether events() holds every event recorded.
   bool complete() const { return events_.size() == count_; }
   std::uint64_t size() const { return count_; }
-  // A 64-bit hash over the structured fields of every event, as 16 hex digits.
+  // A 64-bit hash over the structured fields of every event, as 16 hex
+  // digits (empty when hashing is off).
   std::string hash_hex() const;
   // One line per event, the form the hash is computed over.
   std::string line(const TraceEvent& e) const;
 
  private:
+  void hash_event(const TraceEvent& e);
   std::vector<ProcessInfo> processes_;
   std::vector<TraceEvent> events_;
-  std::vector<Listener> listeners_;
+  struct Listening {
+    Listener listener;
+    EvSet kinds;
+  };
+  std::vector<Listening> listeners_;
+  EvSet wanted_ = EvSet::all();  // the hash's (every kind, when hashing) and the listeners' kinds
+  bool hashing_ = true;
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
   std::uint64_t count_ = 0;
   std::uint64_t keep_limit_ = ~std::uint64_t{0};

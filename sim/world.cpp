@@ -176,12 +176,14 @@ void Process::refuse_call(std::uint64_t id) { finish_call(id, nullptr); }
 bool Process::detailed() const { return world_.trace().detailed(); }
 
 void Process::note(Ev kind, TraceEvent&& fields) {
+  Trace& trace = world_.trace();
+  if (!trace.wants(kind)) return trace.skip();
   fields.at = world_.now();
   fields.process = id_;
   fields.kind = kind;
   fields.wall = wall_now();
   fields.mono = mono_now();
-  world_.trace().record(std::move(fields));
+  trace.record(std::move(fields));
 }
 
 void Process::deliver(Message& m) {
@@ -365,11 +367,16 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
   ++sent_;
   Process& src = world_.process(from);
   const Instant now = world_.now();
-  const std::uint64_t content = fingerprint(body);  // once per message: delivery reuses it
-  {
+  Trace& trace = world_.trace();
+  // Once per message, delivery reuses it; only the trace hash and the
+  // world's digest read it (explore --exhaustive keeps hashing on).
+  const std::uint64_t content = trace.hashing() ? fingerprint(body) : 0;
+  if (trace.wants(Ev::Sent)) {
     TraceEvent sent{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
     if (src.detailed()) sent.detail = describe(body);
     src.note(Ev::Sent, std::move(sent));
+  } else {
+    trace.skip();
   }
   auto drop = [&](const std::string& why) {
     TraceEvent dropped{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
@@ -513,9 +520,14 @@ void World::dispatch(Event& e) {
     case Event::Kind::Deliver: {
       Message& m = messages_[e.arg];  // in place: the slot is freed once it has been handled
       Process& p = *processes_[e.pid];
-      TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = m.content};
-      if (p.detailed()) delivered.detail = describe(m.body);
-      p.note(Ev::Delivered, std::move(delivered));
+      ++delivered_;
+      if (trace_.wants(Ev::Delivered)) {
+        TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = m.content};
+        if (p.detailed()) delivered.detail = describe(m.body);
+        p.note(Ev::Delivered, std::move(delivered));
+      } else {
+        trace_.skip();
+      }
       p.deliver(m);
       free_messages_.push_back(e.arg);
       break;

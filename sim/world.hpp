@@ -445,13 +445,16 @@ class World {
   // Returns false if the event budget ran out first.
   bool run_until(Instant end, std::uint64_t max_events = ~std::uint64_t{0});
   std::uint64_t events_run() const { return events_run_; }
+  // Messages that reached a running destination (each one a `delivered` event).
+  std::uint64_t messages_delivered() const { return delivered_; }
   std::size_t pending_events() const { return queue_.size(); }
   // Fold the world's state into `d`: the time, every process (its kernel
   // state and its model's digest()), the pending events and the messages
   // in flight, the partitions and link rules. Coroutine frames are not
   // visible: two states that agree on all of this but differ in a local
   // variable of a process's code fold alike (the timers and messages that
-  // variable will cause usually tell them apart).
+  // variable will cause usually tell them apart). Messages in flight fold
+  // their content fingerprint, taken only while the trace is hashing.
   void digest(Digest& d) const;
 
   // Faults, applied now.
@@ -487,6 +490,7 @@ class World {
   std::vector<std::function<void()>> actions_;
   std::vector<std::uint64_t> free_actions_;
   std::uint64_t events_run_ = 0;
+  std::uint64_t delivered_ = 0;
   friend class Process;
   friend class Network;
 };
