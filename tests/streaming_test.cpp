@@ -79,6 +79,59 @@ TEST_CASE("the trace hash is the same whether the events are kept, partly kept o
   }
 }
 
+TEST_CASE("a run without a hash (explore's) judges every catalogue scenario as a hashed run does, and builds fewer events") {
+  for (const fs::path& file : catalogue_files()) {
+    INFO(file.string());
+    const Scenario s = load_scenario(file.string());
+    RunOptions hashed, unhashed;
+    hashed.keep_events = unhashed.keep_events = 0;
+    unhashed.hash = false;
+    const RunResult a = run_scenario(s, hashed);
+    const RunResult b = run_scenario(s, unhashed);
+    REQUIRE(a.violations.size() == b.violations.size());
+    for (std::size_t i = 0; i < a.violations.size(); ++i) {
+      CHECK(a.violations[i].kind == b.violations[i].kind);
+      CHECK(a.violations[i].at == b.violations[i].at);
+      CHECK(a.violations[i].processes == b.violations[i].processes);
+      CHECK(a.violations[i].detail == b.violations[i].detail);
+    }
+    CHECK(a.stats.events == b.stats.events);  // skipped events still count
+    CHECK(a.stats.delivered == b.stats.delivered);
+    CHECK(a.stats.acquisitions == b.stats.acquisitions);
+    CHECK(a.stats.failed_attempts == b.stats.failed_attempts);
+    CHECK(a.stats.queue_events == b.stats.queue_events);
+    CHECK(a.world->now() == b.world->now());
+    CHECK_FALSE(a.trace_hash.empty());
+    CHECK(b.trace_hash.empty());
+    CHECK(b.world->trace().hashing() == false);
+    CHECK_FALSE(b.world->trace().wants(Ev::Sent));  // no listener of the network's events...
+    CHECK(b.world->trace().wants(Ev::Acquired));    // ...but the judge's
+  }
+}
+
+TEST_CASE("a listener hears only the kinds it names, and a skipped event keeps the count and later events' positions") {
+  Trace t;
+  t.set_hashing(false);
+  t.set_keep_limit(0);
+  std::vector<std::pair<Ev, std::uint64_t>> heard;
+  t.add_listener([&](const TraceEvent& e) { heard.emplace_back(e.kind, e.seq); }, EvSet{Ev::Acquired});
+  CHECK(t.wants(Ev::Acquired));
+  CHECK_FALSE(t.wants(Ev::Sent));
+  t.record(TraceEvent{.kind = Ev::Acquired});
+  t.skip();  // a sent event nobody reads
+  t.record(TraceEvent{.kind = Ev::Released});  // recorded, but not of the listener's kind
+  t.record(TraceEvent{.kind = Ev::Acquired});
+  CHECK(t.size() == 4);
+  REQUIRE(heard.size() == 2);
+  CHECK(heard[1] == std::pair{Ev::Acquired, std::uint64_t{3}});
+  CHECK(t.hash_hex().empty());
+  t.set_hashing(true);  // hashing reads every kind
+  CHECK(t.wants(Ev::Sent));
+  CHECK(EvSet::all().has(kLastEvent));
+  CHECK_FALSE(EvSet::all_but({Ev::Sent}).has(Ev::Sent));
+  CHECK(EvSet::all_but({Ev::Sent}).has(Ev::Delivered));
+}
+
 TEST_CASE("the benchmark workload: parallel SET NX PX, replies collected from all, unlocks not answered") {
   RunOptions o;
   o.keep_events = 0;
