@@ -213,7 +213,7 @@ void LiveClientEnv::finish_call(const std::shared_ptr<Pending>& p, std::optional
   if (p->timer) p->timer->cancel();
   calls_.erase(p->id);
   ReplySink* sink = std::exchange(p->sink, nullptr);
-  if (sink) sink->on_reply(p->tag, std::move(reply));
+  if (sink) sink->on_reply(p->tag, reply ? &*reply : nullptr);
 }
 
 void LiveClientEnv::cancel_call(CallId id) {

@@ -152,22 +152,20 @@ class CallAwaiter final : ReplySink {
     waiter_ = h;
     id_ = env_.start_call(to_, std::move(request_), timeout_, *this, 0);
   }
-  std::optional<Reply> await_resume() {
-    if (!reply_) return std::nullopt;
-    if constexpr (std::is_same_v<Reply, Payload>) {
-      return std::move(reply_);
-    } else {
-      Reply* r = std::get_if<Reply>(&*reply_);
-      if (!r) return std::nullopt;
-      return std::move(*r);
-    }
-  }
+  std::optional<Reply> await_resume() { return std::move(reply_); }
 
  private:
-  // Inside the reply's delivery (or the timeout's) event: the waiter resumes now.
-  void on_reply(std::uint32_t, std::optional<Payload>&& reply) override {
+  // Inside the reply's delivery (or the timeout's) event: the waiter resumes
+  // now. The reply is taken from the message itself, as `Reply`.
+  void on_reply(std::uint32_t, Payload* reply) override {
     id_ = 0;
-    reply_ = std::move(reply);
+    if (reply) {
+      if constexpr (std::is_same_v<Reply, Payload>) {
+        reply_.emplace(std::move(*reply));
+      } else if (Reply* r = std::get_if<Reply>(reply)) {
+        reply_.emplace(std::move(*r));
+      }
+    }
     waiter_.resume();  // last: the waiter may destroy this awaiter
   }
 
@@ -175,7 +173,7 @@ class CallAwaiter final : ReplySink {
   ProcId to_;
   Duration timeout_;
   Payload request_;  // moved out when the request leaves
-  std::optional<Payload> reply_;
+  std::optional<Reply> reply_;  // a reply of another type counts as none
   std::coroutine_handle<> waiter_;
   CallId id_ = 0;
 };

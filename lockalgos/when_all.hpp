@@ -81,14 +81,14 @@ class FanOut final : ReplySink {
   }
 
  private:
-  void on_reply(std::uint32_t tag, std::optional<Payload>&& reply) override {
+  void on_reply(std::uint32_t tag, Payload* reply) override {
     ids_[tag] = 0;
     ++answered_;
     if (reply) {
       if constexpr (std::is_same_v<Reply, Payload>) {
-        replies_[tag] = std::move(reply);
-      } else if (Reply* r = std::get_if<Reply>(&*reply)) {
-        replies_[tag] = std::move(*r);
+        replies_[tag].emplace(std::move(*reply));
+      } else if (Reply* r = std::get_if<Reply>(reply)) {
+        replies_[tag].emplace(std::move(*r));
       }
     }
     if (replies_[tag] && quorum_.accept && quorum_.accept(*replies_[tag]))

@@ -11,6 +11,7 @@
 // (ClockSpec::wall_drift_ppb).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "sim/time.hpp"
@@ -35,6 +36,11 @@ class LocalClock {
     if (local_left <= Duration::zero()) return now;
     if (drift_ppb_ == 0) return now + local_left;
     // true = local / (1 + drift), rounded up so the reading has reached the target.
+    const std::int64_t den64 = 1'000'000'000 + drift_ppb_;
+    std::int64_t num64;
+    if (!__builtin_mul_overflow(local_left.count_ns(), std::int64_t{1'000'000'000}, &num64) &&
+        num64 <= INT64_MAX - den64)  // the same quotient in 64 bits, without a 128-bit division
+      return now + Duration::ns((num64 + den64 - 1) / den64);
     const __int128 num = static_cast<__int128>(local_left.count_ns()) * 1'000'000'000;
     const __int128 den = 1'000'000'000 + drift_ppb_;
     const auto true_ns = static_cast<std::int64_t>((num + den - 1) / den);
@@ -57,6 +63,11 @@ class LocalClock {
     // Floor, not C++'s truncation toward zero: with a negative drift,
     // truncation read a nanosecond ahead, so the clock reached a target
     // before when_reads() (an exact ceiling) said, and a sleeper woke late.
+    if (std::int64_t p64; !__builtin_mul_overflow(ns, ppb, &p64)) {  // the same floor in 64 bits
+      std::int64_t q = p64 / 1'000'000'000;
+      if (p64 % 1'000'000'000 != 0 && p64 < 0) --q;
+      return q;
+    }
     const __int128 p = static_cast<__int128>(ns) * ppb;
     __int128 q = p / 1'000'000'000;
     if (p % 1'000'000'000 != 0 && p < 0) --q;

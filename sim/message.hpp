@@ -205,14 +205,16 @@ std::uint64_t fingerprint(const Payload& p);
 std::uint64_t fingerprint(const redis::Request& r);
 std::uint64_t fingerprint(const redis::Reply& r);
 
-// Where the outcome of a call arrives: the reply, or nullopt (it timed out on
-// the caller's monotonic clock, or its destination refused it). A sink is
-// called at most once per call, never from inside the call that started it,
-// and not at all once the call is cancelled. `tag` is the caller's own (a
-// fan-out's index, say). Owned by the caller: it must outlive its pending calls.
+// Where the outcome of a call arrives: the reply, or null (it timed out on
+// the caller's monotonic clock, or its destination refused it). The reply is
+// the message's own body, valid during the call and the sink's to move from:
+// it is not copied on its way (issue 15). A sink is called at most once per
+// call, never from inside the call that started it, and not at all once the
+// call is cancelled. `tag` is the caller's own (a fan-out's index, say).
+// Owned by the caller: it must outlive its pending calls.
 class ReplySink {
  public:
-  virtual void on_reply(std::uint32_t tag, std::optional<Payload>&& reply) = 0;
+  virtual void on_reply(std::uint32_t tag, Payload* reply) = 0;
 
  protected:
   ~ReplySink() = default;

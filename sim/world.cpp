@@ -115,9 +115,7 @@ void Process::finish_call(std::uint64_t id, Payload* result) {
     ReplySink& sink = *c->sink;
     const std::uint32_t tag = c->tag;
     cancel_call(id);
-    std::optional<Payload> reply;
-    if (result) reply.emplace(std::move(*result));
-    sink.on_reply(tag, std::move(reply));  // may resume a coroutine, which may destroy the sink
+    sink.on_reply(tag, result);  // may resume a coroutine, which may destroy the sink
     return;
   }
   if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
@@ -141,7 +139,7 @@ void Process::refuse(const Message& request) { world_.refuse_later(request); }
 
 void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
 
-void Process::reply(const Message& request, Payload body) {
+void Process::reply(const Message& request, Payload&& body) {
   world_.network().send(id_, request.from, request.id, std::move(body));
 }
 
@@ -362,11 +360,13 @@ void Network::heal(std::optional<std::uint64_t> id) {
   else std::erase_if(partitions_, [&](const Partition& p) { return p.id == *id; });
 }
 
-std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payload&& body) {
+std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_to, std::uint64_t slot) {
   const std::uint64_t id = next_message_++;
   ++sent_;
   Process& src = world_.process(from);
   const Instant now = world_.now();
+  Message& m = world_.messages_[slot];
+  const Payload& body = m.body;
   Trace& trace = world_.trace();
   // Once per message, delivery reuses it; only the trace hash and the
   // world's digest read it (explore --exhaustive keeps hashing on).
@@ -382,6 +382,7 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
     TraceEvent dropped{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
     if (src.detailed()) dropped.detail = why + ": " + describe(body);
     src.note(Ev::Dropped, std::move(dropped));
+    world_.free_messages_.push_back(slot);
     return id;
   };
   if (blocked(from, to)) return drop("partition");
@@ -406,12 +407,17 @@ std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Payl
     at = max(at, l.last_delivery);
     l.last_delivery = at;
   }
+  m.id = id;
+  m.reply_to = reply_to;
+  m.from = from;
+  m.to = to;
+  m.content = content;
   Event e;
   e.at = at;
   e.pid = to;
   e.epoch = world_.process(to).epoch();
   e.kind = Event::Kind::Deliver;
-  e.arg = world_.store_message(id, reply_to, from, to, std::move(body), content);
+  e.arg = slot;
   world_.schedule(e);
   return id;
 }
@@ -433,23 +439,13 @@ void World::schedule(Event e) {
   queue_.push(e);
 }
 
-std::uint64_t World::store_message(std::uint64_t id, std::uint64_t reply_to, ProcId from, ProcId to, Payload&& body,
-                                   std::uint64_t content) {
-  std::uint64_t slot;
-  if (!free_messages_.empty()) {
-    slot = free_messages_.back();
-    free_messages_.pop_back();
-  } else {
-    slot = messages_.size();
+std::uint64_t World::new_message_slot() {
+  if (free_messages_.empty()) {
     messages_.emplace_back();
+    return messages_.size() - 1;
   }
-  Message& m = messages_[slot];
-  m.id = id;
-  m.reply_to = reply_to;
-  m.from = from;
-  m.to = to;
-  m.body = std::move(body);
-  m.content = content;
+  const std::uint64_t slot = free_messages_.back();
+  free_messages_.pop_back();
   return slot;
 }
 

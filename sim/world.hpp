@@ -126,7 +126,10 @@ class Process {
 
   // Fire and forget.
   void send(ProcId to, Payload body);
-  void reply(const Message& request, Payload body);
+  // The reply is built in the message's slot, from a reply of any body type.
+  template <typename Body>
+  void reply(const Message& request, Body&& body);
+  void reply(const Message& request, Payload&& body);
   // Close the connection `request` came on (a TCP reset): the sender's call
   // fails one network delay later, as a call to a crashed process does.
   void refuse(const Message& request);
@@ -370,8 +373,11 @@ class Network {
   void configure(const NetworkConfig& c) { config_ = c; }
   const NetworkConfig& config() const { return config_; }
 
-  // Returns the message id (replies name it in `reply_to`).
-  std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Payload&& body);
+  // Returns the message id (replies name it in `reply_to`). The body is
+  // moved once, into the slot the message waits in (a Redis reply, say, as
+  // itself, not through a Payload of its own).
+  template <typename Body>
+  std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Body&& body);
 
   std::uint64_t partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label);
   void heal(std::optional<std::uint64_t> id = std::nullopt);
@@ -389,6 +395,8 @@ class Network {
     Instant last_delivery;
   };
   Link& link(ProcId from, ProcId to);
+  // send(), once the body is in its message slot.
+  std::uint64_t send_stored(ProcId from, ProcId to, std::uint64_t reply_to, std::uint64_t slot);
 
   World& world_;
   NetworkConfig config_;
@@ -470,9 +478,9 @@ class World {
   void schedule(Event e);
   // The sender of request `m` has its call refused one network delay from now.
   void refuse_later(const Message& m);
-  // A message in flight, built in its slot (its body moved once).
-  std::uint64_t store_message(std::uint64_t id, std::uint64_t reply_to, ProcId from, ProcId to, Payload&& body,
-                              std::uint64_t content);
+  // A free slot for a message in flight; its body, to build in place.
+  std::uint64_t new_message_slot();
+  Payload& message_body(std::uint64_t slot) { return messages_[slot].body; }
   void note_world(Ev kind, std::string detail);
 
  private:
@@ -494,5 +502,17 @@ class World {
   friend class Process;
   friend class Network;
 };
+
+template <typename Body>
+std::uint64_t Network::send(ProcId from, ProcId to, std::uint64_t reply_to, Body&& body) {
+  const std::uint64_t slot = world_.new_message_slot();
+  world_.message_body(slot) = std::forward<Body>(body);
+  return send_stored(from, to, reply_to, slot);
+}
+
+template <typename Body>
+void Process::reply(const Message& request, Body&& body) {
+  world_.network().send(id_, request.from, request.id, std::forward<Body>(body));
+}
 
 }  // namespace locksim

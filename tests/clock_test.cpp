@@ -81,3 +81,25 @@ TEST_CASE("a clock reaches a target exactly at the instant when_reads names, wha
     }
   }
 }
+
+TEST_CASE("a drifting clock computes in 64 bits where the product fits, and gives what the 128-bit formula gives") {
+  // The reading's drift term floor(ns * ppb / 1e9) and when_reads' ceiling
+  // local * 1e9 / (1e9 + ppb), done in 128 bits here as the reference, at
+  // lengths on both sides of where the products leave 64 bits.
+  auto floor_div = [](__int128 p, __int128 d) { return p / d - ((p % d != 0 && p < 0) ? 1 : 0); };
+  for (const std::int64_t ppb : {-999'999'999 + 1, -41'767'000, -1, 7, 41'766'000, 1'000'000'000}) {
+    const LocalClock c(Duration::zero(), ppb);
+    const std::int64_t fits = INT64_MAX / (ppb < 0 ? -ppb : ppb);  // |ns * ppb| fits below this
+    for (const std::int64_t ns : {std::int64_t{1}, std::int64_t{999'999'937}, fits - 1, fits, fits + 1,
+                                  std::int64_t{9'223'372'036}, std::int64_t{9'223'372'037}, INT64_MAX / 4}) {
+      if (ns <= 0) continue;
+      INFO(ppb, " ", ns);
+      const __int128 drift = floor_div(static_cast<__int128>(ns) * ppb, 1'000'000'000);
+      CHECK(static_cast<__int128>(c.read(Instant::from_ns(ns)).ns()) == ns + drift);
+      const __int128 den = 1'000'000'000 + ppb;
+      const __int128 want = (static_cast<__int128>(ns) * 1'000'000'000 + den - 1) / den;
+      if (want > INT64_MAX) continue;  // an instant past the end of time: no answer to compare
+      CHECK(static_cast<__int128>(c.when_reads(Instant::from_ns(ns), Instant::zero()).ns()) == want);
+    }
+  }
+}
