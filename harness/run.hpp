@@ -55,10 +55,12 @@ struct RunOptions {
   // Build event details even when no event is kept (a listener writes them).
   bool details = false;
   // Hash the trace (RunResult::trace_hash). Off (explore's random runs, read
-  // for their verdict only): no hash, and the events no listener reads (the
-  // network's sent and delivered, when no fault waits for them) are counted,
-  // not built. Kept on whenever `at_anchor` is set (its fingerprint folds
-  // the messages' content).
+  // for their verdict only): a lean world (World::set_lean): no hash, the
+  // events no listener reads (the network's sent and delivered, when no
+  // fault waits for them) counted, not built, and fewer queue events
+  // (stats.queue_events counts fewer; everything else is the same). Kept on
+  // whenever `at_anchor` is set (its fingerprint folds the messages' content
+  // and the queue).
   bool hash = true;
   // Called with every event as it is recorded (a streaming --trace writer).
   std::function<void(const Trace&, const TraceEvent&)> listener;

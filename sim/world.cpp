@@ -10,16 +10,20 @@ namespace locksim {
 
 // A binary heap (a 4-ary one was measured: more instructions per pop here).
 void EventQueue::push(Event e) {
-  // Hole-based sift-up: move parents down until e's place is found.
+  if (e.kind == Event::Kind::ArmedTimer && e.pid >= armed_.size()) armed_.resize(e.pid + 1, 0);
   heap_.emplace_back();
-  std::size_t i = heap_.size() - 1;
+  place(sift_up(heap_.size() - 1, e), e);
+}
+
+// Hole-based sift-up: move parents down until e's place is found.
+std::size_t EventQueue::sift_up(std::size_t i, const Event& e) {
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  return i;
 }
 
 // Floyd's pop: the hole left at the root sinks to a leaf along the earlier
@@ -28,6 +32,7 @@ void EventQueue::push(Event e) {
 // sequence) are unique, so the order of pops is the same as a textbook pop's.
 Event EventQueue::pop() {
   const Event top = heap_.front();
+  if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
   const Event last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
@@ -35,17 +40,23 @@ Event EventQueue::pop() {
   std::size_t i = 0;
   for (std::size_t child = 1; child < n; child = 2 * i + 1) {
     if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    heap_[i] = heap_[child];
+    place(i, heap_[child]);
     i = child;
   }
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!before(last, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = last;
+  place(sift_up(i, last), last);
   return top;
+}
+
+void EventQueue::rekey_armed(const Event& e) {
+  const std::size_t i = armed_[e.pid] - 1;
+  assert(e.kind == Event::Kind::ArmedTimer && before(e, heap_[i]) && "a rekeyed timer moves earlier");
+  place(sift_up(i, e), e);  // an earlier key: it can only rise
+}
+
+void EventQueue::disarm(ProcId pid) {
+  if (pid >= armed_.size() || armed_[pid] == 0) return;
+  heap_[armed_[pid] - 1].kind = Event::Kind::Timer;
+  armed_[pid] = 0;
 }
 
 // --- Process ----------------------------------------------------------------
@@ -222,12 +233,20 @@ void Process::arm_timer(const Timer& t) {
   e.at = at;
   e.pid = id_;
   e.epoch = epoch_;
-  e.kind = Event::Kind::Timer;
+  e.kind = world_.lean_ ? Event::Kind::ArmedTimer : Event::Kind::Timer;
   e.arg = ++timer_generation_;  // any event queued before is superseded
+  // A lean world moves the superseded event instead of leaving it stale in
+  // the queue: the same sequence number a new one would take, so the same order.
+  if (world_.lean_ && world_.queue_.armed(id_)) {
+    e.seq = world_.queue_.next_seq();
+    world_.queue_.rekey_armed(e);
+    return;
+  }
   world_.schedule(e);
 }
 
 void Process::rearm_timers() {
+  world_.queue_.disarm(id_);  // its queued event, if any, is stale from now on
   armed_at_.reset();
   ++timer_generation_;
   if (const Timer* t = earliest_timer()) arm_timer(*t);
@@ -270,6 +289,7 @@ void Process::resume() {
   std::vector<Event> held = std::move(held_);
   held_.clear();
   for (Event& e : held) {
+    if (e.kind == Event::Kind::ArmedTimer) e.kind = Event::Kind::Timer;  // no longer the queue's to move
     e.at = world_.now();
     world_.schedule(e);
   }
@@ -308,23 +328,17 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 Network::Link& Network::link(ProcId from, ProcId to) {
-  if (from >= link_index_.size()) {
-    if (link_index_.empty()) {  // a run's first message: room for a small world's links at once
-      link_index_.reserve(16);
-      links_.reserve(16);
-    }
-    link_index_.resize(from + 1);
+  if (from >= link_width_ || to >= link_width_) {
+    const std::size_t width = std::max({world_.process_count(), std::size_t{from} + 1, std::size_t{to} + 1});
+    std::vector<std::uint32_t> wider(width * width, 0);
+    for (std::size_t f = 0; f < link_width_; ++f)
+      std::copy_n(link_slot_.begin() + static_cast<std::ptrdiff_t>(f * link_width_), link_width_,
+                  wider.begin() + static_cast<std::ptrdiff_t>(f * width));
+    link_slot_ = std::move(wider);
+    link_width_ = width;
+    if (links_.empty()) links_.reserve(width * 2);
   }
-  LinkRow& row = link_index_[from];
-  if (row.slots.empty()) {
-    row.slots.reserve(4);
-    row.base = to;
-  } else if (to < row.base) {  // grow downwards
-    row.slots.insert(row.slots.begin(), row.base - to, 0);
-    row.base = to;
-  }
-  if (to - row.base >= row.slots.size()) row.slots.resize(to - row.base + 1, 0);
-  std::uint32_t& slot = row.slots[to - row.base];
+  std::uint32_t& slot = link_slot_[from * link_width_ + to];
   if (slot == 0) {
     // Each link draws from its own stream: adding a client leaves every other link's draws alone.
     // The stream "link/<from>-><to>", its name hashed in parts, not built
@@ -428,6 +442,11 @@ World::World(std::uint64_t seed) : seed_(seed), root_rng_(seed), network_(*this)
   network_.configure({});
 }
 
+void World::set_lean(bool lean) {
+  lean_ = lean;
+  trace_.set_hashing(!lean);
+}
+
 World::~World() {
   // Coroutine frames may refer to processes: destroy them all before any process.
   for (auto& p : processes_) p->destroy_coroutines();
@@ -511,6 +530,7 @@ void World::dispatch(Event& e) {
       e.handle().resume();
       break;
     case Event::Kind::Timer:
+    case Event::Kind::ArmedTimer:
       processes_[e.pid]->fire_timer(e.arg);
       break;
     case Event::Kind::Deliver: {

@@ -40,7 +40,9 @@ class World;
 
 // 32 bytes, so the heap moves little.
 struct Event {
-  enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse };
+  // ArmedTimer: a Timer the queue keeps track of, so that it can be moved
+  // earlier in place (EventQueue::rekey_armed; a lean world's timers).
+  enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse, ArmedTimer };
   Instant at;
   std::uint64_t seq = 0;
   // Resume: the coroutine's address; Timer: the timer generation; Deliver: message slot;
@@ -61,6 +63,14 @@ class EventQueue {
  public:
   void push(Event e);
   Event pop();
+  // Whether process `pid` has an ArmedTimer event queued.
+  bool armed(ProcId pid) const { return pid < armed_.size() && armed_[pid] != 0; }
+  // Process `pid`'s queued ArmedTimer event becomes `e` (for `pid`, no later
+  // than it was, with a fresh sequence number): as if `e` had been pushed
+  // and the old one were gone. REQUIRES: armed(e.pid).
+  void rekey_armed(const Event& e);
+  // Process `pid`'s ArmedTimer event, if queued, becomes a plain Timer.
+  void disarm(ProcId pid);
   const Event& top() const { return heap_.front(); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
@@ -71,7 +81,14 @@ class EventQueue {
   static bool before(const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
+  // Put `e` at heap index i (and note where an ArmedTimer now is).
+  void place(std::size_t i, const Event& e) {
+    heap_[i] = e;
+    if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = static_cast<std::uint32_t>(i + 1);
+  }
+  std::size_t sift_up(std::size_t i, const Event& e);
   std::vector<Event> heap_;
+  std::vector<std::uint32_t> armed_;  // by process: 1 + the heap index of its ArmedTimer, 0: none
   std::uint64_t seq_ = 0;
 };
 
@@ -400,15 +417,13 @@ class Network {
 
   World& world_;
   NetworkConfig config_;
-  // The links in order of first use. link_index_[from] maps each destination
-  // in [base, base + size) to 1 + its link's position in links_ (0: not used
-  // yet): O(1) per message, and small, as a client talks to a few nodes.
-  struct LinkRow {
-    ProcId base = 0;
-    std::vector<std::uint32_t> slots;
-  };
+  // The links in order of first use. link_slot_[from * link_width_ + to]
+  // is 1 + the link's position in links_ (0: not used yet): one load per
+  // message. The table is as wide as the world was when its first message
+  // left, and widens (copying its rows) when a process added later sends.
   std::vector<Link> links_;
-  std::vector<LinkRow> link_index_;
+  std::vector<std::uint32_t> link_slot_;
+  std::size_t link_width_ = 0;
   std::vector<Partition> partitions_;
   std::vector<LinkRule> rules_;
   std::uint64_t next_partition_ = 1;
@@ -448,6 +463,14 @@ class World {
 
   // Run `action` at `at` (not addressed to any process: faults, the engine).
   void at(Instant at, std::function<void()> action);
+
+  // A lean world (explore's random runs, which read only their verdict): no
+  // trace hash, no message fingerprints, and a timer set earlier than the
+  // process's queued timer event moves that event in place instead of
+  // leaving it behind as a stale one (the same order of everything else,
+  // fewer queue events). Set before the run starts.
+  void set_lean(bool lean);
+  bool lean() const { return lean_; }
 
   // Run until the queue is empty, `end` is reached, or `max_events` have run.
   // Returns false if the event budget ran out first.
@@ -499,6 +522,7 @@ class World {
   std::vector<std::uint64_t> free_actions_;
   std::uint64_t events_run_ = 0;
   std::uint64_t delivered_ = 0;
+  bool lean_ = false;
   friend class Process;
   friend class Network;
 };

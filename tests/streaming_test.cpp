@@ -79,7 +79,7 @@ TEST_CASE("the trace hash is the same whether the events are kept, partly kept o
   }
 }
 
-TEST_CASE("a run without a hash (explore's) judges every catalogue scenario as a hashed run does, and builds fewer events") {
+TEST_CASE("a run without a hash (explore's lean world) judges every catalogue scenario as a hashed run does") {
   for (const fs::path& file : catalogue_files()) {
     INFO(file.string());
     const Scenario s = load_scenario(file.string());
@@ -99,7 +99,7 @@ TEST_CASE("a run without a hash (explore's) judges every catalogue scenario as a
     CHECK(a.stats.delivered == b.stats.delivered);
     CHECK(a.stats.acquisitions == b.stats.acquisitions);
     CHECK(a.stats.failed_attempts == b.stats.failed_attempts);
-    CHECK(a.stats.queue_events == b.stats.queue_events);
+    CHECK(b.stats.queue_events <= a.stats.queue_events);  // superseded timers are not left in the queue
     CHECK(a.world->now() == b.world->now());
     CHECK_FALSE(a.trace_hash.empty());
     CHECK(b.trace_hash.empty());

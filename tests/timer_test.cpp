@@ -77,3 +77,45 @@ TEST_CASE("timers due at the same instant all fire, in the order they were set")
   w.run_until(at_ms(10));
   CHECK(order == std::vector<int>{0, 1, 2, 3});
 }
+
+TEST_CASE("a lean world moves a superseded timer event instead of leaving it stale: the same instants and order, fewer queue events") {
+  // A call's 10 s timeout is cancelled by its reply and superseded by a 3 ms
+  // sleep, over and over; b sleeps to instants that tie with a's wake-ups. A
+  // pause and a drift change of `a` in the middle re-arm its timers.
+  auto run = [](bool lean) {
+    World w(7);
+    w.set_lean(lean);
+    auto& a = w.add<Probe>("a");
+    auto& b = w.add<Probe>("b");
+    auto& echo = w.add<Echo>("echo");
+    std::vector<std::pair<std::int64_t, char>> log;
+    a.spawn([](Probe& self, ProcId to, std::vector<std::pair<std::int64_t, char>>& log) -> Task<void> {
+      for (int i = 0; i < 300; ++i) {
+        redis::Request req;
+        req.key = "k";
+        auto r = co_await self.call(to, std::move(req), Duration::s(10));
+        log.emplace_back((self.world().now() - Instant::zero()).count_ns(), r ? 'r' : 't');
+        co_await self.sleep(Duration::ms(3));
+        log.emplace_back((self.world().now() - Instant::zero()).count_ns(), 'a');
+      }
+    }(a, echo.id(), log));
+    b.spawn([](Probe& self, std::vector<std::pair<std::int64_t, char>>& log) -> Task<void> {
+      for (int i = 0; i < 300; ++i) {
+        co_await self.sleep(Duration::ms(1));
+        log.emplace_back((self.world().now() - Instant::zero()).count_ns(), 'b');
+      }
+    }(b, log));
+    w.at(at_ms(200), [&] { w.pause(a.id(), Duration::ms(30)); });
+    w.at(at_ms(210), [&] { w.set_drift_ppb(a.id(), 40'000'000); });
+    w.at(at_ms(400), [&] { w.set_drift_ppb(a.id(), -30'000'000); });
+    w.run_until(at_ms(60'000));
+    return std::tuple{log, w.events_run(), w.pending_events()};
+  };
+  const auto [normal, normal_events, normal_pending] = run(false);
+  const auto [lean, lean_events, lean_pending] = run(true);
+  CHECK(normal.size() == 900);
+  CHECK(lean == normal);
+  CHECK(lean_events < normal_events);  // the stale timeouts were never queued
+  CHECK(lean_events + 250 <= normal_events);
+  CHECK(lean_pending <= normal_pending);
+}
