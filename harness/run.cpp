@@ -79,9 +79,11 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   auto judge = std::make_shared<Judge>(trace, check);
   auto tally = std::make_shared<RunStats>();
   auto judging = std::make_shared<bool>(true);  // the fault phase only
-  // Without a hash, the world is lean (World::set_lean): events nobody reads
-  // are not built (the judge reads its kinds, the tally its own), and
-  // superseded timers leave nothing stale in the queue.
+  // Superseded timers leave nothing stale in the queue, except where the
+  // exhaustive search folds the queue into its states (at_anchor). Without a
+  // hash the world is lean (World::set_lean): events nobody reads are not
+  // built (the judge reads its kinds, the tally its own).
+  if (!options.at_anchor) world.set_compact_timers(true);
   if (!options.hash && !options.at_anchor) world.set_lean(true);
   trace.add_listener(
       [judge, tally, judging](const TraceEvent& e) {

@@ -55,12 +55,12 @@ struct RunOptions {
   // Build event details even when no event is kept (a listener writes them).
   bool details = false;
   // Hash the trace (RunResult::trace_hash). Off (explore's random runs, read
-  // for their verdict only): a lean world (World::set_lean): no hash, the
-  // events no listener reads (the network's sent and delivered, when no
-  // fault waits for them) counted, not built, and fewer queue events
-  // (stats.queue_events counts fewer; everything else is the same). Kept on
-  // whenever `at_anchor` is set (its fingerprint folds the messages' content
-  // and the queue).
+  // for their verdict only): a lean world (World::set_lean): no hash, and
+  // the events no listener reads (the network's sent and delivered, when no
+  // fault waits for them) counted, not built. Kept on whenever `at_anchor`
+  // is set (its fingerprint folds the messages' content). Every run but an
+  // at_anchor one has compact timers (World::set_compact_timers):
+  // stats.queue_events does not count superseded timer events.
   bool hash = true;
   // Called with every event as it is recorded (a streaming --trace writer).
   std::function<void(const Trace&, const TraceEvent&)> listener;

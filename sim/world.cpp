@@ -233,11 +233,11 @@ void Process::arm_timer(const Timer& t) {
   e.at = at;
   e.pid = id_;
   e.epoch = epoch_;
-  e.kind = world_.lean_ ? Event::Kind::ArmedTimer : Event::Kind::Timer;
+  e.kind = world_.compact_timers_ ? Event::Kind::ArmedTimer : Event::Kind::Timer;
   e.arg = ++timer_generation_;  // any event queued before is superseded
-  // A lean world moves the superseded event instead of leaving it stale in
-  // the queue: the same sequence number a new one would take, so the same order.
-  if (world_.lean_ && world_.queue_.armed(id_)) {
+  // Compact timers: the superseded event is moved instead of left stale in
+  // the queue, with the sequence number a new one would take: the same order.
+  if (world_.compact_timers_ && world_.queue_.armed(id_)) {
     e.seq = world_.queue_.next_seq();
     world_.queue_.rekey_armed(e);
     return;
@@ -443,7 +443,7 @@ World::World(std::uint64_t seed) : seed_(seed), root_rng_(seed), network_(*this)
 }
 
 void World::set_lean(bool lean) {
-  lean_ = lean;
+  compact_timers_ = lean;
   trace_.set_hashing(!lean);
 }
 

@@ -464,13 +464,16 @@ class World {
   // Run `action` at `at` (not addressed to any process: faults, the engine).
   void at(Instant at, std::function<void()> action);
 
-  // A lean world (explore's random runs, which read only their verdict): no
-  // trace hash, no message fingerprints, and a timer set earlier than the
-  // process's queued timer event moves that event in place instead of
-  // leaving it behind as a stale one (the same order of everything else,
-  // fewer queue events). Set before the run starts.
+  // Compact timers: a timer set earlier than the process's queued timer
+  // event moves that event in place instead of leaving it behind, stale, to
+  // be popped for nothing. The same events in the same order (the moved
+  // event takes the sequence number a new one would), fewer queue events,
+  // a smaller queue. Off: the queue holds the stale events, as digest()
+  // (explore --exhaustive's states) has always seen it. Set before the run.
+  void set_compact_timers(bool on) { compact_timers_ = on; }
+  // A lean world (explore's random runs, which read only their verdict):
+  // compact timers, no trace hash, no message fingerprints.
   void set_lean(bool lean);
-  bool lean() const { return lean_; }
 
   // Run until the queue is empty, `end` is reached, or `max_events` have run.
   // Returns false if the event budget ran out first.
@@ -522,7 +525,7 @@ class World {
   std::vector<std::uint64_t> free_actions_;
   std::uint64_t events_run_ = 0;
   std::uint64_t delivered_ = 0;
-  bool lean_ = false;
+  bool compact_timers_ = false;
   friend class Process;
   friend class Network;
 };

@@ -78,13 +78,13 @@ TEST_CASE("timers due at the same instant all fire, in the order they were set")
   CHECK(order == std::vector<int>{0, 1, 2, 3});
 }
 
-TEST_CASE("a lean world moves a superseded timer event instead of leaving it stale: the same instants and order, fewer queue events") {
+TEST_CASE("compact timers move a superseded timer event instead of leaving it stale: the same instants and order, fewer queue events") {
   // A call's 10 s timeout is cancelled by its reply and superseded by a 3 ms
   // sleep, over and over; b sleeps to instants that tie with a's wake-ups. A
   // pause and a drift change of `a` in the middle re-arm its timers.
-  auto run = [](bool lean) {
+  auto run = [](bool compact) {
     World w(7);
-    w.set_lean(lean);
+    w.set_compact_timers(compact);
     auto& a = w.add<Probe>("a");
     auto& b = w.add<Probe>("b");
     auto& echo = w.add<Echo>("echo");
