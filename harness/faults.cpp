@@ -31,9 +31,9 @@ void FaultEngine::arm() {
       const auto ev = event_from_name(f.on_event);
       if (!ev) throw std::logic_error("unknown trigger event " + f.on_event);
       triggers_.push_back({&f, ctx_.id(f.on_process), *ev, 0});
+      trigger_kinds_ |= ev_bit(*ev);
     }
   }
-  if (!triggers_.empty()) ctx_.world.trace().add_listener([this](const TraceEvent& e) { on_event(e); });
 }
 
 void FaultEngine::on_event(const TraceEvent& e) {

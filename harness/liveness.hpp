@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/ev_mask.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
@@ -27,6 +28,10 @@ struct LivenessVerdict {
 // (a trace listener), and judges the stretch after healed_at.
 class LivenessWatch {
  public:
+  // The kinds observe() reads (of clients): it skips the others.
+  static constexpr EvMask kReads =
+      ev_kinds(Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost, Ev::Crashed);
+
   explicit LivenessWatch(const Trace& trace) : trace_(trace) {}
   void observe(const TraceEvent& e);
   // The phase began: everything healed, the probe about to ask.

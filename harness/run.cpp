@@ -58,6 +58,45 @@ void watch_anchors(World& world, const FaultEngine& faults, const decltype(RunOp
   });
 }
 
+// What the run's trace shows each event to, in one listener (one call through
+// a std::function per event, not one per watcher): the judge (the fault
+// phase only), the tally, then, once the run is set up, the fault engine's
+// triggers and the liveness watch. The world's trace keeps the listener, so
+// it is shared with the run.
+struct Watchers {
+  static constexpr EvMask kTallied = ev_kinds(Ev::Delivered, Ev::Acquired, Ev::AttemptFailed);
+
+  Watchers(const Trace& trace, const CheckOptions& check) : judge(trace, check) {}
+  Judge judge;
+  bool judging = true;  // the fault phase only
+  RunStats tally;
+  FaultEngine* faults = nullptr;          // set once armed: events before are no fault's trigger
+  std::optional<LivenessWatch> liveness;  // explore's liveness phase, when asked for
+  EvMask interest = Judge::kReads | kTallied;  // the kinds some watcher reads: one test skips the rest
+
+  void arm(FaultEngine& engine) {
+    faults = &engine;
+    interest |= engine.trigger_kinds();
+  }
+  void watch_liveness(const Trace& trace) {
+    liveness.emplace(trace);
+    interest |= LivenessWatch::kReads;
+  }
+
+  void operator()(const TraceEvent& e) {
+    if (!(interest & ev_bit(e.kind))) return;
+    if (judging && Judge::reads(e.kind)) judge.observe(e);
+    switch (e.kind) {
+      case Ev::Delivered: ++tally.delivered; break;
+      case Ev::Acquired: ++tally.acquisitions; break;
+      case Ev::AttemptFailed: ++tally.failed_attempts; break;
+      default: break;
+    }
+    if (faults) faults->observe(e);
+    if (liveness) liveness->observe(e);
+  }
+};
+
 RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options) {
   RunResult result;
   result.owned_scenario = std::move(owned);
@@ -76,18 +115,8 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   CheckOptions check;
   check.ttl = s.lock.ttl;
   check.liveness_window = s.expect.liveness_window;
-  auto judge = std::make_shared<Judge>(trace, check);
-  auto tally = std::make_shared<RunStats>();
-  auto judging = std::make_shared<bool>(true);  // the fault phase only
-  trace.add_listener([judge, tally, judging](const TraceEvent& e) {
-    if (*judging) judge->observe(e);
-    switch (e.kind) {
-      case Ev::Delivered: ++tally->delivered; break;
-      case Ev::Acquired: ++tally->acquisitions; break;
-      case Ev::AttemptFailed: ++tally->failed_attempts; break;
-      default: break;
-    }
-  });
+  auto watchers = std::make_shared<Watchers>(trace, check);
+  trace.add_listener([watchers](const TraceEvent& e) { (*watchers)(e); });
 
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
@@ -136,33 +165,31 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   FaultEngine faults(world, s);
   faults.arm();
+  watchers->arm(faults);
   if (options.at_anchor) watch_anchors(world, faults, options.at_anchor);
   for (Client* c : clients) c->schedule_start();
-  std::shared_ptr<LivenessWatch> watch;
-  if (options.liveness) {
-    watch = std::make_shared<LivenessWatch>(trace);
-    trace.add_listener([watch](const TraceEvent& e) { watch->observe(e); });
-  }
+  if (options.liveness) watchers->watch_liveness(trace);
 
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
 
-  *judging = false;
-  result.violations = judge->finish(world.now());
+  watchers->judging = false;
+  result.violations = watchers->judge.finish(world.now());
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
-  if (watch && !result.budget_exhausted)
-    liveness_phase(result, faults, *watch, *options.liveness, options.max_events - world.events_run(),
+  if (watchers->liveness && !result.budget_exhausted)
+    liveness_phase(result, faults, *watchers->liveness, *options.liveness, options.max_events - world.events_run(),
                    [&](const ClientConfig& c) -> Client& {
                      return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
                                              s.storage.fenced_reads);
                    });
 
-  result.stats = *tally;
+  result.stats = watchers->tally;
   result.stats.events = trace.size();
   result.stats.queue_events = world.events_run();
   result.stats.messages = world.network().messages_sent();
   result.stats.sim_time = world.now();
   result.trace_hash = world.trace().hash_hex();
+  watchers->faults = nullptr;  // the engine goes with this call; the world and its trace live on in the result
   return result;
 }
 

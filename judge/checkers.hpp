@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "judge/ev_mask.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 
@@ -69,6 +70,13 @@ class Judge {
   Judge(const Judge&) = delete;
   Judge& operator=(const Judge&) = delete;
   void observe(const TraceEvent& e);
+  // The kinds some checker reads: observe() of any other kind does nothing,
+  // so a listener may skip the call (the network's chatter, failed tries).
+  static constexpr EvMask kReads =
+      ev_kinds(Ev::Started, Ev::Paused, Ev::Resumed, Ev::Crashed, Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed,
+               Ev::Lost, Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Command, Ev::Expired, Ev::KeyDeleted,
+               Ev::StorageRead, Ev::StorageWrite, Ev::StorageReject, Ev::Holder);
+  static bool reads(Ev kind) { return (kReads & ev_bit(kind)) != 0; }
   // All violations, ordered by (at, kind). Call once.
   std::vector<Violation> finish(Instant run_end);
 
