@@ -17,7 +17,7 @@ bool RunResult::as_expected() const {
 }
 
 namespace {
-RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options);
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, const RunOptions& options);
 
 // Explore's liveness phase (liveness.hpp), once the fault phase is judged:
 // heal, let a fresh client ask for the lock, and run on.
@@ -39,12 +39,18 @@ void liveness_phase(RunResult& result, FaultEngine& faults, LivenessWatch& watch
 }  // namespace
 
 RunResult run_scenario(const Scenario& given, const RunOptions& options) {
-  return run_owned(std::make_shared<const Scenario>(given), options);
+  auto owned = std::make_shared<const Scenario>(given);
+  const Scenario& s = *owned;
+  return run_owned(std::move(owned), s, options);
 }
 
 RunResult run_scenario(Scenario&& given, const RunOptions& options) {
-  return run_owned(std::make_shared<const Scenario>(std::move(given)), options);
+  auto owned = std::make_shared<const Scenario>(std::move(given));
+  const Scenario& s = *owned;
+  return run_owned(std::move(owned), s, options);
 }
+
+RunResult run_scenario_borrowed(const Scenario& s, const RunOptions& options) { return run_owned(nullptr, s, options); }
 
 namespace {
 // The state hash hook (RunOptions::at_anchor): clients' phases followed from
@@ -97,10 +103,10 @@ struct Watchers {
   }
 };
 
-RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options) {
+// `owned`: the result keeps `s` alive (null: the caller does).
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, const RunOptions& options) {
   RunResult result;
   result.owned_scenario = std::move(owned);
-  const Scenario& s = *result.owned_scenario;
   result.scenario = &s;
   result.seed = options.seed.value_or(s.seed);
   result.world = std::make_unique<World>(result.seed);

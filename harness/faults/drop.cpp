@@ -37,7 +37,7 @@ std::string describe(const FaultSpec& f) { return "messages " + f.from + " -> " 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   link_fault::draw(d, f);
   f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{5}));
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // The next message on each link lost.

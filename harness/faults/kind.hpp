@@ -112,6 +112,9 @@ struct FaultDraw {
   std::string anchor_process;
   // Where the last length() came from: "random", "lease", "until client2 read".
   std::string length_source;
+  // length()'s candidates, kept from one call to the next (no allocation per draw).
+  std::vector<const Later*> scratch_events;
+  std::vector<const NamedDuration*> scratch_fixed;
 
   // A length for a pause, an outage or a window, in [1ms, max] (at least
   // 1ms): uniform, or a constant of the scenario or the time until another

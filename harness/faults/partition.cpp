@@ -63,7 +63,7 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.groups = {a, rest};
   f.one_way = d.rng.chance(0.2);
   f.duration = d.length(d.max_outage);
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // One process cut off from all the others, for each length.
