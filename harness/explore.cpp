@@ -118,6 +118,7 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   RunOptions ro;
   ro.max_events = o.max_events;
   ro.keep_events = 0;
+  ro.trace_hash = false;  // the outcome has none
   if (o.liveness) ro.liveness = window;
   const RunResult r = run_scenario_borrowed(s, ro);
   out.verdict = r.verdict;

@@ -129,14 +129,22 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
     std::string anchor;  // what it waits for, for the notes
     if (notes) anchor = f.at ? "a time" : f.on_process + " " + f.on_event;
     // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
-    drawn_.clear();
-    if (const auto draw = fault_kind(f.kind).draw) draw(d, std::move(f), drawn_);
-    const std::size_t struck = i == 0 && together ? strike_together(rng, d.nodes, drawn_) : 0;
+    // What it draws goes straight into the run's faults; a strike on several
+    // nodes replaces it there.
+    const std::size_t first = faults.size();
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, std::move(f), faults);
+    std::size_t struck = 0;
+    if (i == 0 && together) {
+      drawn_.assign(std::make_move_iterator(faults.begin() + static_cast<std::ptrdiff_t>(first)),
+                    std::make_move_iterator(faults.end()));
+      faults.resize(first);
+      struck = strike_together(rng, d.nodes, drawn_);
+      faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
+    }
     if (notes) {
       notes->anchors.push_back(struck > 1 ? anchor + ", " + std::to_string(struck) + " nodes at once" : anchor);
       notes->lengths.push_back(d.length_source);
     }
-    faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
   }
   // The fault engine schedules by time; keep the file readable in the same order.
   sort_faults(faults);

@@ -194,7 +194,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
   result.stats.queue_events = world.events_run();
   result.stats.messages = world.network().messages_sent();
   result.stats.sim_time = world.now();
-  result.trace_hash = world.trace().hash_hex();
+  if (options.trace_hash) result.trace_hash = world.trace().hash_hex();
   watchers->faults = nullptr;  // the engine goes with this call; the world and its trace live on in the result
   return result;
 }

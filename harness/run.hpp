@@ -34,7 +34,7 @@ struct RunResult {
   std::vector<Violation> violations;
   std::set<ViolationKind> verdict;  // the kinds found
   RunStats stats;
-  std::string trace_hash;
+  std::string trace_hash;  // empty when RunOptions::trace_hash is false
   bool budget_exhausted = false;
   // The command that replays this run, when it is not `locksim run FILE
   // --seed N` (an explored run: its schedule is drawn, not in the file).
@@ -54,6 +54,9 @@ struct RunOptions {
   std::uint64_t keep_events = ~std::uint64_t{0};
   // Build event details even when no event is kept (a listener writes them).
   bool details = false;
+  // Spell out the trace's hash in RunResult::trace_hash (16 hex digits).
+  // Explore's runs, which report no hash, leave it out.
+  bool trace_hash = true;
   // Called with every event as it is recorded (a streaming --trace writer).
   std::function<void(const Trace&, const TraceEvent&)> listener;
   // Explore's liveness phase (liveness.hpp): after the scenario's duration,

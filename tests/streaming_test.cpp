@@ -117,6 +117,21 @@ TEST_CASE("each checker shown every event finds what the judge finds showing it 
   CHECK(found >= 100);  // the comparison saw violations of its own, not only clean runs
 }
 
+TEST_CASE("a run asked for no trace hash (explore's) leaves it out and judges alike, and borrowed it points to the caller's scenario") {
+  const Scenario s = load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / "scenarios/kleppmann/gc-pause.toml").string());
+  const RunResult full = run_scenario(s);
+  RunOptions no_hash;
+  no_hash.trace_hash = false;
+  const RunResult bare = run_scenario_borrowed(s, no_hash);
+  CHECK(full.trace_hash.size() == 16);
+  CHECK(bare.trace_hash.empty());
+  CHECK(bare.scenario == &s);
+  CHECK(bare.owned_scenario == nullptr);
+  CHECK(bare.verdict == full.verdict);
+  CHECK(bare.stats.events == full.stats.events);
+  CHECK(bare.world->trace().hash_hex() == full.trace_hash);
+}
+
 TEST_CASE("the trace hash is the same whether the events are kept, partly kept or not kept") {
   for (const char* file : {"scenarios/kleppmann/gc-pause.toml", "scenarios/redis/redlock-split-vote.toml",
                            "scenarios/zookeeper/session-expiry-pause.toml"}) {
