@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "harness/explore.hpp"
+#include "harness/faults/kind.hpp"
 #include "harness/scenario_writer.hpp"
 #include "support.hpp"
 
@@ -130,6 +131,57 @@ TEST_CASE("a run asked for no trace hash (explore's) leaves it out and judges al
   CHECK(bare.verdict == full.verdict);
   CHECK(bare.stats.events == full.stats.events);
   CHECK(bare.world->trace().hash_hex() == full.trace_hash);
+}
+
+TEST_CASE("a link or partition fault words what it does only when the trace keeps words, and hashes alike either way") {
+  Scenario s = load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / "scenarios/kleppmann/gc-pause.toml").string());
+  auto fault = [&](FaultKind kind, std::int64_t at_s, auto fill) {
+    FaultSpec f;
+    f.kind = kind;
+    f.at = Duration::s(at_s);
+    fill(f);
+    s.faults.push_back(std::move(f));
+  };
+  fault(FaultKind::Partition, 2, [](FaultSpec& f) {
+    f.groups = {{"client1"}, {"redis1", "client2", "storage"}};
+    f.duration = Duration::s(5);
+  });
+  fault(FaultKind::Delay, 32, [](FaultSpec& f) {  // held back
+    f.from = "client2";
+    f.to = "redis1";
+    f.duration = Duration::s(3);
+  });
+  fault(FaultKind::Delay, 33, [](FaultSpec& f) {  // slowed down
+    f.from = "redis1";
+    f.by = Duration::ms(5);
+  });
+  fault(FaultKind::Drop, 34, [](FaultSpec& f) {
+    f.to = "storage";
+    f.count = 1;
+  });
+  sort_faults(s.faults);
+  const RunResult kept = run_scenario(s);
+  std::vector<std::string> kept_words;
+  for (const TraceEvent& e : kept.world->trace().events())
+    if (e.kind == Ev::Fault || e.kind == Ev::Dropped) kept_words.push_back(e.detail);
+  REQUIRE(kept_words.size() >= 6);  // the partition, its heal, three rules, a drop
+  for (const bool details : {false, true}) {
+    INFO(details);
+    std::vector<std::string> words;
+    RunOptions o;
+    o.keep_events = 0;
+    o.details = details;
+    o.listener = [&](const Trace&, const TraceEvent& e) {
+      if (e.kind == Ev::Fault || e.kind == Ev::Dropped) words.push_back(e.detail);
+    };
+    const RunResult r = run_scenario(s, o);
+    CHECK(r.trace_hash == kept.trace_hash);
+    CHECK(r.verdict == kept.verdict);
+    REQUIRE(words.size() == kept_words.size());
+    if (details) CHECK(words == kept_words);
+    else CHECK(std::all_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); }));
+  }
+  CHECK(std::none_of(kept_words.begin(), kept_words.end(), [](const std::string& w) { return w.empty(); }));
 }
 
 TEST_CASE("the trace hash is the same whether the events are kept, partly kept or not kept") {

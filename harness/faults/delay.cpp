@@ -16,17 +16,22 @@ void parse(const FaultReader& in, FaultSpec& f) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   LinkRule r = link_fault::rule(ctx, f);
-  const std::string link = link_fault::name(f);
+  const bool words = ctx.detailed();
+  const std::string link = words ? link_fault::name(f) : "";
   std::string what;
   if (f.duration && f.by.is_zero()) {
     r.kind = LinkRule::Kind::Hold;
-    r.label = "held back on " + link;
-    what = "hold back messages on " + link + " until " + format_instant(r.until);
+    if (words) {
+      r.label = "held back on " + link;
+      what = "hold back messages on " + link + " until " + format_instant(r.until);
+    }
   } else {
     r.kind = LinkRule::Kind::ExtraDelay;
     r.extra = f.by;
-    r.label = "delayed on " + link;
-    what = "delay messages on " + link + " by " + format_duration(f.by);
+    if (words) {
+      r.label = "delayed on " + link;
+      what = "delay messages on " + link + " by " + format_duration(f.by);
+    }
   }
   link_fault::add(ctx, f, std::move(r), std::move(what));
 }

@@ -19,9 +19,10 @@ void parse(const FaultReader& in, FaultSpec& f) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   LinkRule r = link_fault::rule(ctx, f);
-  const std::string link = link_fault::name(f);
   r.kind = LinkRule::Kind::Drop;
   r.probability = f.probability;
+  if (!ctx.detailed()) return link_fault::add(ctx, f, std::move(r), "");
+  const std::string link = link_fault::name(f);
   r.label = "dropped by a fault on " + link;
   link_fault::add(ctx, f, std::move(r), "drop messages on " + link);
 }

@@ -57,6 +57,10 @@ struct FaultContext {
 
   // REQUIRES: `name` is a process of the world (the loader checked).
   ProcId id(const std::string& name) const;
+  // Whether the trace keeps the words of what a fault did (Trace::detailed):
+  // if not, no text is built for it (a rule's label, a Fault event's detail),
+  // and it never will be later in the run. The words are not hashed.
+  bool detailed() const { return world.trace().detailed(); }
 };
 
 // Writes a fault's keys as `key = value` lines, as scenario_writer.cpp writes every table.

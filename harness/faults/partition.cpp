@@ -21,19 +21,21 @@ std::string names(const World& w, const std::vector<ProcId>& ids) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   World& world = ctx.world;
+  const bool words = ctx.detailed();  // no label when the trace keeps no words
   std::vector<std::vector<ProcId>> groups;
-  std::string label = "partition";
+  std::string label = words ? "partition" : "";
   for (const auto& g : f.groups) {
     groups.emplace_back();
     for (const auto& n : g) groups.back().push_back(ctx.id(n));
-    label += (groups.size() == 1 ? " [" : (f.one_way ? " -/-> [" : " | [")) + names(world, groups.back()) + "]";
+    if (words)
+      label += (groups.size() == 1 ? " [" : (f.one_way ? " -/-> [" : " | [")) + names(world, groups.back()) + "]";
   }
   const std::uint64_t pid = world.network().partition(std::move(groups), f.one_way, label);
-  world.note_world(Ev::Fault, label + (f.duration ? " for " + format_duration(*f.duration) : ""));
+  world.note_world(Ev::Fault, words ? label + (f.duration ? " for " + format_duration(*f.duration) : "") : "");
   if (f.duration)
-    world.at(world.now() + *f.duration, [&world, pid, label] {
+    world.at(world.now() + *f.duration, [&world, pid, label, words] {
       world.network().heal(pid);
-      world.note_world(Ev::Fault, "healed: " + label);
+      world.note_world(Ev::Fault, words ? "healed: " + label : "");
     });
 }
 
