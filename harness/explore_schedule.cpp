@@ -93,6 +93,8 @@ ScheduleDrawer::ScheduleDrawer(const Scenario& base, const ExploreOptions& o, co
   d_.everyone = d_.clients;
   d_.everyone.insert(d_.everyone.end(), d_.nodes.begin(), d_.nodes.end());
   d_.everyone.push_back(base.storage.name);
+  d_.servers = d_.nodes;
+  d_.servers.push_back(base.storage.name);
   allowed_ = o.kinds.empty() ? drawn_kinds(base) : o.kinds;
   std::erase_if(allowed_, [&](FaultKind k) { return fault_kind(k).offered && !fault_kind(k).offered(base); });
 }

@@ -1,12 +1,19 @@
 #include "harness/faults.hpp"
 
+#include <array>
 #include <stdexcept>
 
 namespace locksim {
 
 std::optional<Ev> event_from_name(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
-    if (event_name(static_cast<Ev>(i)) == name) return static_cast<Ev>(i);
+  // Every kind's name, looked up once (each run's fault engine asks for its triggers').
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<std::size_t>(kLastEvent) + 1> all;
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = event_name(static_cast<Ev>(i));
+    return all;
+  }();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<Ev>(i);
   return std::nullopt;
 }
 

@@ -97,6 +97,7 @@ struct FaultDraw {
   std::int64_t max_drift_ppm = 0;
   std::vector<std::string> clients, nodes;
   std::vector<std::string> everyone;               // clients, nodes, then the storage
+  std::vector<std::string> servers;                // nodes, then the storage
   std::vector<std::string> masters_with_replicas;  // one entry per replica
   // The scenario's own durations (explore_reference.hpp), and the events of
   // the reference run after this fault's start, measured from it.

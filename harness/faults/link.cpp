@@ -51,10 +51,8 @@ void each_link(const FaultChoices& c, const FaultSpec& f, std::vector<FaultChoic
 }
 
 void draw(FaultDraw& d, FaultSpec& f) {
-  std::vector<std::string> servers = d.nodes;
-  servers.push_back(d.base.storage.name);
   f.from = d.target(d.clients);
-  f.to = d.target(servers);
+  f.to = d.target(d.servers);
   if (d.rng.chance(0.5)) std::swap(f.from, f.to);
   f.duration = d.length(d.max_outage);
 }
