@@ -172,6 +172,12 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
   FaultEngine faults(world, s);
   faults.arm();
   watchers->arm(faults);
+  // The engine goes with this call, the trace lives on in the result: however
+  // the call ends (a run that throws too), the listener stops showing it events.
+  struct Disarm {
+    Watchers& w;
+    ~Disarm() { w.faults = nullptr; }
+  } disarm{*watchers};
   if (options.at_anchor) watch_anchors(world, faults, options.at_anchor);
   for (Client* c : clients) c->schedule_start();
   if (options.liveness) watchers->watch_liveness(trace);
@@ -195,7 +201,6 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
   result.stats.messages = world.network().messages_sent();
   result.stats.sim_time = world.now();
   if (options.trace_hash) result.trace_hash = world.trace().hash_hex();
-  watchers->faults = nullptr;  // the engine goes with this call; the world and its trace live on in the result
   return result;
 }
 
