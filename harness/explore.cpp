@@ -97,16 +97,30 @@ bool explore_as_expected(const Scenario& base, const ExploreSummary& s) {
 }
 
 namespace {
+// What a worker keeps from one run to the next: the scenario its runs share,
+// only its seed and faults changed for each (with_random_faults'
+// scenario, without a copy per run), and its schedule drawer.
+struct Worker {
+  Worker(const Scenario& base, const ExploreOptions& o, const Reference& reference)
+      : scenario(unfaulted(base, o)), kept(scenario.faults), drawer(base, o, reference) {}
+  Scenario scenario;
+  std::vector<FaultSpec> kept;  // the base's own faults, under --keep-faults
+  ScheduleDrawer drawer;
+};
+
 // One random run: its schedule drawn, run, and its outcome filled in.
-void run_one(const Scenario& base, const ExploreOptions& o, const Reference& reference, Duration window, RunOutcome& out) {
-  Scenario s = with_random_faults(base, out.seed, o, reference, &out.notes);
+void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& out) {
+  Scenario& s = w.scenario;
+  s.seed = out.seed;
+  s.faults.assign(w.kept.begin(), w.kept.end());
+  w.drawer.draw(out.seed, s.faults, &out.notes);
   out.faults = s.faults.size();
   RunOptions ro;
   ro.max_events = o.max_events;
   ro.keep_events = 0;
   ro.hash = false;  // a run is read for its verdict only
   if (o.liveness) ro.liveness = window;
-  const RunResult r = run_scenario(std::move(s), ro);
+  const RunResult r = run_scenario_borrowed(s, ro);
   out.verdict = r.verdict;
   out.budget_exhausted = r.budget_exhausted;
   out.stuck_after_heal = r.liveness && r.liveness->stuck;
@@ -144,6 +158,7 @@ ExploreSummary explore(const Scenario& given, const ExploreOptions& o, const Pro
   std::vector<char> ran(indices.size(), 0);  // a stop leaves the runs after it out
   std::atomic<bool> stopped{false};
   auto worker = [&](ExploreSummary& my_notes) {
+    Worker w(base, o, reference);
     for (std::size_t slot = next++; slot < indices.size(); slot = next++) {
       if (stopped || (o.stop && o.stop())) {
         stopped = true;
@@ -156,7 +171,7 @@ ExploreSummary explore(const Scenario& given, const ExploreOptions& o, const Pro
       // with its seed, and the search goes on (FoundationDB's simulator does so).
       try {
         if (o.before_run_for_test) o.before_run_for_test(out.index);
-        run_one(base, o, reference, window, out);
+        run_one(w, o, window, out);
       } catch (const std::exception& e) {
         out = RunOutcome{.index = out.index, .seed = out.seed, .internal_error = e.what()};
       } catch (...) {

@@ -73,29 +73,46 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
                             DrawNotes* notes) {
   Scenario s = unfaulted(base, o);
   s.seed = seed;
-  Rng rng = Rng(seed).fork("explore/schedule");
-  const ScheduleBounds b = schedule_bounds(base, o);
+  ScheduleDrawer(base, o, ref).draw(seed, s.faults, notes);
+  return s;
+}
 
-  FaultDraw d{.rng = rng, .base = base, .max_pause = b.pause, .max_jump = b.jump, .max_outage = b.outage,
-              .max_drift_ppm = o.max_drift_ppm};
-  d.constants = &ref.constants;
-  for (const ClientConfig& c : base.clients) d.clients.push_back(c.name);
+ScheduleDrawer::ScheduleDrawer(const Scenario& base, const ExploreOptions& o, const Reference& ref)
+    : base_(base),
+      o_(o),
+      ref_(ref),
+      bounds_(schedule_bounds(base, o)),
+      rng_(0),
+      d_{.rng = rng_, .base = base, .max_pause = bounds_.pause, .max_jump = bounds_.jump,
+         .max_outage = bounds_.outage, .max_drift_ppm = o.max_drift_ppm} {
+  for (const ClientConfig& c : base.clients) d_.clients.push_back(c.name);
   for (const NodeConfig& n : base.nodes) {
-    d.nodes.push_back(n.name);
-    if (!n.replica_of.empty()) d.masters_with_replicas.push_back(n.replica_of);
+    d_.nodes.push_back(n.name);
+    if (!n.replica_of.empty()) d_.masters_with_replicas.push_back(n.replica_of);
   }
-  d.everyone = d.clients;
-  d.everyone.insert(d.everyone.end(), d.nodes.begin(), d.nodes.end());
-  d.everyone.push_back(base.storage.name);
+  d_.everyone = d_.clients;
+  d_.everyone.insert(d_.everyone.end(), d_.nodes.begin(), d_.nodes.end());
+  d_.everyone.push_back(base.storage.name);
+  d_.servers = d_.nodes;
+  d_.servers.push_back(base.storage.name);
+  allowed_ = o.kinds.empty() ? drawn_kinds(base) : o.kinds;
+  std::erase_if(allowed_, [&](FaultKind k) { return fault_kind(k).offered && !fault_kind(k).offered(base); });
+}
+
+void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, DrawNotes* notes) {
+  rng_ = Rng(seed).fork("explore/schedule");
+  Rng& rng = rng_;
+  const ScheduleBounds& b = bounds_;
+  FaultDraw& d = d_;
+  d.constants = &ref_.constants;
+  d.later.clear();  // a run that measures nothing by the reference's events has none
 
   // Swarm: each kind on offer is enabled with probability 1/2 (at least one).
-  std::vector<FaultKind> allowed = o.kinds.empty() ? drawn_kinds(base) : o.kinds;
-  std::erase_if(allowed, [&](FaultKind k) { return fault_kind(k).offered && !fault_kind(k).offered(base); });
-  std::vector<FaultKind> enabled;
-  for (FaultKind k : allowed)
-    if (rng.chance(0.5)) enabled.push_back(k);
-  if (enabled.empty() && !allowed.empty()) enabled.push_back(pick(rng, allowed));
-  if (enabled.empty()) return s;
+  enabled_.clear();
+  for (FaultKind k : allowed_)
+    if (rng.chance(0.5)) enabled_.push_back(k);
+  if (enabled_.empty() && !allowed_.empty()) enabled_.push_back(pick(rng, allowed_));
+  if (enabled_.empty()) return;
 
   // Swarm over the strategies too: a run waits for events, measures its
   // lengths against the scenario, both or neither (the plain random schedule).
@@ -104,28 +121,35 @@ Scenario with_random_faults(const Scenario& base, std::uint64_t seed, const Expl
   // And a quarter of the runs strike several nodes at once with their first fault.
   const bool together = d.nodes.size() >= 2 && rng.chance(0.25);
   const Duration longest = max(b.pause, max(b.jump, b.outage));
-  const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o.max_faults}));
+  const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o_.max_faults}));
   for (int i = 0; i < count; ++i) {
     FaultSpec f;
-    f.kind = pick(rng, enabled);
-    const Duration start = draw_start(rng, anchors ? ref.anchors : std::span<const Anchor>{}, ref.lease, b, f, d);
-    if (measured) events_after(ref, start, longest, d.later);
+    f.kind = pick(rng, enabled_);
+    const Duration start = draw_start(rng, anchors ? ref_.anchors : std::span<const Anchor>{}, ref_.lease, b, f, d);
+    if (measured) events_after(ref_, start, longest, d.later);
     d.length_source.clear();
-    const bool anchored = !f.at.has_value();
-    const std::string anchor = anchored ? f.on_process + " " + f.on_event : "a time";
+    std::string anchor;  // what it waits for, for the notes
+    if (notes) anchor = f.at ? "a time" : f.on_process + " " + f.on_event;
     // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
-    std::vector<FaultSpec> drawn;
-    if (const auto draw = fault_kind(f.kind).draw) draw(d, f, drawn);
-    const std::size_t struck = i == 0 && together ? strike_together(rng, d.nodes, drawn) : 0;
-    s.faults.insert(s.faults.end(), drawn.begin(), drawn.end());
+    // What it draws goes straight into the run's faults; a strike on several
+    // nodes replaces it there.
+    const std::size_t first = faults.size();
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, std::move(f), faults);
+    std::size_t struck = 0;
+    if (i == 0 && together) {
+      drawn_.assign(std::make_move_iterator(faults.begin() + static_cast<std::ptrdiff_t>(first)),
+                    std::make_move_iterator(faults.end()));
+      faults.resize(first);
+      struck = strike_together(rng, d.nodes, drawn_);
+      faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
+    }
     if (notes) {
       notes->anchors.push_back(struck > 1 ? anchor + ", " + std::to_string(struck) + " nodes at once" : anchor);
       notes->lengths.push_back(d.length_source);
     }
   }
   // The fault engine schedules by time; keep the file readable in the same order.
-  sort_faults(s.faults);
-  return s;
+  sort_faults(faults);
 }
 
 }  // namespace locksim

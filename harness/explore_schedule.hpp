@@ -3,6 +3,7 @@
 #pragma once
 
 #include "harness/explore.hpp"
+#include "harness/faults/kind.hpp"
 
 namespace locksim {
 
@@ -14,5 +15,31 @@ struct ScheduleBounds {
 // Scaled to the lock's lease unless the options say otherwise (explore.cpp,
 // beside the lock options the lease comes from).
 ScheduleBounds schedule_bounds(const Scenario& s, const ExploreOptions& o);
+
+// Draws runs' fault schedules from their seeds (with_random_faults). What
+// does not depend on the seed — the bounds, the kinds on offer, the base's
+// process names — is worked out once, at construction, and the vectors a
+// draw fills keep their capacity from one run to the next: explore's
+// workers keep one each. REQUIRES: base, options and reference outlive it.
+class ScheduleDrawer {
+ public:
+  ScheduleDrawer(const Scenario& base, const ExploreOptions& o, const Reference& reference);
+  ScheduleDrawer(const ScheduleDrawer&) = delete;
+  ScheduleDrawer& operator=(const ScheduleDrawer&) = delete;
+  // Appends run `seed`'s faults to `faults` and sorts them all (the base's
+  // kept faults may be there already), as with_random_faults does.
+  void draw(std::uint64_t seed, std::vector<FaultSpec>& faults, DrawNotes* notes);
+
+ private:
+  const Scenario& base_;
+  const ExploreOptions& o_;
+  const Reference& ref_;
+  const ScheduleBounds bounds_;
+  std::vector<FaultKind> allowed_;  // the kinds on offer to the swarm
+  Rng rng_;                         // the run's schedule stream, drawn from anew each run
+  FaultDraw d_;                     // its process names filled in once
+  std::vector<FaultKind> enabled_;
+  std::vector<FaultSpec> drawn_;
+};
 
 }  // namespace locksim

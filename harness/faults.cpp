@@ -1,12 +1,19 @@
 #include "harness/faults.hpp"
 
+#include <array>
 #include <stdexcept>
 
 namespace locksim {
 
 std::optional<Ev> event_from_name(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
-    if (event_name(static_cast<Ev>(i)) == name) return static_cast<Ev>(i);
+  // Every kind's name, looked up once (each run's fault engine asks for its triggers').
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<std::size_t>(kLastEvent) + 1> all;
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = event_name(static_cast<Ev>(i));
+    return all;
+  }();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<Ev>(i);
   return std::nullopt;
 }
 
@@ -31,11 +38,9 @@ void FaultEngine::arm() {
       const auto ev = event_from_name(f.on_event);
       if (!ev) throw std::logic_error("unknown trigger event " + f.on_event);
       triggers_.push_back({&f, ctx_.id(f.on_process), *ev, 0});
+      trigger_kinds_ |= EvSet{*ev};
     }
   }
-  EvSet kinds;
-  for (const Trigger& t : triggers_) kinds |= EvSet{t.event};
-  if (!triggers_.empty()) ctx_.world.trace().add_listener([this](const TraceEvent& e) { on_event(e); }, kinds);
 }
 
 void FaultEngine::on_event(const TraceEvent& e) {

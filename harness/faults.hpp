@@ -7,6 +7,7 @@
 
 #include "harness/faults/kind.hpp"
 #include "harness/scenario.hpp"
+#include "sim/trace.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
@@ -15,8 +16,16 @@ class FaultEngine {
  public:
   // REQUIRES: the scenario outlives the engine; every name in it is a process of `world`.
   FaultEngine(World& world, const Scenario& scenario);
-  // Schedule the timed faults and start listening to the trace for the others.
+  // Schedule the timed faults, and gather the triggers of the others: from
+  // now on the owner shows observe() every event the trace records (the
+  // run's one listener, harness/run.cpp).
   void arm();
+  // An event of the trace: counts towards the triggers that wait for it.
+  void observe(const TraceEvent& e) {
+    if (trigger_kinds_.has(e.kind)) on_event(e);
+  }
+  // The kinds some trigger waits for (observe() skips the others).
+  EvSet trigger_kinds() const { return trigger_kinds_; }
   // Undo what can be undone, now, and apply no fault after: pauses end,
   // crashed processes restart, partitions heal, link rules go (explore's
   // liveness phase, TigerBeetle's VOPR). Clocks stay where faults put them.
@@ -38,6 +47,7 @@ class FaultEngine {
 
   FaultContext ctx_;
   std::vector<Trigger> triggers_;
+  EvSet trigger_kinds_;  // the kinds some trigger waits for
   bool healed_ = false;
   std::vector<bool> applied_;  // by position in the scenario's faults
 };

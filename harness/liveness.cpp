@@ -13,6 +13,7 @@ void set(std::vector<std::uint8_t>& v, std::size_t& count, ProcId p, bool on) {
 }  // namespace
 
 void LivenessWatch::observe(const TraceEvent& e) {
+  if (!kReads.has(e.kind)) return;
   if (e.process == kNoProc || trace_.processes()[e.process].role != ProcessRole::Client) return;
   // As the stuck checker counts them (judge/checkers.cpp, StuckChecker).
   switch (e.kind) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/trace.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
@@ -27,12 +28,11 @@ struct LivenessVerdict {
 // (a trace listener), and judges the stretch after healed_at.
 class LivenessWatch {
  public:
+  // The kinds observe() reads (of clients): it skips the others.
+  static constexpr EvSet kReads{Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost, Ev::Crashed};
+
   explicit LivenessWatch(const Trace& trace) : trace_(trace) {}
   void observe(const TraceEvent& e);
-  // The kinds observe() reads.
-  static constexpr EvSet kinds() {
-    return EvSet{Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost, Ev::Crashed};
-  }
   // The phase began: everything healed, the probe about to ask.
   void healed(Instant at, Duration window);
   LivenessVerdict finish(Instant run_end);

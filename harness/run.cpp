@@ -17,7 +17,7 @@ bool RunResult::as_expected() const {
 }
 
 namespace {
-RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options);
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, const RunOptions& options);
 
 // Explore's liveness phase (liveness.hpp), once the fault phase is judged:
 // heal, let a fresh client ask for the lock, and run on.
@@ -39,12 +39,18 @@ void liveness_phase(RunResult& result, FaultEngine& faults, LivenessWatch& watch
 }  // namespace
 
 RunResult run_scenario(const Scenario& given, const RunOptions& options) {
-  return run_owned(std::make_shared<const Scenario>(given), options);
+  auto owned = std::make_shared<const Scenario>(given);
+  const Scenario& s = *owned;
+  return run_owned(std::move(owned), s, options);
 }
 
 RunResult run_scenario(Scenario&& given, const RunOptions& options) {
-  return run_owned(std::make_shared<const Scenario>(std::move(given)), options);
+  auto owned = std::make_shared<const Scenario>(std::move(given));
+  const Scenario& s = *owned;
+  return run_owned(std::move(owned), s, options);
 }
+
+RunResult run_scenario_borrowed(const Scenario& s, const RunOptions& options) { return run_owned(nullptr, s, options); }
 
 namespace {
 // The state hash hook (RunOptions::at_anchor): clients' phases followed from
@@ -58,10 +64,54 @@ void watch_anchors(World& world, const FaultEngine& faults, const decltype(RunOp
   });
 }
 
-RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& options) {
+// What the run's trace shows each event to, in one listener (one call through
+// a std::function per event, not one per watcher): the judge (the fault
+// phase only), the tally, then, once the run is set up, the fault engine's
+// triggers and the liveness watch. The world's trace keeps the listener, so
+// it is shared with the run.
+struct Watchers {
+  static constexpr EvSet kTallied{Ev::Acquired, Ev::AttemptFailed};  // delivered messages: the world counts them
+
+  Watchers(const Trace& trace, const CheckOptions& check) : judge(trace, check) {}
+  Judge judge;
+  bool judging = true;  // the fault phase only
+  RunStats tally;
+  FaultEngine* faults = nullptr;          // set once armed: events before are no fault's trigger
+  std::optional<LivenessWatch> liveness;  // explore's liveness phase, when asked for
+  // The kinds some watcher reads: the trace shows this listener those only
+  // (and a lean world does not build events of other kinds).
+  EvSet interest = Judge::kReads | kTallied;
+  std::size_t listener = 0;  // its number in the trace
+
+  void arm(Trace& trace, FaultEngine& engine) {
+    faults = &engine;
+    widen(trace, engine.trigger_kinds());
+  }
+  void watch_liveness(Trace& trace) {
+    liveness.emplace(trace);
+    widen(trace, LivenessWatch::kReads);
+  }
+  void widen(Trace& trace, EvSet kinds) {
+    interest |= kinds;
+    trace.widen_listener(listener, interest);
+  }
+
+  void operator()(const TraceEvent& e) {
+    if (judging && Judge::reads(e.kind)) judge.observe(e);
+    switch (e.kind) {
+      case Ev::Acquired: ++tally.acquisitions; break;
+      case Ev::AttemptFailed: ++tally.failed_attempts; break;
+      default: break;
+    }
+    if (faults) faults->observe(e);
+    if (liveness) liveness->observe(e);
+  }
+};
+
+// `owned`: the result keeps `s` alive (null: the caller does).
+RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, const RunOptions& options) {
   RunResult result;
   result.owned_scenario = std::move(owned);
-  const Scenario& s = *result.owned_scenario;
   result.scenario = &s;
   result.seed = options.seed.value_or(s.seed);
   result.world = std::make_unique<World>(result.seed);
@@ -76,25 +126,14 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
   CheckOptions check;
   check.ttl = s.lock.ttl;
   check.liveness_window = s.expect.liveness_window;
-  auto judge = std::make_shared<Judge>(trace, check);
-  auto tally = std::make_shared<RunStats>();
-  auto judging = std::make_shared<bool>(true);  // the fault phase only
   // Superseded timers leave nothing stale in the queue, except where the
   // exhaustive search folds the queue into its states (at_anchor). Without a
   // hash the world is lean (World::set_lean): events nobody reads are not
-  // built (the judge reads its kinds, the tally its own).
+  // built (the watchers' kinds are the trace's only readers).
   if (!options.at_anchor) world.set_compact_timers(true);
   if (!options.hash && !options.at_anchor) world.set_lean(true);
-  trace.add_listener(
-      [judge, tally, judging](const TraceEvent& e) {
-        if (*judging) judge->observe(e);
-        switch (e.kind) {
-          case Ev::Acquired: ++tally->acquisitions; break;
-          case Ev::AttemptFailed: ++tally->failed_attempts; break;
-          default: break;
-        }
-      },
-      Judge::kinds() | EvSet{Ev::Acquired, Ev::AttemptFailed});
+  auto watchers = std::make_shared<Watchers>(trace, check);
+  watchers->listener = trace.add_listener([watchers](const TraceEvent& e) { (*watchers)(e); }, watchers->interest);
 
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
@@ -143,34 +182,37 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const RunOptions& opt
 
   FaultEngine faults(world, s);
   faults.arm();
+  watchers->arm(trace, faults);
+  // The engine goes with this call, the trace lives on in the result: however
+  // the call ends (a run that throws too), the listener stops showing it events.
+  struct Disarm {
+    Watchers& w;
+    ~Disarm() { w.faults = nullptr; }
+  } disarm{*watchers};
   if (options.at_anchor) watch_anchors(world, faults, options.at_anchor);
   for (Client* c : clients) c->schedule_start();
-  std::shared_ptr<LivenessWatch> watch;
-  if (options.liveness) {
-    watch = std::make_shared<LivenessWatch>(trace);
-    trace.add_listener([watch](const TraceEvent& e) { watch->observe(e); }, LivenessWatch::kinds());
-  }
+  if (options.liveness) watchers->watch_liveness(trace);
 
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
 
-  *judging = false;
-  result.violations = judge->finish(world.now());
+  watchers->judging = false;
+  result.violations = watchers->judge.finish(world.now());
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
-  if (watch && !result.budget_exhausted)
-    liveness_phase(result, faults, *watch, *options.liveness, options.max_events - world.events_run(),
+  if (watchers->liveness && !result.budget_exhausted)
+    liveness_phase(result, faults, *watchers->liveness, *options.liveness, options.max_events - world.events_run(),
                    [&](const ClientConfig& c) -> Client& {
                      return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
                                              s.storage.fenced_reads);
                    });
 
-  result.stats = *tally;
+  result.stats = watchers->tally;
   result.stats.delivered = world.messages_delivered();
   result.stats.events = trace.size();
   result.stats.queue_events = world.events_run();
   result.stats.messages = world.network().messages_sent();
   result.stats.sim_time = world.now();
-  result.trace_hash = world.trace().hash_hex();
+  result.trace_hash = world.trace().hash_hex();  // empty in a lean world
   return result;
 }
 

@@ -34,7 +34,7 @@ struct RunResult {
   std::vector<Violation> violations;
   std::set<ViolationKind> verdict;  // the kinds found
   RunStats stats;
-  std::string trace_hash;
+  std::string trace_hash;  // empty when RunOptions::trace_hash is false
   bool budget_exhausted = false;
   // The command that replays this run, when it is not `locksim run FILE
   // --seed N` (an explored run: its schedule is drawn, not in the file).
@@ -76,7 +76,12 @@ struct RunOptions {
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});
-// The same, for a scenario made for this run alone (explore's): no copy.
+// The same, for a scenario made for this run alone: no copy.
 RunResult run_scenario(Scenario&& scenario, const RunOptions& options = {});
+// The same, for a scenario the caller keeps unchanged until the result is
+// gone (RunResult::scenario points to it, owned_scenario is empty): no copy
+// and no allocation for it. Explore's workers keep one scenario each and
+// draw its faults anew for each run.
+RunResult run_scenario_borrowed(const Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace locksim

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
 #include <set>
 
 namespace locksim {
@@ -82,6 +81,8 @@ T& slot(std::vector<T>& v, ProcId p) {
 // doubt goes to the client (its grant counts).
 class ServiceHoldings {
  public:
+  static constexpr EvSet kReads{Ev::Holder, Ev::Command, Ev::Expired, Ev::KeyDeleted};
+
   explicit ServiceHoldings(const Trace& t) : trace_(t) {}
 
   void observe(const TraceEvent& e) {
@@ -99,28 +100,57 @@ class ServiceHoldings {
 
   // Whether some node has named a holder: until then nothing is known.
   bool named() const { return named_; }
-  // On how many nodes `client`'s entries are held.
+  // On how many nodes `client`'s entries are held (a node holding two of its
+  // keys counts once).
   std::size_t nodes_holding(ProcId client) const {
-    std::set<ProcId> nodes;
-    for (const auto& [where, who] : entries_)
-      if (who == client) nodes.insert(where.first);
-    return nodes.size();
+    std::size_t n = 0;
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->client == client && std::none_of(entries_.begin(), it, [&](const Entry& before) {
+            return before.client == client && before.node == it->node;
+          }))
+        ++n;
+    return n;
   }
 
  private:
+  // (node, key) -> the client it holds it for; keys by their index in keys_.
+  // A run names a key or two: flat vectors searched from the front cost less
+  // than a map keyed by strings, and nothing is allocated per event.
+  struct Entry {
+    ProcId node;
+    std::uint32_t key;
+    ProcId client;
+  };
+
+  std::optional<std::uint32_t> find_key(const std::string& key) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] == key) return static_cast<std::uint32_t>(i);
+    return std::nullopt;
+  }
+
   // `client` kNoProc: nothing.
   void hold(const TraceEvent& e, ProcId client) {
+    std::optional<std::uint32_t> key = find_key(e.key);
+    if (!key) {
+      if (client == kNoProc) return;  // nothing was held there
+      keys_.push_back(e.key);
+      key = static_cast<std::uint32_t>(keys_.size() - 1);
+    }
+    const auto at = std::find_if(entries_.begin(), entries_.end(),
+                                 [&](const Entry& x) { return x.node == e.process && x.key == *key; });
     if (client == kNoProc) {
-      entries_.erase({e.process, e.key});
+      if (at != entries_.end()) entries_.erase(at);
       return;
     }
-    entries_[{e.process, e.key}] = client;
+    if (at != entries_.end()) at->client = client;
+    else entries_.push_back({e.process, *key, client});
     named_ = true;
   }
 
   const Trace& trace_;
-  std::map<std::pair<ProcId, std::string>, ProcId> entries_;  // (node, key) -> the client it holds it for
-  bool named_ = false;                                        // some node named a holder
+  std::vector<std::string> keys_;  // the keys named so far, in order of first mention
+  std::vector<Entry> entries_;
+  bool named_ = false;  // some node named a holder
 };
 
 // Each Acquired, judged against what the service held: a grant when the
@@ -128,6 +158,7 @@ class ServiceHoldings {
 // majority for Redlock: Trace::grant_quorum), else a belief.
 class GrantTruth {
  public:
+  static constexpr EvSet kReads = ServiceHoldings::kReads;
   explicit GrantTruth(const Trace& t) : trace_(t), holdings_(t) {}
   void observe(const TraceEvent& e) { holdings_.observe(e); }
   // For an Acquired event: on how many nodes the service held the client's entries.
@@ -158,6 +189,7 @@ std::string held_of(const std::string& whose, std::size_t held, std::size_t quor
 // overlap ends when the first of the two closes.
 class OverlapChecker {
  public:
+  static constexpr EvSet kReads{Ev::Acquired, Ev::Releasing, Ev::Lost, Ev::Crashed};
   OverlapChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
 
   void observe(const TraceEvent& e) {
@@ -264,6 +296,7 @@ class OverlapChecker {
 // Any later write of the superseded holder is judged afresh.
 class StaleWriteChecker {
  public:
+  static constexpr EvSet kReads{Ev::Acquiring, Ev::Acquired, Ev::StorageWrite, Ev::StorageRead, Ev::StorageReject};
   StaleWriteChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
 
   void observe(const TraceEvent& e) {
@@ -337,6 +370,7 @@ class StaleWriteChecker {
 // number of accepted writes, each one the previous value plus one.
 class LostUpdateChecker {
  public:
+  static constexpr EvSet kReads{Ev::Started, Ev::StorageWrite};
   LostUpdateChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
 
   void observe(const TraceEvent& e) {
@@ -391,6 +425,7 @@ class LostUpdateChecker {
 // Foreign release: a client's release deleted a lock entry another client set.
 class ForeignReleaseChecker {
  public:
+  static constexpr EvSet kReads{Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Crashed, Ev::Acquiring, Ev::KeyDeleted};
   ForeignReleaseChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
 
   void observe(const TraceEvent& e) {
@@ -420,6 +455,8 @@ class ForeignReleaseChecker {
 // the liveness window.
 class StuckChecker {
  public:
+  static constexpr EvSet kReads{Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost,
+                                         Ev::Crashed, Ev::Paused, Ev::Resumed};
   StuckChecker(const Trace& t, const CheckOptions& o)
       : trace_(t), window_(o.liveness_window ? o.liveness_window : o.ttl ? std::optional(*o.ttl * 2) : std::nullopt) {}
 
@@ -564,17 +601,18 @@ Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique
 Judge::~Judge() = default;
 
 void Judge::observe(const TraceEvent& e) {
-  if (!kinds().has(e.kind)) return;  // the network's chatter concerns no judge
-  if (e.kind == Ev::Command || e.kind == Ev::Holder) {  // the servers': only what they hold
-    impl_->truth.observe(e);
-    return;
-  }
-  impl_->truth.observe(e);
-  impl_->overlap.observe(e);
-  impl_->stale.observe(e);
-  impl_->lost.observe(e);
-  impl_->foreign.observe(e);
-  impl_->stuck.observe(e);
+  // Each checker sees the kinds it reads (its kReads), the truth first: the
+  // network's chatter and the failed tries concern none of them.
+  static_assert(Judge::kReads == (GrantTruth::kReads | OverlapChecker::kReads | StaleWriteChecker::kReads |
+                                  LostUpdateChecker::kReads | ForeignReleaseChecker::kReads | StuckChecker::kReads),
+                "Judge::kReads is every kind some checker reads");
+  Impl& j = *impl_;
+  if (GrantTruth::kReads.has(e.kind)) j.truth.observe(e);
+  if (OverlapChecker::kReads.has(e.kind)) j.overlap.observe(e);
+  if (StaleWriteChecker::kReads.has(e.kind)) j.stale.observe(e);
+  if (LostUpdateChecker::kReads.has(e.kind)) j.lost.observe(e);
+  if (ForeignReleaseChecker::kReads.has(e.kind)) j.foreign.observe(e);
+  if (StuckChecker::kReads.has(e.kind)) j.stuck.observe(e);
 }
 
 std::vector<Violation> Judge::finish(Instant run_end) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/trace.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 
@@ -69,11 +70,12 @@ class Judge {
   Judge(const Judge&) = delete;
   Judge& operator=(const Judge&) = delete;
   void observe(const TraceEvent& e);
-  // The kinds observe() reads: every one but the network's chatter (sent,
-  // delivered, dropped) and a try's failure, which concern no checker.
-  static constexpr EvSet kinds() {
-    return EvSet::all_but({Ev::Sent, Ev::Delivered, Ev::Dropped, Ev::AttemptFailed});
-  }
+  // The kinds some checker reads: observe() of any other kind does nothing,
+  // so a listener may skip the call (the network's chatter, failed tries).
+  static constexpr EvSet kReads{Ev::Started, Ev::Paused, Ev::Resumed, Ev::Crashed, Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed,
+               Ev::Lost, Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Command, Ev::Expired, Ev::KeyDeleted,
+               Ev::StorageRead, Ev::StorageWrite, Ev::StorageReject, Ev::Holder};
+  static bool reads(Ev kind) { return kReads.has(kind); }
   // All violations, ordered by (at, kind). Call once.
   std::vector<Violation> finish(Instant run_end);
 

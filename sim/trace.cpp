@@ -84,8 +84,14 @@ std::string Trace::line(const TraceEvent& e) const {
 }
 
 
-void Trace::add_listener(Listener l, EvSet kinds) {
+std::size_t Trace::add_listener(Listener l, EvSet kinds) {
   listeners_.push_back({std::move(l), kinds});
+  wanted_ |= kinds;
+  return listeners_.size() - 1;
+}
+
+void Trace::widen_listener(std::size_t id, EvSet kinds) {
+  listeners_.at(id).kinds |= kinds;
   wanted_ |= kinds;
 }
 

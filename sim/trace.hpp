@@ -146,8 +146,11 @@ class Trace {
   std::optional<ProcId> find(std::string_view name) const;
 
   void record(TraceEvent&& e);
-  // A listener hears the events of the kinds it reads, `kinds` (default: every kind).
-  void add_listener(Listener l, EvSet kinds = EvSet::all());
+  // A listener hears the events of the kinds it reads, `kinds` (default:
+  // every kind). Returns its number, for widen_listener.
+  std::size_t add_listener(Listener l, EvSet kinds = EvSet::all());
+  // Listener `id` now reads `kinds` (a watcher joined it).
+  void widen_listener(std::size_t id, EvSet kinds);
   // Whether anyone reads an event of `kind` recorded now: the hash, the
   // events kept, or a listener of that kind. When nobody does, the recorder
   // may skip() it instead of building it (explore's runs, which read only

@@ -241,6 +241,41 @@ TEST_CASE("by hand: with a quorum of 2, a client's value on one node of three is
   }
 }
 
+TEST_CASE("by hand: what the service holds is kept per node and key, and a node holding two of a client's keys counts once") {
+  Trace t;
+  t.set_grant_quorum(2);
+  const ProcId c1 = t.add_process("client1", ProcessRole::Client);
+  const ProcId n1 = t.add_process("redis1", ProcessRole::LockNode);
+  const ProcId n2 = t.add_process("redis2", ProcessRole::LockNode);
+  std::int64_t ms = 0;
+  auto record = [&](ProcId p, Ev kind, ProcId owner, std::string key) {
+    TraceEvent e;
+    e.at = Instant::from_ns(++ms * 1'000'000);
+    e.process = p;
+    e.kind = kind;
+    e.peer = p == c1 ? kNoProc : c1;
+    e.owner = owner;
+    e.key = std::move(key);
+    t.record(std::move(e));
+  };
+  record(n1, Ev::Command, c1, "lock");
+  record(n1, Ev::Command, c1, "lock:other");  // a second key on the same node: still one node
+  record(c1, Ev::Acquired, kNoProc, "");
+  record(n2, Ev::Expired, c1, "lock:other");  // redis2 never held it: nothing changes
+  record(n2, Ev::Command, c1, "lock");
+  record(c1, Ev::Acquired, kNoProc, "");      // redis1 and redis2: a grant
+  record(n1, Ev::Expired, c1, "lock:other");  // redis1 still holds "lock"
+  record(c1, Ev::Acquired, kNoProc, "");      // a grant still
+  record(n2, Ev::KeyDeleted, c1, "lock");
+  record(c1, Ev::Acquired, kNoProc, "");      // redis1 alone
+  const auto beliefs = beliefs_not_grants(t);
+  REQUIRE(beliefs.size() == 2);
+  CHECK(beliefs[0].seq == 2);
+  CHECK(beliefs[0].held == 1);
+  CHECK(beliefs[1].seq == 9);
+  CHECK(beliefs[1].held == 1);
+}
+
 // ---- a write in token order before the next holder touches the storage ---------
 
 TEST_CASE("by hand: a superseded holder's write in token order, before the next holder touches the storage, is not stale") {

@@ -3,10 +3,13 @@
 // it does not need, and the benchmark workload is the one the peers run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "harness/explore.hpp"
+#include "harness/faults/kind.hpp"
 #include "harness/scenario_writer.hpp"
 #include "support.hpp"
 
@@ -57,6 +60,127 @@ TEST_CASE("the streaming judges find what the whole-trace checkers find, on ever
       CHECK(whole[i].detail == r.violations[i].detail);
     }
   }
+}
+
+namespace {
+// Each checker alone, shown every event of a kept trace (check_overlap and
+// the rest), and merged as Judge::finish merges them; against the run's own
+// verdict, which the streaming judge gave showing each checker only the
+// kinds it reads (Judge::kReads) and the run's listener skipping the rest.
+void same_as_each_checker_alone(const RunResult& r) {
+  const Scenario& s = *r.scenario;
+  CheckOptions o;
+  o.run_end = r.world->now();
+  o.ttl = s.lock.ttl;
+  o.liveness_window = s.expect.liveness_window;
+  const Trace& t = r.world->trace();
+  REQUIRE(t.complete());
+  std::vector<Violation> alone;
+  for (auto found : {check_overlap(t, o), check_stale_write(t, o), check_lost_update(t, o),
+                     check_foreign_release(t, o), check_stuck(t, o)})
+    alone.insert(alone.end(), found.begin(), found.end());
+  std::stable_sort(alone.begin(), alone.end(), [](const Violation& a, const Violation& b) {
+    return a.at != b.at ? a.at < b.at : a.kind < b.kind;
+  });
+  REQUIRE(alone.size() == r.violations.size());
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    CHECK(alone[i].kind == r.violations[i].kind);
+    CHECK(alone[i].at == r.violations[i].at);
+    CHECK(alone[i].until == r.violations[i].until);
+    CHECK(alone[i].processes == r.violations[i].processes);
+    CHECK(alone[i].detail == r.violations[i].detail);
+  }
+}
+}  // namespace
+
+TEST_CASE("each checker shown every event finds what the judge finds showing it only the kinds it reads") {
+  std::size_t found = 0;
+  for (const fs::path& file : catalogue_files()) {
+    INFO(file.string());
+    const RunResult r = run_scenario(load_scenario(file.string()));
+    same_as_each_checker_alone(r);
+    found += r.violations.size();
+  }
+  // And under explore's random faults, on a few topologies (crashes,
+  // partitions, failovers, clock faults the catalogue does not have).
+  for (const char* name : {"kleppmann/gc-pause.toml", "kleppmann/redlock-clock-jump.toml",
+                           "redis/failover-async-replication.toml", "zookeeper/herd-effect.toml",
+                           "consul/session-ttl-pause.toml"}) {
+    const Scenario base = load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / "scenarios" / name).string());
+    ExploreOptions eo;
+    for (std::uint64_t i = 0; i < 40; ++i) {
+      INFO(name << " run " << i);
+      const RunResult r = run_scenario(with_random_faults(base, run_seed(1, i), eo));
+      same_as_each_checker_alone(r);
+      found += r.violations.size();
+    }
+  }
+  CHECK(found >= 100);  // the comparison saw violations of its own, not only clean runs
+}
+
+TEST_CASE("a run asked for no trace hash (explore's) leaves it out and judges alike, and borrowed it points to the caller's scenario") {
+  const Scenario s = load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / "scenarios/kleppmann/gc-pause.toml").string());
+  const RunResult full = run_scenario(s);
+  RunOptions no_hash;
+  no_hash.hash = false;
+  const RunResult bare = run_scenario_borrowed(s, no_hash);
+  CHECK(full.trace_hash.size() == 16);
+  CHECK(bare.trace_hash.empty());
+  CHECK(bare.scenario == &s);
+  CHECK(bare.owned_scenario == nullptr);
+  CHECK(bare.verdict == full.verdict);
+  CHECK(bare.stats.events == full.stats.events);
+}
+
+TEST_CASE("a link or partition fault words what it does only when the trace keeps words, and hashes alike either way") {
+  Scenario s = load_scenario((fs::path(LOCKSIM_SOURCE_DIR) / "scenarios/kleppmann/gc-pause.toml").string());
+  auto fault = [&](FaultKind kind, std::int64_t at_s, auto fill) {
+    FaultSpec f;
+    f.kind = kind;
+    f.at = Duration::s(at_s);
+    fill(f);
+    s.faults.push_back(std::move(f));
+  };
+  fault(FaultKind::Partition, 2, [](FaultSpec& f) {
+    f.groups = {{"client1"}, {"redis1", "client2", "storage"}};
+    f.duration = Duration::s(5);
+  });
+  fault(FaultKind::Delay, 32, [](FaultSpec& f) {  // held back
+    f.from = "client2";
+    f.to = "redis1";
+    f.duration = Duration::s(3);
+  });
+  fault(FaultKind::Delay, 33, [](FaultSpec& f) {  // slowed down
+    f.from = "redis1";
+    f.by = Duration::ms(5);
+  });
+  fault(FaultKind::Drop, 34, [](FaultSpec& f) {
+    f.to = "storage";
+    f.count = 1;
+  });
+  sort_faults(s.faults);
+  const RunResult kept = run_scenario(s);
+  std::vector<std::string> kept_words;
+  for (const TraceEvent& e : kept.world->trace().events())
+    if (e.kind == Ev::Fault || e.kind == Ev::Dropped) kept_words.push_back(e.detail);
+  REQUIRE(kept_words.size() >= 6);  // the partition, its heal, three rules, a drop
+  for (const bool details : {false, true}) {
+    INFO(details);
+    std::vector<std::string> words;
+    RunOptions o;
+    o.keep_events = 0;
+    o.details = details;
+    o.listener = [&](const Trace&, const TraceEvent& e) {
+      if (e.kind == Ev::Fault || e.kind == Ev::Dropped) words.push_back(e.detail);
+    };
+    const RunResult r = run_scenario(s, o);
+    CHECK(r.trace_hash == kept.trace_hash);
+    CHECK(r.verdict == kept.verdict);
+    REQUIRE(words.size() == kept_words.size());
+    if (details) CHECK(words == kept_words);
+    else CHECK(std::all_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); }));
+  }
+  CHECK(std::none_of(kept_words.begin(), kept_words.end(), [](const std::string& w) { return w.empty(); }));
 }
 
 TEST_CASE("the trace hash is the same whether the events are kept, partly kept or not kept") {

@@ -31,7 +31,7 @@ std::string describe(const FaultSpec& f) {
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.target = d.target(d.rng.chance(0.7) ? d.nodes : d.clients);
   f.drift_ppb = d.rng.between(-d.max_drift_ppm, d.max_drift_ppm) * 1000;
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // As fast or as slow as explore draws them.

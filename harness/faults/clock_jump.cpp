@@ -26,7 +26,7 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   const bool back = d.rng.chance(0.5);
   f.by = d.length(d.max_jump);
   if (back) f.by = -f.by;
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {

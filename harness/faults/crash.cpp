@@ -20,22 +20,22 @@ std::string describe(const FaultSpec& f) { return f.target + " crashes"; }
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.target = d.target(d.rng.chance(0.5) ? d.clients : d.nodes);
-  out.push_back(f);
+  const FaultSpec& crash = out.emplace_back(std::move(f));
   if (d.rng.chance(0.7)) {  // and comes back, with or without its keys
     FaultSpec r;
     r.kind = FaultKind::Restart;
-    r.target = f.target;
-    if (f.at) {
+    r.target = crash.target;
+    if (crash.at) {
       // Within the run: a restart after its end would make the file unreadable.
-      const Duration room = d.base.duration - *f.at - Duration::ms(1);
-      r.at = *f.at + d.length(min(d.max_outage, room), f.target);
+      const Duration room = d.base.duration - *crash.at - Duration::ms(1);
+      r.at = *crash.at + d.length(min(d.max_outage, room), crash.target);
     } else {  // on the crash's event, later
-      r.on_process = f.on_process;
-      r.on_event = f.on_event;
-      r.on_occurrence = f.on_occurrence;
-      r.after = f.after + d.length(d.max_outage, f.target);
+      r.on_process = crash.on_process;
+      r.on_event = crash.on_event;
+      r.on_occurrence = crash.on_occurrence;
+      r.after = crash.after + d.length(d.max_outage, crash.target);
     }
-    out.push_back(r);
+    out.push_back(std::move(r));  // `crash` is not read after this
   }
 }
 

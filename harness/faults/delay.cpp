@@ -16,17 +16,22 @@ void parse(const FaultReader& in, FaultSpec& f) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   LinkRule r = link_fault::rule(ctx, f);
-  const std::string link = link_fault::name(f);
+  const bool words = ctx.detailed();
+  const std::string link = words ? link_fault::name(f) : "";
   std::string what;
   if (f.duration && f.by.is_zero()) {
     r.kind = LinkRule::Kind::Hold;
-    r.label = "held back on " + link;
-    what = "hold back messages on " + link + " until " + format_instant(r.until);
+    if (words) {
+      r.label = "held back on " + link;
+      what = "hold back messages on " + link + " until " + format_instant(r.until);
+    }
   } else {
     r.kind = LinkRule::Kind::ExtraDelay;
     r.extra = f.by;
-    r.label = "delayed on " + link;
-    what = "delay messages on " + link + " by " + format_duration(f.by);
+    if (words) {
+      r.label = "delayed on " + link;
+      what = "delay messages on " + link + " by " + format_duration(f.by);
+    }
   }
   link_fault::add(ctx, f, std::move(r), std::move(what));
 }
@@ -44,7 +49,7 @@ std::string describe(const FaultSpec& f) {
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   link_fault::draw(d, f);
   f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{3}));
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // The next message on each link held back for each length.

@@ -26,8 +26,10 @@ Duration give_or_take(Rng& rng, Duration value) {
 
 Duration FaultDraw::length(Duration max, const std::string& avoid) {
   max = locksim::max(max, Duration::ms(1));
-  std::vector<const Later*> events;
-  std::vector<const NamedDuration*> fixed;
+  std::vector<const Later*>& events = scratch_events;
+  std::vector<const NamedDuration*>& fixed = scratch_fixed;
+  events.clear();
+  fixed.clear();
   for (const Later& e : later)
     if (*e.process != avoid && e.value <= max) events.push_back(&e);
   if (constants)

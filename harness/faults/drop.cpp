@@ -19,9 +19,10 @@ void parse(const FaultReader& in, FaultSpec& f) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   LinkRule r = link_fault::rule(ctx, f);
-  const std::string link = link_fault::name(f);
   r.kind = LinkRule::Kind::Drop;
   r.probability = f.probability;
+  if (!ctx.detailed()) return link_fault::add(ctx, f, std::move(r), "");
+  const std::string link = link_fault::name(f);
   r.label = "dropped by a fault on " + link;
   link_fault::add(ctx, f, std::move(r), "drop messages on " + link);
 }
@@ -37,7 +38,7 @@ std::string describe(const FaultSpec& f) { return "messages " + f.from + " -> " 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   link_fault::draw(d, f);
   f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{5}));
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // The next message on each link lost.

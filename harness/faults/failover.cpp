@@ -35,7 +35,7 @@ std::string describe(const FaultSpec& f) { return "the sentinel fails " + f.targ
 
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.target = pick(d.rng, d.masters_with_replicas);
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {

@@ -57,6 +57,10 @@ struct FaultContext {
 
   // REQUIRES: `name` is a process of the world (the loader checked).
   ProcId id(const std::string& name) const;
+  // Whether the trace keeps the words of what a fault did (Trace::detailed):
+  // if not, no text is built for it (a rule's label, a Fault event's detail),
+  // and it never will be later in the run. The words are not hashed.
+  bool detailed() const { return world.trace().detailed(); }
 };
 
 // Writes a fault's keys as `key = value` lines, as scenario_writer.cpp writes every table.
@@ -93,6 +97,7 @@ struct FaultDraw {
   std::int64_t max_drift_ppm = 0;
   std::vector<std::string> clients, nodes;
   std::vector<std::string> everyone;               // clients, nodes, then the storage
+  std::vector<std::string> servers;                // nodes, then the storage
   std::vector<std::string> masters_with_replicas;  // one entry per replica
   // The scenario's own durations (explore_reference.hpp), and the events of
   // the reference run after this fault's start, measured from it.
@@ -112,6 +117,9 @@ struct FaultDraw {
   std::string anchor_process;
   // Where the last length() came from: "random", "lease", "until client2 read".
   std::string length_source;
+  // length()'s candidates, kept from one call to the next (no allocation per draw).
+  std::vector<const Later*> scratch_events;
+  std::vector<const NamedDuration*> scratch_fixed;
 
   // A length for a pause, an outage or a window, in [1ms, max] (at least
   // 1ms): uniform, or a constant of the scenario or the time until another

@@ -23,8 +23,10 @@ LinkRule rule(FaultContext& ctx, const FaultSpec& f) {
 std::string name(const FaultSpec& f) { return (f.from.empty() ? "*" : f.from) + " -> " + (f.to.empty() ? "*" : f.to); }
 
 void add(FaultContext& ctx, const FaultSpec& f, LinkRule r, std::string what) {
-  if (f.count != kForever) what += " (at most " + std::to_string(f.count) + ")";
-  if (f.duration && r.kind != LinkRule::Kind::Hold) what += " for " + format_duration(*f.duration);
+  if (ctx.detailed()) {
+    if (f.count != kForever) what += " (at most " + std::to_string(f.count) + ")";
+    if (f.duration && r.kind != LinkRule::Kind::Hold) what += " for " + format_duration(*f.duration);
+  }
   ctx.world.network().add_rule(std::move(r));
   ctx.world.note_world(Ev::Fault, what);
 }
@@ -49,10 +51,8 @@ void each_link(const FaultChoices& c, const FaultSpec& f, std::vector<FaultChoic
 }
 
 void draw(FaultDraw& d, FaultSpec& f) {
-  std::vector<std::string> servers = d.nodes;
-  servers.push_back(d.base.storage.name);
   f.from = d.target(d.clients);
-  f.to = d.target(servers);
+  f.to = d.target(d.servers);
   if (d.rng.chance(0.5)) std::swap(f.from, f.to);
   f.duration = d.length(d.max_outage);
 }

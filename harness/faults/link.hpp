@@ -12,7 +12,8 @@ void parse(const FaultReader& in, FaultSpec& f);
 LinkRule rule(FaultContext& ctx, const FaultSpec& f);
 // "client1 -> *"
 std::string name(const FaultSpec& f);
-// Adds the rule and tells the trace what it does: `what`, and its count and window.
+// Adds the rule and tells the trace what it does: `what`, and its count and
+// window (no words when the trace keeps none: FaultContext::detailed).
 void add(FaultContext& ctx, const FaultSpec& f, LinkRule r, std::string what);
 // from, to, duration: the keys before the kind's own.
 void write(FaultWriter& out, const FaultSpec& f);

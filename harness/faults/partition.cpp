@@ -21,19 +21,21 @@ std::string names(const World& w, const std::vector<ProcId>& ids) {
 
 void apply(FaultContext& ctx, const FaultSpec& f) {
   World& world = ctx.world;
+  const bool words = ctx.detailed();  // no label when the trace keeps no words
   std::vector<std::vector<ProcId>> groups;
-  std::string label = "partition";
+  std::string label = words ? "partition" : "";
   for (const auto& g : f.groups) {
     groups.emplace_back();
     for (const auto& n : g) groups.back().push_back(ctx.id(n));
-    label += (groups.size() == 1 ? " [" : (f.one_way ? " -/-> [" : " | [")) + names(world, groups.back()) + "]";
+    if (words)
+      label += (groups.size() == 1 ? " [" : (f.one_way ? " -/-> [" : " | [")) + names(world, groups.back()) + "]";
   }
   const std::uint64_t pid = world.network().partition(std::move(groups), f.one_way, label);
-  world.note_world(Ev::Fault, label + (f.duration ? " for " + format_duration(*f.duration) : ""));
+  world.note_world(Ev::Fault, words ? label + (f.duration ? " for " + format_duration(*f.duration) : "") : "");
   if (f.duration)
-    world.at(world.now() + *f.duration, [&world, pid, label] {
+    world.at(world.now() + *f.duration, [&world, pid, label, words] {
       world.network().heal(pid);
-      world.note_world(Ev::Fault, "healed: " + label);
+      world.note_world(Ev::Fault, words ? "healed: " + label : "");
     });
 }
 
@@ -63,7 +65,7 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.groups = {a, rest};
   f.one_way = d.rng.chance(0.2);
   f.duration = d.length(d.max_outage);
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 // One process cut off from all the others, for each length.

@@ -24,7 +24,7 @@ std::string describe(const FaultSpec& f) { return f.target + " pauses for " + fo
 void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.target = d.target(d.rng.chance(0.7) ? d.clients : d.nodes);
   f.duration = d.length(d.max_pause, f.target);
-  out.push_back(f);
+  out.push_back(std::move(f));
 }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
