@@ -107,7 +107,7 @@ void Process::cancel_call(std::uint64_t id) {
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     if (calls_[i].id != id) continue;
     if (calls_[i].timer_id != 0) cancel_timer(calls_[i].timer_id);
-    if (i + 1 != calls_.size()) calls_[i] = std::move(calls_.back());
+    if (i + 1 != calls_.size()) calls_[i] = calls_.back();
     calls_.pop_back();
     return;
   }
@@ -131,16 +131,20 @@ void Process::finish_call(std::uint64_t id, Payload* result) {
   }
   if (!c || !c->waiter) return;  // a late reply: its call timed out or was abandoned
   if (c->timer_id != 0) cancel_timer(std::exchange(c->timer_id, 0));
-  if (result) c->result.emplace(std::move(*result));
+  if (result) waiter_reply_.emplace(id, std::move(*result));
   std::exchange(c->waiter, {}).resume();  // `c` may be gone after this
 }
 
 std::optional<Payload> Process::take_call_result(std::uint64_t id) {
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     if (calls_[i].id != id) continue;
-    std::optional<Payload> r = std::move(calls_[i].result);
-    if (i + 1 != calls_.size()) calls_[i] = std::move(calls_.back());
+    if (i + 1 != calls_.size()) calls_[i] = calls_.back();
     calls_.pop_back();
+    std::optional<Payload> r;
+    if (waiter_reply_ && waiter_reply_->first == id) {
+      r.emplace(std::move(waiter_reply_->second));
+      waiter_reply_.reset();
+    }
     return r;
   }
   return std::nullopt;
@@ -301,6 +305,7 @@ void Process::destroy_coroutines() {
   roots_.clear();
   roots.clear();
   calls_.clear();
+  waiter_reply_.reset();
   timers_.clear();
   rearm_timers();
   held_.clear();
@@ -508,15 +513,14 @@ void World::dispatch(Event& e) {
     Process& p = *processes_[e.pid];
     if (e.epoch != (p.epoch_ & 0xFFFFFF) || p.state_ == Process::State::Down) {
       if (e.kind == Event::Kind::Deliver) {
-        Message m = std::move(messages_[e.arg]);
-        free_messages_.push_back(e.arg);
-        p.note(Ev::Dropped, {.peer = m.from,
-                             .value = static_cast<std::int64_t>(m.id),
-                             .detail = p.state_ == Process::State::Down ? "destination down"
-                                                                        : "destination restarted"});
+        const Message& m = messages_[e.arg];  // read in place; its slot is freed below
+        TraceEvent dropped{.peer = m.from, .value = static_cast<std::int64_t>(m.id)};
+        if (p.detailed()) dropped.detail = p.state_ == Process::State::Down ? "destination down" : "destination restarted";
+        p.note(Ev::Dropped, std::move(dropped));
         // The sender's connection is refused (a TCP reset): its call fails one
         // network delay later, unless it gave up first.
         if (m.reply_to == 0) refuse_later(m);
+        free_messages_.push_back(e.arg);
       }
       return;
     }

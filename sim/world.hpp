@@ -226,7 +226,6 @@ class Process {
     ReplySink* sink = nullptr;        // set: the outcome goes here instead (start_call)
     std::uint32_t tag = 0;            // the sink's
     std::uint64_t timer_id = 0;       // its timeout, 0: none
-    std::optional<Payload> result;    // nullopt: timed out or refused
   };
   PendingCall* find_call(std::uint64_t id);
   // The call ended (reply, timeout or refusal): wake its waiter.
@@ -260,7 +259,10 @@ class Process {
   std::vector<Task<void>> roots_;
   std::size_t sweep_at_ = 16;  // sweep finished roots when there are this many
   std::vector<Event> held_;  // events that came due while paused
-  std::vector<PendingCall> calls_;  // in flight: a handful per process
+  std::vector<PendingCall> calls_;  // in flight: a handful per process (small: moved as calls end)
+  // A reply for a coroutine waiter (CallAwaiter), from its delivery to the
+  // waiter's await_resume, which follows at once: at most one at a time.
+  std::optional<std::pair<std::uint64_t, Payload>> waiter_reply_;
   std::vector<Timer> timers_;
   std::uint64_t next_timer_ = 1;
   std::optional<Instant> armed_at_;       // true time of the queued timer event, if one is
