@@ -141,6 +141,12 @@ class CallAwaiter final : ReplySink {
   template <typename Body>
   CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body> type, Body&& request, Duration timeout)
       : env_(env), to_(to), timeout_(timeout), request_(type, std::move(request)) {}
+  // The request built in its place by `fill(Body&)`: nothing moved at all.
+  template <typename Body, typename Fill>
+  CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body> type, Fill& fill, Duration timeout)
+      : env_(env), to_(to), timeout_(timeout), request_(type) {
+    fill(std::get<Body>(request_));
+  }
   CallAwaiter(const CallAwaiter&) = delete;
   CallAwaiter& operator=(const CallAwaiter&) = delete;
   ~CallAwaiter() {

@@ -98,6 +98,10 @@ class RedisCall {
  public:
   RedisCall(ClientEnv& env, ProcId to, redis::Request&& request, Duration timeout)
       : direct_(std::in_place, env, to, std::in_place_type<redis::Request>, std::move(request), timeout) {}
+  // The request filled in its place (`fill(redis::Request&)`), not moved in.
+  template <typename Fill>
+  RedisCall(ClientEnv& env, ProcId to, Fill& fill, Duration timeout)
+      : direct_(std::in_place, env, to, std::in_place_type<redis::Request>, fill, timeout) {}
   explicit RedisCall(Task<std::optional<redis::Reply>>&& task) : task_(std::move(task)) {}
   RedisCall(const RedisCall&) = delete;
   RedisCall& operator=(const RedisCall&) = delete;
@@ -133,8 +137,18 @@ class RedisConnection {
   RedisCall setnx(std::string key, LockValue value) {
     return call(redis_cmd::make(redis::Op::SetNx, std::move(key), std::move(value)));
   }
-  RedisCall set_nx_px(std::string key, LockValue value, Duration ttl) {
-    return call(redis_cmd::set_nx_px(std::move(key), std::move(value), ttl));
+  // The single-node recipes' try, sent once per retry: its request is
+  // written in its place in the call (issue 15), not built and moved there.
+  RedisCall set_nx_px(const std::string& key, const LockValue& value, Duration ttl) {
+    if (sentinel_ != kNoProc) return call(redis_cmd::set_nx_px(key, value, ttl));
+    auto fill = [&](redis::Request& r) {
+      r.op = redis::Op::Set;
+      r.key = key;
+      r.value = value;
+      r.px = ttl;
+      r.nx = true;
+    };
+    return RedisCall(env_, node_, fill, timeout_);
   }
   RedisCall acquire_with_token(std::string key, LockValue value, Duration ttl, std::string token_key) {
     return call(redis_cmd::acquire_with_token(std::move(key), std::move(value), ttl, std::move(token_key)));
@@ -181,6 +195,8 @@ class RedisConnection {
   // The same command as one call of a fan-out (lockalgos/when_all.hpp); after
   // the round, after_round() does what call() does after its reply.
   Call request(redis::Request req) const { return Call(node_, Payload(std::move(req)), timeout_); }
+  // The same, built in its place at the end of `calls`.
+  void add_request(std::vector<Call>& calls, redis::Request&& req) const { calls.emplace_back(node_, std::move(req), timeout_); }
   Task<void> after_round(const std::optional<redis::Reply>& r) {
     if (needs_rediscovery(r)) co_await rediscover();
   }

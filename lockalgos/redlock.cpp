@@ -265,7 +265,7 @@ class Redlock final : public Lock {
   std::vector<Call> to_every_node(MakeRequest&& make) const {
     std::vector<Call> calls;
     calls.reserve(nodes_.size());
-    for (const RedisConnection& n : nodes_) calls.push_back(n.request(make()));
+    for (const RedisConnection& n : nodes_) n.add_request(calls, make());
     return calls;
   }
 

@@ -35,6 +35,9 @@ namespace locksim {
 // One request of a fan-out.
 struct Call {
   Call(ProcId to, Payload request, Duration timeout) : to(to), request(std::move(request)), timeout(timeout) {}
+  // A Redis request, moved once, into its place (emplace_back it: issue 15).
+  Call(ProcId to, redis::Request&& request, Duration timeout)
+      : to(to), request(std::in_place_type<redis::Request>, std::move(request)), timeout(timeout) {}
   ProcId to;
   Payload request;
   Duration timeout;  // zero: none

@@ -152,7 +152,7 @@ std::optional<Payload> Process::take_call_result(std::uint64_t id) {
 
 void Process::refuse(const Message& request) { world_.refuse_later(request); }
 
-void Process::send(ProcId to, Payload body) { world_.network().send(id_, to, 0, std::move(body)); }
+void Process::send(ProcId to, Payload&& body) { world_.network().send(id_, to, 0, std::move(body)); }
 
 void Process::reply(const Message& request, Payload&& body) {
   world_.network().send(id_, request.from, request.id, std::move(body));

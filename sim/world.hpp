@@ -142,7 +142,7 @@ class Process {
   void cancel_wake(std::uint64_t id) { cancel_timer(id); }
 
   // Fire and forget.
-  void send(ProcId to, Payload body);
+  void send(ProcId to, Payload&& body);
   // The reply is built in the message's slot, from a reply of any body type.
   template <typename Body>
   void reply(const Message& request, Body&& body);
