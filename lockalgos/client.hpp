@@ -197,10 +197,10 @@ inline CallAwaiter<redis::Reply> ClientEnv::call_redis(ProcId to, redis::Request
   return CallAwaiter<redis::Reply>(*this, to, std::in_place_type<redis::Request>, std::move(request), timeout);
 }
 inline CallAwaiter<coord::Reply> ClientEnv::call_coord(ProcId to, coord::Request request, Duration timeout) {
-  return CallAwaiter<coord::Reply>(*this, to, Payload(std::move(request)), timeout);
+  return CallAwaiter<coord::Reply>(*this, to, std::in_place_type<coord::Request>, std::move(request), timeout);
 }
 inline CallAwaiter<storage::Reply> ClientEnv::call_storage(ProcId to, storage::Request request, Duration timeout) {
-  return CallAwaiter<storage::Reply>(*this, to, Payload(std::move(request)), timeout);
+  return CallAwaiter<storage::Reply>(*this, to, std::in_place_type<storage::Request>, std::move(request), timeout);
 }
 
 }  // namespace locksim
