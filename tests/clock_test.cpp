@@ -90,7 +90,8 @@ TEST_CASE("a drifting clock computes in 64 bits where the product fits, and give
   for (const std::int64_t ppb : {-999'999'999 + 1, -41'767'000, -1, 7, 41'766'000, 1'000'000'000}) {
     const LocalClock c(Duration::zero(), ppb);
     const std::int64_t fits = INT64_MAX / (ppb < 0 ? -ppb : ppb);  // |ns * ppb| fits below this
-    for (const std::int64_t ns : {std::int64_t{1}, std::int64_t{999'999'937}, fits - 1, fits, fits + 1,
+    const std::int64_t past = fits < INT64_MAX ? fits + 1 : fits;  // the first length whose product does not fit
+    for (const std::int64_t ns : {std::int64_t{1}, std::int64_t{999'999'937}, fits - 1, fits, past,
                                   std::int64_t{9'223'372'036}, std::int64_t{9'223'372'037}, INT64_MAX / 4}) {
       if (ns <= 0) continue;
       INFO(ppb, " ", ns);
