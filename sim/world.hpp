@@ -41,7 +41,7 @@ class World;
 // 32 bytes, so the heap moves little.
 struct Event {
   // ArmedTimer: a Timer the queue keeps track of, so that it can be moved
-  // earlier in place (EventQueue::rekey_armed; a lean world's timers).
+  // earlier in place (EventQueue::rekey_armed: World::set_compact_timers).
   enum class Kind : std::uint8_t { Resume, Timer, Deliver, Action, Refuse, ArmedTimer };
   Instant at;
   std::uint64_t seq = 0;
