@@ -33,6 +33,16 @@ class SimClientEnv final : public ClientEnv {
   CallId start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) override {
     return self_.start_call(to, std::move(request), timeout, sink, tag);
   }
+  // A staged request is its message slot (id: slot + 1): it leaves without a move.
+  Payload& stage(StageId& id) override {
+    const std::uint64_t slot = self_.world().new_message_slot();
+    id = slot + 1;
+    return self_.world().message_body(slot);
+  }
+  CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) override {
+    return self_.start_call_in_slot(to, id - 1, timeout, sink, tag);
+  }
+  void unstage(StageId id) override { self_.world().free_message_slot(id - 1); }
   void cancel_call(CallId id) override { self_.cancel_call(id); }
   WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override { return self_.wake_at(mono_deadline, h); }
   void cancel_wake(WakeId id) override { self_.cancel_wake(id); }

@@ -182,6 +182,25 @@ void LiveClientEnv::set_drift_ppb(std::int64_t ppb) {
 
 // --- Calls --------------------------------------------------------------------
 
+Payload& LiveClientEnv::stage(StageId& id) {
+  if (free_staged_.empty()) {
+    staged_.emplace_back();
+    id = staged_.size();
+  } else {
+    id = free_staged_.back();
+    free_staged_.pop_back();
+  }
+  return staged_[id - 1];
+}
+
+CallId LiveClientEnv::start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) {
+  Payload request = std::move(staged_[id - 1]);
+  free_staged_.push_back(id);
+  return start_call(to, std::move(request), timeout, sink, tag);
+}
+
+void LiveClientEnv::unstage(StageId id) { free_staged_.push_back(id); }
+
 CallId LiveClientEnv::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) {
   if (auto* r = std::get_if<redis::Request>(&request)) return start_redis(to, std::move(*r), timeout, sink, tag);
   if (auto* s = std::get_if<storage::Request>(&request)) return start_storage(to, std::move(*s), timeout, sink, tag);

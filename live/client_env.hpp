@@ -115,6 +115,10 @@ class LiveClientEnv final : public ClientEnv {
   std::optional<ProcId> find(std::string_view name) const override { return hub_.trace().find(name); }
 
   CallId start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) override;
+  // Staged requests wait here until they leave through start_call.
+  Payload& stage(StageId& id) override;
+  CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) override;
+  void unstage(StageId id) override;
   void cancel_call(CallId id) override;
   WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override;
   void cancel_wake(WakeId id) override;
@@ -164,6 +168,8 @@ class LiveClientEnv final : public ClientEnv {
   bool paused_ = false;
   std::deque<std::function<void()>> held_;
   std::vector<Task<void>> roots_;
+  std::deque<Payload> staged_;  // by StageId - 1; a deque: a body stays put while others are staged
+  std::vector<StageId> free_staged_;
   std::map<CallId, std::shared_ptr<Pending>> calls_;
   std::map<WakeId, std::shared_ptr<void>> wakes_;  // each a timer
   std::map<std::pair<ProcId, bool>, std::shared_ptr<Connection>> connections_;

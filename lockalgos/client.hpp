@@ -35,6 +35,7 @@ namespace locksim {
 
 using CallId = std::uint64_t;  // 0: none
 using WakeId = std::uint64_t;  // 0: none
+using StageId = std::uint64_t;  // 0: none
 
 template <typename Reply>
 class CallAwaiter;
@@ -92,6 +93,15 @@ class ClientEnv {
   virtual CallId start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink,
                             std::uint32_t tag) = 0;
   virtual void cancel_call(CallId id) = 0;
+  // A request written in the place it will leave from, so that nothing is
+  // moved when it does (the simulator's: the message's own slot, issue 15).
+  // stage() gives a body to write (holding some earlier body: assign or
+  // emplace it whole) and sets `id`; the reference stays valid until the
+  // body is started or unstaged. start_staged() sends it as start_call()
+  // would; unstage() gives it back unsent.
+  virtual Payload& stage(StageId& id) = 0;
+  virtual CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) = 0;
+  virtual void unstage(StageId id) = 0;
   // Resume `h` once the monotonic clock reads `mono_deadline`; after
   // cancel_wake(id), `h` is not resumed by it.
   virtual WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) = 0;
@@ -135,28 +145,33 @@ class ClientEnv::YieldAwaiter {
 template <typename Reply>
 class CallAwaiter final : ReplySink {
  public:
+  // The request is written straight into its staged body (ClientEnv::stage):
+  // moved in once, or, with `fill(Body&)`, built there.
   CallAwaiter(ClientEnv& env, ProcId to, Payload&& request, Duration timeout)
-      : env_(env), to_(to), timeout_(timeout), request_(std::move(request)) {}
-  // The request built in place (a Redis request, say): one move less.
+      : env_(env), to_(to), timeout_(timeout) {
+    env.stage(stage_) = std::move(request);
+  }
   template <typename Body>
-  CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body> type, Body&& request, Duration timeout)
-      : env_(env), to_(to), timeout_(timeout), request_(type, std::move(request)) {}
-  // The request built in its place by `fill(Body&)`: nothing moved at all.
+  CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body>, Body&& request, Duration timeout)
+      : env_(env), to_(to), timeout_(timeout) {
+    env.stage(stage_).template emplace<Body>(std::move(request));
+  }
   template <typename Body, typename Fill>
-  CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body> type, Fill& fill, Duration timeout)
-      : env_(env), to_(to), timeout_(timeout), request_(type) {
-    fill(std::get<Body>(request_));
+  CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body>, Fill& fill, Duration timeout)
+      : env_(env), to_(to), timeout_(timeout) {
+    fill(env.stage(stage_).template emplace<Body>());
   }
   CallAwaiter(const CallAwaiter&) = delete;
   CallAwaiter& operator=(const CallAwaiter&) = delete;
   ~CallAwaiter() {
     if (id_ != 0) env_.cancel_call(id_);  // destroyed while waiting: a crash
+    if (stage_ != 0) env_.unstage(stage_);  // destroyed without being awaited
   }
 
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) {
     waiter_ = h;
-    id_ = env_.start_call(to_, std::move(request_), timeout_, *this, 0);
+    id_ = env_.start_staged(to_, std::exchange(stage_, 0), timeout_, *this, 0);
   }
   std::optional<Reply> await_resume() { return std::move(reply_); }
 
@@ -178,7 +193,7 @@ class CallAwaiter final : ReplySink {
   ClientEnv& env_;
   ProcId to_;
   Duration timeout_;
-  Payload request_;  // moved out when the request leaves
+  StageId stage_ = 0;  // the request, until it leaves
   std::optional<Reply> reply_;  // a reply of another type counts as none
   std::coroutine_handle<> waiter_;
   CallId id_ = 0;

@@ -15,8 +15,8 @@ int hex_digit(char c) {
 }  // namespace
 
 LockValue LockValue::random(Rng& rng, int bytes, std::int64_t suffix) {
-  LockValue v;
   if (bytes < kMinBytes || bytes > kMaxBytes) {  // kept as text: the same draws
+    LockValue v;
     std::string text = rng.hex_token(bytes);
     if (suffix >= 0) text += ":" + std::to_string(suffix);
     v.v_ = std::move(text);
@@ -32,8 +32,7 @@ LockValue LockValue::random(Rng& rng, int bytes, std::int64_t suffix) {
     if (used < 8) w &= (std::uint64_t{1} << (8 * used)) - 1;
     r.words[static_cast<std::size_t>(i)] = w;
   }
-  v.v_ = r;
-  return v;
+  return LockValue(r);  // built as the random form: no empty text made and replaced
 }
 
 LockValue LockValue::from_text(std::string_view text) {

@@ -59,6 +59,7 @@ class LockValue {
     std::uint8_t bytes = 0;
     bool operator==(const Random&) const = default;
   };
+  explicit LockValue(const Random& r) : v_(std::in_place_type<Random>, r) {}
   std::variant<std::string, Random> v_;
 };
 

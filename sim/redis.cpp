@@ -164,8 +164,13 @@ void RedisNode::erase(const std::string& key, ProcId requester) {
   dirty_.push_back(key);
 }
 
-bool RedisNode::set(const Request& req, Instant now, ProcId from) {
-  if (req.nx && lookup(req.key, now, "lazily, on SET NX")) return false;
+bool RedisNode::set(const Request& req, Instant now, ProcId from, const Entry** held) {
+  if (req.nx) {
+    if (const Entry* live = lookup(req.key, now, "lazily, on SET NX")) {
+      if (held) *held = live;
+      return false;
+    }
+  }
   Entry& e = keys_[req.key];
   e.value = req.value;
   e.setter = from;
@@ -248,15 +253,19 @@ Reply RedisNode::script_on_replica(const Request& req, Instant now) {
   }
 }
 
-void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request) {
+void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, std::uint64_t request,
+                             std::optional<ProcId> owner) {
   Trace& trace = world().trace();
   if (!trace.wants(Ev::Command)) return trace.skip();
   TraceEvent e{.peer = from, .key = req.key};
   if (trace.hashing()) e.content = (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3);
   // The key's holder after the command, when it is the requester: what the
   // lock service holds, for the judge (judge/checkers.cpp, ServiceHoldings).
-  if (const auto it = keys_.find(req.key); from != kNoProc && it != keys_.end() && it->second.setter == from)
+  if (owner) {
+    e.owner = *owner;
+  } else if (const auto it = keys_.find(req.key); from != kNoProc && it != keys_.end() && it->second.setter == from) {
     e.owner = from;
+  }
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }
@@ -265,6 +274,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
   // One wall-clock reading for the whole command or script (commandTimeSnapshot).
   const Instant now = wall_now();
   Reply r;
+  std::optional<ProcId> owner;  // after the command, when a case knows it (note_command)
   if (is_replica() && is_write(req.op) && from != kNoProc) {
     r = is_script(req.op) ? script_on_replica(req, now) : Reply::error(kReadOnly);
     note_command(req, r, from, content);
@@ -276,9 +286,16 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       r = e ? Reply::of(e->value.text()) : Reply::nil();
       break;
     }
-    case Op::Set:
-      r = set(req, now, from) ? Reply::ok() : Reply::nil();
+    case Op::Set: {
+      // Who holds the key after it, known here without a second look-up:
+      // the requester if it set the key, else whoever set the live entry
+      // that refused an NX.
+      const Entry* held = nullptr;
+      const bool done = set(req, now, from, &held);
+      r = done ? Reply::ok() : Reply::nil();
+      owner = done || (held && held->setter == from) ? from : kNoProc;
       break;
+    }
     case Op::SetNx: {
       Request nx = req;
       nx.nx = true;
@@ -308,6 +325,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
     case Op::CompareAndDelete: {
       const Entry* e = lookup(req.key, now, "lazily, in the compare-and-delete script");
       const bool ours = e && e->value == req.value;
+      owner = !ours && e && e->setter == from ? from : kNoProc;  // ours: deleted
       if (ours) erase(req.key, from);
       r = Reply::of(ours ? 1 : 0);
       break;
@@ -338,7 +356,7 @@ Reply RedisNode::execute(const Request& req, ProcId from, std::uint64_t content)
       r = server_command(req, from);
       break;
   }
-  note_command(req, r, from, content);
+  note_command(req, r, from, content, owner);
   propagate();
   // c->woff (server.c:4021); with no backlog yet the offset is 0 for everyone.
   if (has_backlog_ && from != kNoProc && !is_replica()) client_woff_[from] = repl_offset_;

@@ -63,7 +63,10 @@ class RedisNode : public Process {
   // `content`: the request's fingerprint if already taken (0: take it).
   redis::Reply execute(const redis::Request& req, ProcId from, std::uint64_t content = 0);
   // Record a command and its reply (Ev::Command).
-  void note_command(const redis::Request& req, const redis::Reply& r, ProcId from, std::uint64_t content);
+  // `owner`: who holds the key after the command, when execute() already
+  // knows (kNoProc: nobody it would name); else it is looked up.
+  void note_command(const redis::Request& req, const redis::Reply& r, ProcId from, std::uint64_t content,
+                    std::optional<ProcId> owner = std::nullopt);
 
   struct Entry {
     LockValue value;
@@ -111,7 +114,8 @@ class RedisNode : public Process {
   // Lazy expiry: the entry if it exists and has not expired at `now`.
   Entry* lookup(const std::string& key, Instant now, const char* how);
   void expire(std::map<std::string, Entry>::iterator it, const char* how);
-  bool set(const redis::Request& req, Instant now, ProcId from);  // SET NX PX semantics
+  // SET NX PX semantics; an NX refused by a live entry sets `*held` to it.
+  bool set(const redis::Request& req, Instant now, ProcId from, const Entry** held = nullptr);
   // The commands and scripts of execute() that take more than a line.
   redis::Reply incr(const redis::Request& req, Instant now, ProcId from);
   redis::Reply acquire_with_token(const redis::Request& req, Instant now, ProcId from);  // SET NX, then INCR the token

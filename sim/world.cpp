@@ -94,7 +94,14 @@ Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout)
 
 std::uint64_t Process::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink,
                                   std::uint32_t tag) {
-  const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
+  const std::uint64_t slot = world_.new_message_slot();
+  world_.message_body(slot) = std::move(request);
+  return start_call_in_slot(to, slot, timeout, sink, tag);
+}
+
+std::uint64_t Process::start_call_in_slot(ProcId to, std::uint64_t slot, Duration timeout, ReplySink& sink,
+                                          std::uint32_t tag) {
+  const std::uint64_t id = world_.network().send_stored(id_, to, 0, slot);
   PendingCall& pending = calls_.emplace_back();
   pending.id = id;
   pending.sink = &sink;
@@ -230,9 +237,14 @@ const Process::Timer* Process::earliest_timer() const {
 }
 
 void Process::arm_timer(const Timer& t) {
+  // A queued event for a deadline no later on the same clock is no later in
+  // true time either: the monotonic clock only runs forward, and a drift
+  // change re-arms (rearm_timers). No need to work out when `t` is due.
+  if (armed_at_ && armed_deadline_ <= t.deadline) return;
   const Instant at = clocks_.mono.when_reads(t.deadline, world_.now());
   if (armed_at_ && *armed_at_ <= at) return;  // an event no later is queued; it will re-arm
   armed_at_ = at;
+  armed_deadline_ = t.deadline;
   Event e;
   e.at = at;
   e.pid = id_;
@@ -379,6 +391,16 @@ void Network::heal(std::optional<std::uint64_t> id) {
   else std::erase_if(partitions_, [&](const Partition& p) { return p.id == *id; });
 }
 
+std::uint64_t Network::drop(ProcId from, ProcId to, std::uint64_t id, std::uint64_t slot, std::uint64_t content,
+                           std::string_view why) {
+  Process& src = world_.process(from);
+  TraceEvent dropped{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
+  if (src.detailed()) dropped.detail = std::string(why) + ": " + describe(world_.messages_[slot].body);
+  src.note(Ev::Dropped, std::move(dropped));
+  world_.free_messages_.push_back(slot);
+  return id;
+}
+
 std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_to, std::uint64_t slot) {
   const std::uint64_t id = next_message_++;
   ++sent_;
@@ -397,22 +419,17 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   } else {
     trace.skip();
   }
-  auto drop = [&](const std::string& why) {
-    TraceEvent dropped{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
-    if (src.detailed()) dropped.detail = why + ": " + describe(body);
-    src.note(Ev::Dropped, std::move(dropped));
-    world_.free_messages_.push_back(slot);
-    return id;
-  };
-  if (blocked(from, to)) return drop("partition");
+  // The common case (no partition, no rule, no loss) tests three things.
+  if (!partitions_.empty() && blocked(from, to)) return drop(from, to, id, slot, content, "partition");
   Link& l = link(from, to);
   for (LinkRule& r : rules_) {
     if (r.kind != LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
     if (!l.rng.chance(r.probability)) continue;
     if (r.remaining > 0) --r.remaining;
-    return drop(r.label);
+    return drop(from, to, id, slot, content, r.label);
   }
-  if (config_.loss > 0.0 && l.rng.chance(config_.loss)) return drop("lost (loss " + std::to_string(config_.loss) + ")");
+  if (config_.loss > 0.0 && l.rng.chance(config_.loss))
+    return drop(from, to, id, slot, content, "lost (loss " + std::to_string(config_.loss) + ")");
 
   const Duration delay = config_.delay.draw(l.rng);
   Instant at = now + delay;

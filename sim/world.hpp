@@ -135,6 +135,10 @@ class Process {
   // coroutine, sent now; its id, which cancel_call takes (after which the
   // sink hears nothing). A reply reaches the sink inside its delivery event.
   std::uint64_t start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  // The same for a request written in its message slot (World::new_message_slot,
+  // ClientEnv::stage): nothing is moved when it leaves.
+  std::uint64_t start_call_in_slot(ProcId to, std::uint64_t slot, Duration timeout, ReplySink& sink,
+                                   std::uint32_t tag);
   void cancel_call(std::uint64_t id);
   // Resume `h` when the monotonic clock reads `mono_deadline`; the id
   // cancel_wake takes (after which `h` is not resumed by it).
@@ -266,6 +270,7 @@ class Process {
   std::vector<Timer> timers_;
   std::uint64_t next_timer_ = 1;
   std::optional<Instant> armed_at_;       // true time of the queued timer event, if one is
+  Instant armed_deadline_;                // the monotonic deadline it was queued for (with armed_at_)
   std::uint64_t timer_generation_ = 0;    // the queued timer event's; older ones are stale
   friend class World;
   friend class Alarm;
@@ -397,6 +402,8 @@ class Network {
   // itself, not through a Payload of its own).
   template <typename Body>
   std::uint64_t send(ProcId from, ProcId to, std::uint64_t reply_to, Body&& body);
+  // send(), once the body is in its message slot (World::new_message_slot).
+  std::uint64_t send_stored(ProcId from, ProcId to, std::uint64_t reply_to, std::uint64_t slot);
 
   std::uint64_t partition(std::vector<std::vector<ProcId>> groups, bool one_way, std::string label);
   void heal(std::optional<std::uint64_t> id = std::nullopt);
@@ -414,8 +421,9 @@ class Network {
     Instant last_delivery;
   };
   Link& link(ProcId from, ProcId to);
-  // send(), once the body is in its message slot.
-  std::uint64_t send_stored(ProcId from, ProcId to, std::uint64_t reply_to, std::uint64_t slot);
+  // A message not sent on (a partition, a drop rule, loss): noted, its slot freed.
+  std::uint64_t drop(ProcId from, ProcId to, std::uint64_t id, std::uint64_t slot, std::uint64_t content,
+                     std::string_view why);
 
   World& world_;
   NetworkConfig config_;
@@ -508,7 +516,9 @@ class World {
   void refuse_later(const Message& m);
   // A free slot for a message in flight; its body, to build in place.
   std::uint64_t new_message_slot();
-  Payload& message_body(std::uint64_t slot) { return messages_[slot].body; }
+  Payload& message_body(std::uint64_t slot) { return messages_[slot].body; }  // stays put: a deque
+  // A slot taken and never sent (an awaiter destroyed before it was awaited).
+  void free_message_slot(std::uint64_t slot) { free_messages_.push_back(slot); }
   void note_world(Ev kind, std::string detail);
 
  private:
