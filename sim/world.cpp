@@ -357,14 +357,17 @@ Network::Link& Network::link(ProcId from, ProcId to) {
   }
   std::uint32_t& slot = link_slot_[from * link_width_ + to];
   if (slot == 0) {
-    // Each link draws from its own stream: adding a client leaves every other link's draws alone.
-    // The stream "link/<from>-><to>", its name hashed in parts, not built
-    // (each run of explore makes its links anew).
-    links_.push_back(Link{world_.fork_rng_parts({"link/", world_.trace().name(from), "->", world_.trace().name(to)}),
-                          Instant::zero()});
+    links_.push_back(Link{from, to, std::nullopt, Instant::zero()});
     slot = static_cast<std::uint32_t>(links_.size());
   }
   return links_[slot - 1];
+}
+
+// Each link draws from its own stream: adding a client leaves every other
+// link's draws alone. The stream "link/<from>-><to>", its name hashed in
+// parts, not built (each run of explore makes its links anew).
+Rng Network::fork_link_rng(const Link& l) const {
+  return world_.fork_rng_parts({"link/", world_.trace().name(l.from), "->", world_.trace().name(l.to)});
 }
 
 bool Network::blocked(ProcId from, ProcId to) const {
@@ -424,14 +427,14 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   Link& l = link(from, to);
   for (LinkRule& r : rules_) {
     if (r.kind != LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
-    if (!l.rng.chance(r.probability)) continue;
+    if (!rng_of(l).chance(r.probability)) continue;
     if (r.remaining > 0) --r.remaining;
     return drop(from, to, id, slot, content, r.label);
   }
-  if (config_.loss > 0.0 && l.rng.chance(config_.loss))
+  if (config_.loss > 0.0 && rng_of(l).chance(config_.loss))
     return drop(from, to, id, slot, content, "lost (loss " + std::to_string(config_.loss) + ")");
 
-  const Duration delay = config_.delay.draw(l.rng);
+  const Duration delay = config_.delay.is_fixed() ? config_.delay.lo : config_.delay.draw(rng_of(l));
   Instant at = now + delay;
   for (LinkRule& r : rules_) {
     if (r.kind == LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
@@ -630,7 +633,7 @@ void Network::digest(Digest& d) const {
     }
   }
   for (const Link& l : links_) {
-    d.add(l.rng.position());
+    d.add(l.rng ? l.rng->position() : fork_link_rng(l).position());  // as if it had been made
     d.add(l.last_delivery);
   }
   d.add(static_cast<std::uint64_t>(rules_.size()));

@@ -417,10 +417,19 @@ class Network {
 
  private:
   struct Link {
-    Rng rng;
+    ProcId from, to;
+    // Made at the link's first random draw, not at its first message: a
+    // stream forked by name is the same whenever it is made, and a link
+    // with a fixed delay, no loss and no drop rule never draws.
+    std::optional<Rng> rng;
     Instant last_delivery;
   };
   Link& link(ProcId from, ProcId to);
+  Rng fork_link_rng(const Link& l) const;
+  Rng& rng_of(Link& l) {
+    if (!l.rng) l.rng.emplace(fork_link_rng(l));
+    return *l.rng;
+  }
   // A message not sent on (a partition, a drop rule, loss): noted, its slot freed.
   std::uint64_t drop(ProcId from, ProcId to, std::uint64_t id, std::uint64_t slot, std::uint64_t content,
                      std::string_view why);
