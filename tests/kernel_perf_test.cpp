@@ -52,7 +52,7 @@ TEST_CASE("the event queue pops in (time, sequence) order through interleaved pu
 #endif
 #ifndef DEFAULT_NEW  // under a sanitizer sim/alloc.cpp leaves the default operators in place
 TEST_CASE("a block freed is the next one of its size handed out on that thread, 16-byte aligned") {
-  for (std::size_t size : {1, 24, 100, 200, 512}) {
+  for (std::size_t size : {1, 24, 100, 200, 512, 1000, 4096}) {
     void* a = ::operator new(size);
     CHECK(reinterpret_cast<std::uintptr_t>(a) % 16 == 0);
     ::operator delete(a);
@@ -67,8 +67,8 @@ TEST_CASE("a block freed is the next one of its size handed out on that thread, 
   void* more = ::operator new(112);
   CHECK(more == hundred);
   ::operator delete(more);
-  // Larger blocks come from malloc, freed straight back.
-  void* big = ::operator new(4096);
+  // Larger blocks (over 4 KiB) come from malloc, freed straight back.
+  void* big = ::operator new(8192);
   CHECK(reinterpret_cast<std::uintptr_t>(big) % 16 == 0);
   ::operator delete(big);
 }
