@@ -45,6 +45,7 @@ constexpr std::size_t kHeader = 16;   // keeps malloc's 16-byte alignment
 constexpr std::size_t kGrain = 16;    // size classes 16, 32, ... 4,096 bytes
 constexpr std::size_t kClasses = 256;
 constexpr std::size_t kKeepBytes = 256 * 1024;  // per class and thread, at most
+constexpr std::uint32_t kKeepLarge = 16;        // blocks kept per class over 512 bytes (8 MiB in all, at most)
 
 struct FreeBlock {
   FreeBlock* next;
@@ -63,7 +64,8 @@ constinit thread_local Pool pool{};
 struct KeepLimits {
   std::uint32_t of[kClasses + 1];
   constexpr KeepLimits() : of{} {
-    for (std::size_t c = 1; c <= kClasses; ++c) of[c] = static_cast<std::uint32_t>(kKeepBytes / (c * kGrain));
+    for (std::size_t c = 1; c <= kClasses; ++c)
+      of[c] = c * kGrain <= 512 ? static_cast<std::uint32_t>(kKeepBytes / (c * kGrain)) : kKeepLarge;
   }
 };
 constexpr KeepLimits kKeep;
