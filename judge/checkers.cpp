@@ -61,10 +61,11 @@ std::string name_list(const Trace& trace, const std::vector<ProcId>& ps) {
   return out;
 }
 
-// Per-process state, grown as processes appear in events.
+// Per-process state, grown as processes appear in events: at once to every
+// process the trace names (one allocation per run, not one per process).
 template <typename T>
-T& slot(std::vector<T>& v, ProcId p) {
-  if (p >= v.size()) v.resize(p + 1);
+T& slot(std::vector<T>& v, ProcId p, const Trace& t) {
+  if (p >= v.size()) v.resize(std::max<std::size_t>(p + 1, t.processes().size()));
   return v[p];
 }
 
@@ -194,7 +195,7 @@ class OverlapChecker {
 
   void observe(const TraceEvent& e) {
     if (!is_client(trace_, e.process)) return;
-    auto& mine = slot(open_, e.process);
+    auto& mine = slot(open_, e.process, trace_);
     if (e.kind == Ev::Acquired) {
       if (mine) return;
       const bool belief = truth_.belief_only(e);
@@ -301,11 +302,11 @@ class StaleWriteChecker {
 
   void observe(const TraceEvent& e) {
     if (is_client(trace_, e.process) && e.kind == Ev::Acquiring) {
-      slot(asking_since_, e.process) = e.at;
+      slot(asking_since_, e.process, trace_) = e.at;
       return;
     }
     if (e.kind == Ev::Acquired && is_client(trace_, e.process)) {
-      Grant& g = slot(grants_, e.process);
+      Grant& g = slot(grants_, e.process, trace_);
       if (truth_.belief_only(e)) {
         g.belief = e.at;
         g.belief_held = truth_.held(e);
@@ -430,10 +431,10 @@ class ForeignReleaseChecker {
 
   void observe(const TraceEvent& e) {
     if (is_client(trace_, e.process)) {
-      if (e.kind == Ev::Releasing) slot(releasing_, e.process) = 1;
+      if (e.kind == Ev::Releasing) slot(releasing_, e.process, trace_) = 1;
       else if (e.kind == Ev::Released || e.kind == Ev::ReleaseFailed || e.kind == Ev::Crashed ||
                e.kind == Ev::Acquiring)
-        slot(releasing_, e.process) = 0;
+        slot(releasing_, e.process, trace_) = 0;
       return;
     }
     if (e.kind != Ev::KeyDeleted || e.owner == kNoProc || e.owner == e.peer) return;
@@ -501,8 +502,8 @@ class StuckChecker {
     if (counts) {
       // Everyone who waited during the stretch: waiting now, or stopped after it began.
       std::vector<ProcId> who;
-      for (ProcId p = 0; p < waiting_.size(); ++p)
-        if (counted(p) || (p < wait_ended_.size() && wait_ended_[p] > stretch_start_seq_)) who.push_back(p);
+      for (ProcId p = 0; p < clients_.size(); ++p)
+        if (counted(p) || clients_[p].wait_ended > stretch_start_seq_) who.push_back(p);
       const std::string limit = window_ ? "liveness window " + format_duration(*window_)
                                         : "no TTL: still waiting when the run ended at " + format_instant(run_end);
       out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
@@ -513,7 +514,7 @@ class StuckChecker {
   }
 
   // Counted as a waiter: asking for the lock and not frozen by a pause.
-  bool counted(ProcId p) const { return p < waiting_.size() && waiting_[p] && !(p < frozen_.size() && frozen_[p]); }
+  bool counted(ProcId p) const { return p < clients_.size() && clients_[p].counted(); }
   void recount(ProcId p, bool before) {
     const bool now = counted(p);
     if (now == before) return;
@@ -521,31 +522,36 @@ class StuckChecker {
       ++waiters_;
     } else {
       --waiters_;
-      slot(wait_ended_, p) = seq_;
+      clients_[p].wait_ended = seq_;
     }
   }
   void set_waiting(ProcId p, bool on) {
     const bool before = counted(p);
-    slot(waiting_, p) = on;
+    slot(clients_, p, trace_).waiting = on;
     recount(p, before);
   }
   void set_frozen(ProcId p, bool on) {
     const bool before = counted(p);
-    slot(frozen_, p) = on;
+    slot(clients_, p, trace_).frozen = on;
     recount(p, before);
   }
   void set_holding(ProcId p, bool on) {
-    auto& h = slot(holding_, p);
+    bool& h = slot(clients_, p, trace_).holding;
     if (h == on) return;
     h = on;
     if (on) ++holders_;
     else --holders_;
   }
 
+  // One client's state, in one vector (one allocation per run).
+  struct ClientState {
+    bool waiting = false, holding = false, frozen = false;
+    std::uint64_t wait_ended = 0;  // 1 + seq of the event that ended its last wait
+    bool counted() const { return waiting && !frozen; }
+  };
   const Trace& trace_;
   std::optional<Duration> window_;
-  std::vector<std::uint8_t> waiting_, holding_, frozen_;
-  std::vector<std::uint64_t> wait_ended_;  // 1 + seq of the event that ended each client's last wait
+  std::vector<ClientState> clients_;       // by process
   std::size_t waiters_ = 0, holders_ = 0;  // clients waiting, holding now
   std::uint64_t seq_ = 0;                  // 1 + seq of the event being judged
   std::optional<Instant> stretch_start_;
