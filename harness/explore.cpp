@@ -113,7 +113,7 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   Scenario& s = w.scenario;
   s.seed = out.seed;
   s.faults.assign(w.kept.begin(), w.kept.end());
-  w.drawer.draw(out.seed, s.faults, &out.notes);
+  w.drawer.draw(out.seed, s.faults, nullptr);
   out.faults = s.faults.size();
   RunOptions ro;
   ro.max_events = o.max_events;
@@ -124,6 +124,8 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   out.verdict = r.verdict;
   out.budget_exhausted = r.budget_exhausted;
   out.stuck_after_heal = r.liveness && r.liveness->stuck;
+  // The summary reads a run's notes for its violations only (ExploreSummary::add_notes).
+  if (!out.verdict.empty()) w.drawer.notes(out.notes);
 }
 }  // namespace
 

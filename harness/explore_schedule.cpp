@@ -17,16 +17,17 @@ namespace {
 
 // When a fault starts: on an anchor before the horizon (half the time, when
 // there is one), just after it or a little later; else at a time. Returns
-// when that was in the reference run.
+// when that was in the reference run, and sets `anchor` (null: a time).
 Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, const ScheduleBounds& b, FaultSpec& f,
-                    FaultDraw& d) {
+                    FaultDraw& d, const Anchor*& anchor) {
   const auto end = std::lower_bound(anchors.begin(), anchors.end(), b.horizon,
                                     [](const Anchor& a, Duration t) { return a.at < t; });
   const auto n = static_cast<std::uint64_t>(end - anchors.begin());
   if (n > 0 && rng.chance(0.5)) {
     const Anchor& a = anchors[rng.below(n)];
+    anchor = &a;
     f.on_process = a.process;
-    f.on_event = std::string(event_name(a.event));
+    f.on_event.assign(event_name(a.event));
     f.on_occurrence = a.occurrence;
     // "Just after the read", or a little later: up to a tenth of the lease, at most a second.
     if (rng.chance(0.5)) f.after = rng.between(Duration::ms(1), max(Duration::ms(1), min(lease / 10, Duration::s(1))));
@@ -34,6 +35,7 @@ Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, c
     return a.at + f.after;
   }
   f.at = rng.between(Duration::zero(), b.horizon);
+  anchor = nullptr;
   d.anchor_process.clear();
   return *f.at;
 }
@@ -106,13 +108,17 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
   FaultDraw& d = d_;
   d.constants = &ref_.constants;
   d.later.clear();  // a run that measures nothing by the reference's events has none
+  notes_.clear();
 
   // Swarm: each kind on offer is enabled with probability 1/2 (at least one).
   enabled_.clear();
   for (FaultKind k : allowed_)
     if (rng.chance(0.5)) enabled_.push_back(k);
   if (enabled_.empty() && !allowed_.empty()) enabled_.push_back(pick(rng, allowed_));
-  if (enabled_.empty()) return;
+  if (enabled_.empty()) {
+    if (notes) this->notes(*notes);
+    return;
+  }
 
   // Swarm over the strategies too: a run waits for events, measures its
   // lengths against the scenario, both or neither (the plain random schedule).
@@ -123,33 +129,42 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
   const Duration longest = max(b.pause, max(b.jump, b.outage));
   const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o_.max_faults}));
   for (int i = 0; i < count; ++i) {
-    FaultSpec f;
-    f.kind = pick(rng, enabled_);
-    const Duration start = draw_start(rng, anchors ? ref_.anchors : std::span<const Anchor>{}, ref_.lease, b, f, d);
-    if (measured) events_after(ref_, start, longest, d.later);
-    d.length_source.clear();
-    std::string anchor;  // what it waits for, for the notes
-    if (notes) anchor = f.at ? "a time" : f.on_process + " " + f.on_event;
-    // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
-    // What it draws goes straight into the run's faults; a strike on several
-    // nodes replaces it there.
+    // Drawn in its place among the run's faults: its kind and time here, the
+    // rest by the kind. A strike on several nodes replaces it there.
     const std::size_t first = faults.size();
-    if (const auto draw = fault_kind(f.kind).draw) draw(d, std::move(f), faults);
-    std::size_t struck = 0;
+    FaultSpec& f = faults.emplace_back();
+    f.kind = pick(rng, enabled_);
+    Note& note = notes_.emplace_back(Note{nullptr, 0, {}});
+    const Duration start =
+        draw_start(rng, anchors ? ref_.anchors : std::span<const Anchor>{}, ref_.lease, b, f, d, note.anchor);
+    if (measured) events_after(ref_, start, longest, d.later);
+    d.length_source = {};
+    // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, faults);
+    else faults.pop_back();
     if (i == 0 && together) {
       drawn_.assign(std::make_move_iterator(faults.begin() + static_cast<std::ptrdiff_t>(first)),
                     std::make_move_iterator(faults.end()));
       faults.resize(first);
-      struck = strike_together(rng, d.nodes, drawn_);
+      note.struck = strike_together(rng, d.nodes, drawn_);
       faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
     }
-    if (notes) {
-      notes->anchors.push_back(struck > 1 ? anchor + ", " + std::to_string(struck) + " nodes at once" : anchor);
-      notes->lengths.push_back(d.length_source);
-    }
+    note.length = d.length_source;
   }
   // The fault engine schedules by time; keep the file readable in the same order.
-  sort_faults(faults);
+  sort_faults(faults, sort_scratch_);
+  if (notes) this->notes(*notes);
+}
+
+void ScheduleDrawer::notes(DrawNotes& out) const {
+  out.anchors.clear();
+  out.lengths.clear();
+  for (const Note& n : notes_) {
+    std::string anchor = n.anchor ? n.anchor->process + " " + std::string(event_name(n.anchor->event)) : "a time";
+    if (n.struck > 1) anchor += ", " + std::to_string(n.struck) + " nodes at once";
+    out.anchors.push_back(std::move(anchor));
+    out.lengths.push_back(n.length.text());
+  }
 }
 
 }  // namespace locksim
