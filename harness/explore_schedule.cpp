@@ -42,26 +42,27 @@ Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, c
 
 // Jepsen's nemeses strike one node, a minority, a majority or all of them at
 // once (a rack, a zone, a bad deploy). `drawn` (a fault and the restart that
-// goes with it) is struck on that many nodes, alike, at the same moment.
-// Returns how many nodes (0: the kind names no node, `drawn` is kept as is).
-std::size_t strike_together(Rng& rng, const std::vector<std::string>& nodes, std::vector<FaultSpec>& drawn) {
-  if (drawn.empty() || drawn.front().target.empty() || drawn.front().kind == FaultKind::Failover) return 0;
+// goes with it) is struck on that many nodes, alike, at the same moment:
+// appended to `out` for each node, in the order the nodes are chosen.
+// Returns how many nodes (0: the kind names no node, `drawn` is appended as
+// is). `pool` is scratch (node indices).
+std::size_t strike_together(Rng& rng, const std::vector<std::string>& nodes, std::vector<FaultSpec>& drawn,
+                            std::vector<std::size_t>& pool, std::vector<FaultSpec>& out) {
+  if (drawn.empty() || drawn.front().target.empty() || drawn.front().kind == FaultKind::Failover) {
+    out.insert(out.end(), std::make_move_iterator(drawn.begin()), std::make_move_iterator(drawn.end()));
+    return 0;
+  }
   const std::size_t n = nodes.size(), majority = n / 2 + 1;
   const std::uint64_t r = rng.below(4);
   const std::size_t how_many = r < 2 ? majority : r == 2 ? n : std::max<std::size_t>(1, n - majority);
-  std::vector<std::string> pool = nodes, chosen;
+  pool.clear();
+  for (std::size_t i = 0; i < n; ++i) pool.push_back(i);
   for (std::size_t i = 0; i < how_many; ++i) {
     const std::size_t j = rng.below(pool.size());
-    chosen.push_back(pool[j]);
+    const std::string& node = nodes[pool[j]];
     pool.erase(pool.begin() + static_cast<long>(j));
+    for (const FaultSpec& f : drawn) out.emplace_back(f).target = node;
   }
-  std::vector<FaultSpec> out;
-  for (const std::string& node : chosen)
-    for (FaultSpec f : drawn) {
-      f.target = node;
-      out.push_back(std::move(f));
-    }
-  drawn = std::move(out);
   return how_many;
 }
 
@@ -146,8 +147,7 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
       drawn_.assign(std::make_move_iterator(faults.begin() + static_cast<std::ptrdiff_t>(first)),
                     std::make_move_iterator(faults.end()));
       faults.resize(first);
-      note.struck = strike_together(rng, d.nodes, drawn_);
-      faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
+      note.struck = strike_together(rng, d.nodes, drawn_, pool_, faults);
     }
     note.length = d.length_source;
   }

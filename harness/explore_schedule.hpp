@@ -45,7 +45,8 @@ class ScheduleDrawer {
   Rng rng_;                         // the run's schedule stream, drawn from anew each run
   FaultDraw d_;                     // its process names filled in once
   std::vector<FaultKind> enabled_;
-  std::vector<FaultSpec> drawn_;
+  std::vector<FaultSpec> drawn_;      // a strike's fault, before it is struck on several nodes
+  std::vector<std::size_t> pool_;     // the nodes not struck yet
   FaultSortScratch sort_scratch_;
   // The last draw's notes, per fault, as pointers into the reference (no words).
   struct Note {
