@@ -99,13 +99,15 @@ bool explore_as_expected(const Scenario& base, const ExploreSummary& s) {
 namespace {
 // What a worker keeps from one run to the next: the scenario its runs share,
 // only its seed and faults changed for each (with_random_faults'
-// scenario, without a copy per run), and its schedule drawer.
+// scenario, without a copy per run), its schedule drawer, and what its runs'
+// worlds are built from and judged by (RunReuse).
 struct Worker {
   Worker(const Scenario& base, const ExploreOptions& o, const Reference& reference)
       : scenario(unfaulted(base, o)), kept(scenario.faults), drawer(base, o, reference) {}
   Scenario scenario;
   std::vector<FaultSpec> kept;  // the base's own faults, under --keep-faults
   ScheduleDrawer drawer;
+  RunReuse reuse;  // after `scenario`: it is of that scenario
 };
 
 // One random run: its schedule drawn, run, and its outcome filled in.
@@ -113,17 +115,20 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   Scenario& s = w.scenario;
   s.seed = out.seed;
   s.faults.assign(w.kept.begin(), w.kept.end());
-  w.drawer.draw(out.seed, s.faults, &out.notes);
+  w.drawer.draw(out.seed, s.faults, nullptr);
   out.faults = s.faults.size();
   RunOptions ro;
   ro.max_events = o.max_events;
   ro.keep_events = 0;
   ro.hash = false;  // a run is read for its verdict only
   if (o.liveness) ro.liveness = window;
+  ro.reuse = &w.reuse;
   const RunResult r = run_scenario_borrowed(s, ro);
   out.verdict = r.verdict;
   out.budget_exhausted = r.budget_exhausted;
   out.stuck_after_heal = r.liveness && r.liveness->stuck;
+  // The summary reads a run's notes for its violations only (ExploreSummary::add_notes).
+  if (!out.verdict.empty()) w.drawer.notes(out.notes);
 }
 }  // namespace
 

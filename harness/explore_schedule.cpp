@@ -17,16 +17,17 @@ namespace {
 
 // When a fault starts: on an anchor before the horizon (half the time, when
 // there is one), just after it or a little later; else at a time. Returns
-// when that was in the reference run.
+// when that was in the reference run, and sets `anchor` (null: a time).
 Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, const ScheduleBounds& b, FaultSpec& f,
-                    FaultDraw& d) {
+                    FaultDraw& d, const Anchor*& anchor) {
   const auto end = std::lower_bound(anchors.begin(), anchors.end(), b.horizon,
                                     [](const Anchor& a, Duration t) { return a.at < t; });
   const auto n = static_cast<std::uint64_t>(end - anchors.begin());
   if (n > 0 && rng.chance(0.5)) {
     const Anchor& a = anchors[rng.below(n)];
+    anchor = &a;
     f.on_process = a.process;
-    f.on_event = std::string(event_name(a.event));
+    f.on_event.assign(event_name(a.event));
     f.on_occurrence = a.occurrence;
     // "Just after the read", or a little later: up to a tenth of the lease, at most a second.
     if (rng.chance(0.5)) f.after = rng.between(Duration::ms(1), max(Duration::ms(1), min(lease / 10, Duration::s(1))));
@@ -34,32 +35,34 @@ Duration draw_start(Rng& rng, std::span<const Anchor> anchors, Duration lease, c
     return a.at + f.after;
   }
   f.at = rng.between(Duration::zero(), b.horizon);
+  anchor = nullptr;
   d.anchor_process.clear();
   return *f.at;
 }
 
 // Jepsen's nemeses strike one node, a minority, a majority or all of them at
 // once (a rack, a zone, a bad deploy). `drawn` (a fault and the restart that
-// goes with it) is struck on that many nodes, alike, at the same moment.
-// Returns how many nodes (0: the kind names no node, `drawn` is kept as is).
-std::size_t strike_together(Rng& rng, const std::vector<std::string>& nodes, std::vector<FaultSpec>& drawn) {
-  if (drawn.empty() || drawn.front().target.empty() || drawn.front().kind == FaultKind::Failover) return 0;
+// goes with it) is struck on that many nodes, alike, at the same moment:
+// appended to `out` for each node, in the order the nodes are chosen.
+// Returns how many nodes (0: the kind names no node, `drawn` is appended as
+// is). `pool` is scratch (node indices).
+std::size_t strike_together(Rng& rng, const std::vector<std::string>& nodes, std::vector<FaultSpec>& drawn,
+                            std::vector<std::size_t>& pool, std::vector<FaultSpec>& out) {
+  if (drawn.empty() || drawn.front().target.empty() || drawn.front().kind == FaultKind::Failover) {
+    out.insert(out.end(), std::make_move_iterator(drawn.begin()), std::make_move_iterator(drawn.end()));
+    return 0;
+  }
   const std::size_t n = nodes.size(), majority = n / 2 + 1;
   const std::uint64_t r = rng.below(4);
   const std::size_t how_many = r < 2 ? majority : r == 2 ? n : std::max<std::size_t>(1, n - majority);
-  std::vector<std::string> pool = nodes, chosen;
+  pool.clear();
+  for (std::size_t i = 0; i < n; ++i) pool.push_back(i);
   for (std::size_t i = 0; i < how_many; ++i) {
     const std::size_t j = rng.below(pool.size());
-    chosen.push_back(pool[j]);
+    const std::string& node = nodes[pool[j]];
     pool.erase(pool.begin() + static_cast<long>(j));
+    for (const FaultSpec& f : drawn) out.emplace_back(f).target = node;
   }
-  std::vector<FaultSpec> out;
-  for (const std::string& node : chosen)
-    for (FaultSpec f : drawn) {
-      f.target = node;
-      out.push_back(std::move(f));
-    }
-  drawn = std::move(out);
   return how_many;
 }
 
@@ -106,13 +109,17 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
   FaultDraw& d = d_;
   d.constants = &ref_.constants;
   d.later.clear();  // a run that measures nothing by the reference's events has none
+  notes_.clear();
 
   // Swarm: each kind on offer is enabled with probability 1/2 (at least one).
   enabled_.clear();
   for (FaultKind k : allowed_)
     if (rng.chance(0.5)) enabled_.push_back(k);
   if (enabled_.empty() && !allowed_.empty()) enabled_.push_back(pick(rng, allowed_));
-  if (enabled_.empty()) return;
+  if (enabled_.empty()) {
+    if (notes) this->notes(*notes);
+    return;
+  }
 
   // Swarm over the strategies too: a run waits for events, measures its
   // lengths against the scenario, both or neither (the plain random schedule).
@@ -123,33 +130,41 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
   const Duration longest = max(b.pause, max(b.jump, b.outage));
   const int count = static_cast<int>(rng.between(std::int64_t{1}, std::int64_t{o_.max_faults}));
   for (int i = 0; i < count; ++i) {
-    FaultSpec f;
-    f.kind = pick(rng, enabled_);
-    const Duration start = draw_start(rng, anchors ? ref_.anchors : std::span<const Anchor>{}, ref_.lease, b, f, d);
-    if (measured) events_after(ref_, start, longest, d.later);
-    d.length_source.clear();
-    std::string anchor;  // what it waits for, for the notes
-    if (notes) anchor = f.at ? "a time" : f.on_process + " " + f.on_event;
-    // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
-    // What it draws goes straight into the run's faults; a strike on several
-    // nodes replaces it there.
+    // Drawn in its place among the run's faults: its kind and time here, the
+    // rest by the kind. A strike on several nodes replaces it there.
     const std::size_t first = faults.size();
-    if (const auto draw = fault_kind(f.kind).draw) draw(d, std::move(f), faults);
-    std::size_t struck = 0;
+    FaultSpec& f = faults.emplace_back();
+    f.kind = pick(rng, enabled_);
+    Note& note = notes_.emplace_back(Note{nullptr, 0, {}});
+    const Duration start =
+        draw_start(rng, anchors ? ref_.anchors : std::span<const Anchor>{}, ref_.lease, b, f, d, note.anchor);
+    if (measured) events_after(ref_, start, longest, d.later);
+    d.length_source = {};
+    // A kind explore does not draw on its own (named in o.kinds all the same) draws nothing.
+    if (const auto draw = fault_kind(f.kind).draw) draw(d, faults);
+    else faults.pop_back();
     if (i == 0 && together) {
       drawn_.assign(std::make_move_iterator(faults.begin() + static_cast<std::ptrdiff_t>(first)),
                     std::make_move_iterator(faults.end()));
       faults.resize(first);
-      struck = strike_together(rng, d.nodes, drawn_);
-      faults.insert(faults.end(), std::make_move_iterator(drawn_.begin()), std::make_move_iterator(drawn_.end()));
+      note.struck = strike_together(rng, d.nodes, drawn_, pool_, faults);
     }
-    if (notes) {
-      notes->anchors.push_back(struck > 1 ? anchor + ", " + std::to_string(struck) + " nodes at once" : anchor);
-      notes->lengths.push_back(d.length_source);
-    }
+    note.length = d.length_source;
   }
   // The fault engine schedules by time; keep the file readable in the same order.
-  sort_faults(faults);
+  sort_faults(faults, sort_scratch_);
+  if (notes) this->notes(*notes);
+}
+
+void ScheduleDrawer::notes(DrawNotes& out) const {
+  out.anchors.clear();
+  out.lengths.clear();
+  for (const Note& n : notes_) {
+    std::string anchor = n.anchor ? n.anchor->process + " " + std::string(event_name(n.anchor->event)) : "a time";
+    if (n.struck > 1) anchor += ", " + std::to_string(n.struck) + " nodes at once";
+    out.anchors.push_back(std::move(anchor));
+    out.lengths.push_back(n.length.text());
+  }
 }
 
 }  // namespace locksim

@@ -7,6 +7,8 @@
 
 namespace locksim {
 
+struct Anchor;  // explore_reference.hpp
+
 struct ScheduleBounds {
   Duration pause, jump, outage;  // the largest pause, clock jump and outage drawn
   Duration horizon;              // faults start before this
@@ -27,8 +29,12 @@ class ScheduleDrawer {
   ScheduleDrawer(const ScheduleDrawer&) = delete;
   ScheduleDrawer& operator=(const ScheduleDrawer&) = delete;
   // Appends run `seed`'s faults to `faults` and sorts them all (the base's
-  // kept faults may be there already), as with_random_faults does.
+  // kept faults may be there already), as with_random_faults does; and
+  // fills `notes` in, if given.
   void draw(std::uint64_t seed, std::vector<FaultSpec>& faults, DrawNotes* notes);
+  // The notes of the last draw (cleared first): their words are built only
+  // when asked for (explore keeps a run's notes only if it found something).
+  void notes(DrawNotes& out) const;
 
  private:
   const Scenario& base_;
@@ -39,7 +45,16 @@ class ScheduleDrawer {
   Rng rng_;                         // the run's schedule stream, drawn from anew each run
   FaultDraw d_;                     // its process names filled in once
   std::vector<FaultKind> enabled_;
-  std::vector<FaultSpec> drawn_;
+  std::vector<FaultSpec> drawn_;      // a strike's fault, before it is struck on several nodes
+  std::vector<std::size_t> pool_;     // the nodes not struck yet
+  FaultSortScratch sort_scratch_;
+  // The last draw's notes, per fault, as pointers into the reference (no words).
+  struct Note {
+    const Anchor* anchor;  // what it waited for (null: a time)
+    std::size_t struck;    // on how many nodes at once (0, 1: one)
+    FaultDraw::LengthSource length;
+  };
+  std::vector<Note> notes_;
 };
 
 }  // namespace locksim

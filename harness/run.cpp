@@ -67,8 +67,8 @@ void watch_anchors(World& world, const FaultEngine& faults, const decltype(RunOp
 // What the run's trace shows each event to, in one listener (one call through
 // a std::function per event, not one per watcher): the judge (the fault
 // phase only), the tally, then, once the run is set up, the fault engine's
-// triggers and the liveness watch. The world's trace keeps the listener, so
-// it is shared with the run.
+// triggers and the liveness watch. The world's trace keeps the listener: it
+// is shared with the run, or kept by the caller's RunReuse.
 struct Watchers {
   static constexpr EvSet kTallied{Ev::Acquired, Ev::AttemptFailed};  // delivered messages: the world counts them
 
@@ -83,6 +83,16 @@ struct Watchers {
   EvSet interest = Judge::kReads | kTallied;
   std::size_t listener = 0;  // its number in the trace
 
+  // As made anew for another run (the judge keeps its capacity).
+  void restart(const Trace& trace, const CheckOptions& check) {
+    judge.restart(trace, check);
+    judging = true;
+    tally = {};
+    faults = nullptr;
+    liveness.reset();
+    interest = Judge::kReads | kTallied;
+    listener = 0;
+  }
   void arm(Trace& trace, FaultEngine& engine) {
     faults = &engine;
     widen(trace, engine.trigger_kinds());
@@ -108,6 +118,95 @@ struct Watchers {
   }
 };
 
+// What a run's world is built from that depends on neither its seed nor its
+// faults: worked out per run, or once per RunReuse.
+struct Prepared {
+  const AlgorithmInfo* algorithm = nullptr;
+  std::size_t grant_quorum = 0;
+  // Clients need the ids of nodes and storage before those exist: ids are
+  // assigned in creation order (clients, nodes, storage, sentinels).
+  ProcId first_node = 0, storage_id = 0;
+  LockTargets targets;  // the masters (replicas take over through the sentinel), the sentinel
+  const ServerModel* model = nullptr;
+  ServerSetup setup;
+  SentinelPlan sentinels;
+  StorageFencing fencing = StorageFencing::None;
+};
+
+Prepared prepare(const Scenario& s) {
+  Prepared p;
+  p.algorithm = find_algorithm(s.lock.algorithm);
+  if (!p.algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
+  const auto primaries = std::count_if(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return n.replica_of.empty(); });
+  p.grant_quorum = grant_quorum(*p.algorithm, static_cast<std::size_t>(primaries));
+  p.first_node = static_cast<ProcId>(s.clients.size());
+  for (std::size_t i = 0; i < s.nodes.size(); ++i)
+    if (s.nodes[i].replica_of.empty()) p.targets.nodes.push_back(p.first_node + static_cast<ProcId>(i));
+  p.storage_id = static_cast<ProcId>(p.first_node + s.nodes.size());
+  p.targets.sentinel = s.sentinel.present ? p.storage_id + 1 : kNoProc;
+  // The lock service, through its model in the server table (sim/servers/table.hpp).
+  p.model = &server_model(p.algorithm->server);
+  p.setup = s.lock.options->server();
+  if (s.lock.fencing == Fencing::Token) p.setup.token_key = s.lock.key + ":token";
+  if (s.sentinel.present) {
+    for (int i = 0; i < s.sentinel.sentinels; ++i) p.sentinels.names.push_back(s.sentinel.process_name(i));
+    p.sentinels.clock = s.sentinel.clock;
+    p.sentinels.settings.down_after = s.sentinel.down_after;
+    p.sentinels.settings.ping_period = s.sentinel.ping_period;
+    p.sentinels.settings.failover_timeout = s.sentinel.failover_timeout;
+    p.sentinels.settings.quorum = s.sentinel.quorum_or_default();
+  }
+  p.fencing = s.lock.fencing == Fencing::Token       ? StorageFencing::Token
+              : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
+                                                     : StorageFencing::None;
+  return p;
+}
+
+}  // namespace
+
+struct RunReuse::Impl {
+  std::optional<Prepared> prepared;  // at the first run
+  std::optional<Watchers> watchers;  // the last run's, restarted for the next
+  std::vector<Client*> clients;
+};
+
+RunReuse::RunReuse() : impl_(std::make_unique<Impl>()) {}
+RunReuse::~RunReuse() = default;
+
+namespace {
+
+// The run's watchers, listening to `trace`: the reuse's, restarted, or the
+// run's own, shared with the trace's listener.
+Watchers& add_watchers(Trace& trace, const CheckOptions& check, RunReuse* reuse) {
+  Watchers* w = nullptr;
+  if (reuse) {
+    std::optional<Watchers>& kept = reuse->impl().watchers;
+    if (kept) kept->restart(trace, check);
+    else kept.emplace(trace, check);
+    w = &*kept;
+    w->listener = trace.add_listener([w](const TraceEvent& e) { (*w)(e); }, w->interest);
+  } else {
+    auto owned = std::make_shared<Watchers>(trace, check);
+    w = owned.get();
+    w->listener = trace.add_listener([owned](const TraceEvent& e) { (*owned)(e); }, w->interest);
+  }
+  return *w;
+}
+
+// The world's processes, in the order of their ids: the clients (returned),
+// the lock service, the storage, the service's companions.
+void build_world(World& world, const Scenario& s, const Prepared& p, std::vector<Client*>& clients) {
+  clients.clear();
+  for (const ClientConfig& c : s.clients)
+    clients.push_back(&world.add<Client>(c, *p.algorithm, s.lock, p.targets, p.storage_id, s.storage.fenced_reads));
+  ServiceBuild service{.world = world, .nodes = s.nodes, .first_id = p.first_node, .setup = p.setup,
+                       .sentinels = p.sentinels};
+  build_service(*p.model, service);
+  world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial, p.fencing, s.storage.fenced_reads);
+  // The sentinels follow the storage, the first at targets.sentinel.
+  add_companions(*p.model, service);
+}
+
 // `owned`: the result keeps `s` alive (null: the caller does).
 RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, const RunOptions& options) {
   RunResult result;
@@ -132,81 +231,43 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
   // built (the watchers' kinds are the trace's only readers).
   if (!options.at_anchor) world.set_compact_timers(true);
   if (!options.hash && !options.at_anchor) world.set_lean(true);
-  auto watchers = std::make_shared<Watchers>(trace, check);
-  watchers->listener = trace.add_listener([watchers](const TraceEvent& e) { (*watchers)(e); }, watchers->interest);
+  Watchers& watchers = add_watchers(trace, check, options.reuse);
 
-  const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
-  if (!algorithm) throw ScenarioError(s.path + ": unknown algorithm " + s.lock.algorithm);
-  const auto primaries = std::count_if(s.nodes.begin(), s.nodes.end(), [](const NodeConfig& n) { return n.replica_of.empty(); });
-  trace.set_grant_quorum(grant_quorum(*algorithm, static_cast<std::size_t>(primaries)));
-
+  std::optional<Prepared> own;
+  if (options.reuse && !options.reuse->impl().prepared) options.reuse->impl().prepared = prepare(s);
+  const Prepared& p = options.reuse ? *options.reuse->impl().prepared : own.emplace(prepare(s));
+  trace.set_grant_quorum(p.grant_quorum);
   // Lanes in the order a reader expects: clients, then the lock service, then storage.
-  std::vector<Client*> clients;
-  // Clients need the ids of nodes and storage before those exist: ids are
-  // assigned in creation order, so compute them.
-  const auto first_node = static_cast<ProcId>(s.clients.size());
-  auto node_id = [&](const std::string& name) {
-    for (std::size_t i = 0; i < s.nodes.size(); ++i)
-      if (s.nodes[i].name == name) return first_node + static_cast<ProcId>(i);
-    throw ScenarioError(s.path + ": no node named " + name);  // the loader checked
-  };
-  std::vector<ProcId> masters;  // what clients address; replicas take over through the sentinel
-  for (const NodeConfig& n : s.nodes)
-    if (n.replica_of.empty()) masters.push_back(node_id(n.name));
-  const auto storage_id = static_cast<ProcId>(first_node + s.nodes.size());
-  const ProcId sentinel_id = s.sentinel.present ? storage_id + 1 : kNoProc;
-
-  for (const ClientConfig& c : s.clients)
-    clients.push_back(&world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
-                                        s.storage.fenced_reads));
-  // The lock service, through its model in the server table (sim/servers/table.hpp).
-  const ServerModel& model = server_model(algorithm->server);
-  ServiceBuild service{.world = world, .nodes = s.nodes, .first_id = first_node, .setup = s.lock.options->server()};
-  if (s.lock.fencing == Fencing::Token) service.setup.token_key = s.lock.key + ":token";
-  if (s.sentinel.present) {
-    for (int i = 0; i < s.sentinel.sentinels; ++i) service.sentinels.names.push_back(s.sentinel.process_name(i));
-    service.sentinels.clock = s.sentinel.clock;
-    service.sentinels.settings.down_after = s.sentinel.down_after;
-    service.sentinels.settings.ping_period = s.sentinel.ping_period;
-    service.sentinels.settings.failover_timeout = s.sentinel.failover_timeout;
-    service.sentinels.settings.quorum = s.sentinel.quorum_or_default();
-  }
-  build_service(model, service);
-  world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial,
-                     s.lock.fencing == Fencing::Token       ? StorageFencing::Token
-                     : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
-                                                            : StorageFencing::None,
-                     s.storage.fenced_reads);
-  // The sentinels follow the storage, the first at sentinel_id.
-  add_companions(model, service);
+  std::vector<Client*> own_clients;
+  std::vector<Client*>& clients = options.reuse ? options.reuse->impl().clients : own_clients;
+  build_world(world, s, p, clients);
 
   FaultEngine faults(world, s);
   faults.arm();
-  watchers->arm(trace, faults);
+  watchers.arm(trace, faults);
   // The engine goes with this call, the trace lives on in the result: however
   // the call ends (a run that throws too), the listener stops showing it events.
   struct Disarm {
     Watchers& w;
     ~Disarm() { w.faults = nullptr; }
-  } disarm{*watchers};
+  } disarm{watchers};
   if (options.at_anchor) watch_anchors(world, faults, options.at_anchor);
   for (Client* c : clients) c->schedule_start();
-  if (options.liveness) watchers->watch_liveness(trace);
+  if (options.liveness) watchers.watch_liveness(trace);
 
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
 
-  watchers->judging = false;
-  result.violations = watchers->judge.finish(world.now());
+  watchers.judging = false;
+  result.violations = watchers.judge.finish(world.now());
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
-  if (watchers->liveness && !result.budget_exhausted)
-    liveness_phase(result, faults, *watchers->liveness, *options.liveness, options.max_events - world.events_run(),
+  if (watchers.liveness && !result.budget_exhausted)
+    liveness_phase(result, faults, *watchers.liveness, *options.liveness, options.max_events - world.events_run(),
                    [&](const ClientConfig& c) -> Client& {
-                     return world.add<Client>(c, *algorithm, s.lock, LockTargets{masters, sentinel_id}, storage_id,
-                                             s.storage.fenced_reads);
+                     return world.add<Client>(c, *p.algorithm, s.lock, p.targets, p.storage_id, s.storage.fenced_reads);
                    });
 
-  result.stats = watchers->tally;
+  result.stats = watchers.tally;
   result.stats.delivered = world.messages_delivered();
   result.stats.events = trace.size();
   result.stats.queue_events = world.events_run();

@@ -46,6 +46,28 @@ struct RunResult {
   bool as_expected() const;
 };
 
+// What a caller that makes run after run of one scenario on one thread keeps
+// from one to the next (explore's workers): what a run's world is built from
+// that changes with neither the seed nor the faults (the algorithm, the
+// processes' ids, the lock service's set-up), worked out at the first run;
+// and the judge and the run's other watchers, restarted rather than rebuilt
+// (their containers keep their capacity). REQUIRES: every run made with it
+// is of one scenario, changed in nothing but its seed and faults; the
+// result of a run made with it is destroyed before the next run made with
+// it starts, and before it is (the result's trace shows its events to it).
+class RunReuse {
+ public:
+  RunReuse();
+  ~RunReuse();
+  RunReuse(const RunReuse&) = delete;
+  RunReuse& operator=(const RunReuse&) = delete;
+  struct Impl;  // run.cpp
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's
   std::uint64_t max_events = ~std::uint64_t{0};
@@ -73,6 +95,8 @@ struct RunOptions {
   // of the run there (state_fingerprint.hpp). Explore's anchors and its
   // exhaustive search's states.
   std::function<void(const Trace&, const TraceEvent&, const std::function<std::uint64_t()>& fingerprint)> at_anchor;
+  // Reused from one run to the next (see RunReuse); null: nothing is.
+  RunReuse* reuse = nullptr;
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options = {});

@@ -61,10 +61,11 @@ std::string name_list(const Trace& trace, const std::vector<ProcId>& ps) {
   return out;
 }
 
-// Per-process state, grown as processes appear in events.
+// Per-process state, grown as processes appear in events: at once to every
+// process the trace names (one allocation per run, not one per process).
 template <typename T>
-T& slot(std::vector<T>& v, ProcId p) {
-  if (p >= v.size()) v.resize(p + 1);
+T& slot(std::vector<T>& v, ProcId p, const Trace& t) {
+  if (p >= v.size()) v.resize(std::max<std::size_t>(p + 1, t.processes().size()));
   return v[p];
 }
 
@@ -83,10 +84,17 @@ class ServiceHoldings {
  public:
   static constexpr EvSet kReads{Ev::Holder, Ev::Command, Ev::Expired, Ev::KeyDeleted};
 
-  explicit ServiceHoldings(const Trace& t) : trace_(t) {}
+  explicit ServiceHoldings(const Trace& t) : trace_(&t) {}
+  // As constructed anew (capacity kept).
+  void restart(const Trace& t) {
+    trace_ = &t;
+    keys_.clear();
+    entries_.clear();
+    named_ = false;
+  }
 
   void observe(const TraceEvent& e) {
-    if (!has_role(trace_, e.process, ProcessRole::LockNode)) return;
+    if (!has_role(*trace_, e.process, ProcessRole::LockNode)) return;
     switch (e.kind) {
       case Ev::Holder: hold(e, e.owner); break;
       case Ev::Command:
@@ -147,7 +155,7 @@ class ServiceHoldings {
     named_ = true;
   }
 
-  const Trace& trace_;
+  const Trace* trace_;
   std::vector<std::string> keys_;  // the keys named so far, in order of first mention
   std::vector<Entry> entries_;
   bool named_ = false;  // some node named a holder
@@ -159,18 +167,22 @@ class ServiceHoldings {
 class GrantTruth {
  public:
   static constexpr EvSet kReads = ServiceHoldings::kReads;
-  explicit GrantTruth(const Trace& t) : trace_(t), holdings_(t) {}
+  explicit GrantTruth(const Trace& t) : trace_(&t), holdings_(t) {}
+  void restart(const Trace& t) {
+    trace_ = &t;
+    holdings_.restart(t);
+  }
   void observe(const TraceEvent& e) { holdings_.observe(e); }
   // For an Acquired event: on how many nodes the service held the client's entries.
   std::size_t held(const TraceEvent& acquired) const { return holdings_.nodes_holding(acquired.process); }
   // Whether it held them on too few (never where no node names holders).
   bool belief_only(const TraceEvent& acquired) const {
-    return holdings_.named() && held(acquired) < trace_.grant_quorum();
+    return holdings_.named() && held(acquired) < trace_->grant_quorum();
   }
-  std::size_t quorum() const { return trace_.grant_quorum(); }
+  std::size_t quorum() const { return trace_->grant_quorum(); }
 
  private:
-  const Trace& trace_;
+  const Trace* trace_;
   ServiceHoldings holdings_;
 };
 
@@ -190,11 +202,21 @@ std::string held_of(const std::string& whose, std::size_t held, std::size_t quor
 class OverlapChecker {
  public:
   static constexpr EvSet kReads{Ev::Acquired, Ev::Releasing, Ev::Lost, Ev::Crashed};
-  OverlapChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
+  OverlapChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(&t), truth_(truth) {}
+  // As constructed anew on `t` (capacity kept; the truth restarted by its owner).
+  void restart(const Trace& t, const CheckOptions&) {
+    trace_ = &t;
+    open_.clear();
+    sections_.clear();
+    pairs_.clear();
+    out_.clear();
+    dropped_.clear();
+    next_id_ = 0;
+  }
 
   void observe(const TraceEvent& e) {
-    if (!is_client(trace_, e.process)) return;
-    auto& mine = slot(open_, e.process);
+    if (!is_client(*trace_, e.process)) return;
+    auto& mine = slot(open_, e.process, *trace_);
     if (e.kind == Ev::Acquired) {
       if (mine) return;
       const bool belief = truth_.belief_only(e);
@@ -239,7 +261,7 @@ class OverlapChecker {
 
   // "client1 and client2 both held the lock", or, when one only believed it did, says so.
   std::string who_held(const Violation& v, const Pair& p) const {
-    const std::string a = trace_.name(v.processes[0]), b = trace_.name(v.processes[1]);
+    const std::string a = trace_->name(v.processes[0]), b = trace_->name(v.processes[1]);
     if (p.earlier_belief == p.later_belief)
       return a + " and " + b + (!p.earlier_belief ? " both held the lock"
                                 : p.earlier_held + p.later_held == 0
@@ -268,7 +290,7 @@ class OverlapChecker {
     });
   }
 
-  const Trace& trace_;
+  const Trace* trace_;
   const GrantTruth& truth_;
   std::vector<std::optional<std::uint64_t>> open_;  // each client's open section
   std::vector<Section> sections_;                   // open, in order of start
@@ -297,15 +319,23 @@ class OverlapChecker {
 class StaleWriteChecker {
  public:
   static constexpr EvSet kReads{Ev::Acquiring, Ev::Acquired, Ev::StorageWrite, Ev::StorageRead, Ev::StorageReject};
-  StaleWriteChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(t), truth_(truth) {}
+  StaleWriteChecker(const Trace& t, const CheckOptions&, const GrantTruth& truth) : trace_(&t), truth_(truth) {}
+  void restart(const Trace& t, const CheckOptions&) {
+    trace_ = &t;
+    asking_since_.clear();
+    grants_.clear();
+    latest_ = kNoProc;
+    highest_token_ = -1;
+    out_.clear();
+  }
 
   void observe(const TraceEvent& e) {
-    if (is_client(trace_, e.process) && e.kind == Ev::Acquiring) {
-      slot(asking_since_, e.process) = e.at;
+    if (is_client(*trace_, e.process) && e.kind == Ev::Acquiring) {
+      slot(asking_since_, e.process, *trace_) = e.at;
       return;
     }
-    if (e.kind == Ev::Acquired && is_client(trace_, e.process)) {
-      Grant& g = slot(grants_, e.process);
+    if (e.kind == Ev::Acquired && is_client(*trace_, e.process)) {
+      Grant& g = slot(grants_, e.process, *trace_);
       if (truth_.belief_only(e)) {
         g.belief = e.at;
         g.belief_held = truth_.held(e);
@@ -338,14 +368,14 @@ class StaleWriteChecker {
     if (!(mine < theirs)) return;  // granted at the same instant: not after it
     if (e.token >= 0 && e.token >= highest_token_ && !grants_[latest_].touched) return;  // ordered before theirs
     const std::string token = e.token >= 0 ? " (token " + std::to_string(e.token) + ")" : "";
-    std::string detail = trace_.name(e.process) + " accepted " + trace_.name(e.peer) + "'s write" + token + " at " +
-                         format_instant(e.at) + ", but " + trace_.name(latest_) + " was granted the lock at " +
+    std::string detail = trace_->name(e.process) + " accepted " + trace_->name(e.peer) + "'s write" + token + " at " +
+                         format_instant(e.at) + ", but " + trace_->name(latest_) + " was granted the lock at " +
                          format_instant(theirs);
     if (g.last_was_belief)
-      detail += ", and " + trace_.name(e.peer) + " only believed it held it: it acquired at " + format_instant(*g.belief) +
+      detail += ", and " + trace_->name(e.peer) + " only believed it held it: it acquired at " + format_instant(*g.belief) +
                 ", when " + held_of("its", g.belief_held, truth_.quorum());
     else
-      detail += ", after " + trace_.name(e.peer) + " (" + format_instant(mine) + ")";
+      detail += ", after " + trace_->name(e.peer) + " (" + format_instant(mine) + ")";
     out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_}, std::move(detail)});
   }
 
@@ -357,7 +387,7 @@ class StaleWriteChecker {
     std::size_t belief_held = 0;    // on how many nodes the service held its entries then
     bool last_was_belief = false;
   };
-  const Trace& trace_;
+  const Trace* trace_;
   const GrantTruth& truth_;
   std::vector<std::optional<Instant>> asking_since_;
   std::vector<Grant> grants_;
@@ -371,10 +401,17 @@ class StaleWriteChecker {
 class LostUpdateChecker {
  public:
   static constexpr EvSet kReads{Ev::Started, Ev::StorageWrite};
-  LostUpdateChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+  LostUpdateChecker(const Trace& t, const CheckOptions&) : trace_(&t) {}
+  void restart(const Trace& t, const CheckOptions&) {
+    trace_ = &t;
+    initial_.reset();
+    current_ = accepted_ = 0;
+    current_writer_ = kNoProc;
+    bad_.reset();
+  }
 
   void observe(const TraceEvent& e) {
-    if (e.kind == Ev::Started && has_role(trace_, e.process, ProcessRole::Storage)) {
+    if (e.kind == Ev::Started && has_role(*trace_, e.process, ProcessRole::Storage)) {
       if (!initial_) initial_ = current_ = e.value;
       return;
     }
@@ -399,9 +436,9 @@ class LostUpdateChecker {
     std::vector<ProcId> who{b.writer};
     if (b.previous_writer != kNoProc && b.previous_writer != b.writer) who.push_back(b.previous_writer);
     const std::string previous = b.previous_writer != kNoProc
-                                     ? trace_.name(b.previous_writer) + "'s " + std::to_string(b.previous)
+                                     ? trace_->name(b.previous_writer) + "'s " + std::to_string(b.previous)
                                      : "the initial " + std::to_string(b.previous);
-    detail += ": " + trace_.name(b.writer) + "'s write of " + std::to_string(b.value) + " at " + format_instant(b.at) +
+    detail += ": " + trace_->name(b.writer) + "'s write of " + std::to_string(b.value) + " at " + format_instant(b.at) +
               (b.value <= b.previous ? " overwrote " + previous
                                      : " skipped from " + previous + " (expected " + std::to_string(b.previous + 1) +
                                            ")");
@@ -415,7 +452,7 @@ class LostUpdateChecker {
     std::int64_t value, previous;
     ProcId previous_writer;
   };
-  const Trace& trace_;
+  const Trace* trace_;
   std::optional<std::int64_t> initial_;
   std::int64_t current_ = 0, accepted_ = 0;
   ProcId current_writer_ = kNoProc;  // who wrote `current_` (kNoProc: the initial value)
@@ -426,27 +463,32 @@ class LostUpdateChecker {
 class ForeignReleaseChecker {
  public:
   static constexpr EvSet kReads{Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Crashed, Ev::Acquiring, Ev::KeyDeleted};
-  ForeignReleaseChecker(const Trace& t, const CheckOptions&) : trace_(t) {}
+  ForeignReleaseChecker(const Trace& t, const CheckOptions&) : trace_(&t) {}
+  void restart(const Trace& t, const CheckOptions&) {
+    trace_ = &t;
+    releasing_.clear();
+    out_.clear();
+  }
 
   void observe(const TraceEvent& e) {
-    if (is_client(trace_, e.process)) {
-      if (e.kind == Ev::Releasing) slot(releasing_, e.process) = 1;
+    if (is_client(*trace_, e.process)) {
+      if (e.kind == Ev::Releasing) slot(releasing_, e.process, *trace_) = 1;
       else if (e.kind == Ev::Released || e.kind == Ev::ReleaseFailed || e.kind == Ev::Crashed ||
                e.kind == Ev::Acquiring)
-        slot(releasing_, e.process) = 0;
+        slot(releasing_, e.process, *trace_) = 0;
       return;
     }
     if (e.kind != Ev::KeyDeleted || e.owner == kNoProc || e.owner == e.peer) return;
     if (e.peer >= releasing_.size() || !releasing_[e.peer]) return;
     out_.push_back({ViolationKind::ForeignRelease, e.at, e.at, {e.peer, e.owner},
-                    trace_.name(e.peer) + "'s release deleted '" + e.key + "' on " + trace_.name(e.process) +
-                        ", which held " + trace_.name(e.owner) + "'s lock"});
+                    trace_->name(e.peer) + "'s release deleted '" + e.key + "' on " + trace_->name(e.process) +
+                        ", which held " + trace_->name(e.owner) + "'s lock"});
   }
 
   std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
 
  private:
-  const Trace& trace_;
+  const Trace* trace_;
   std::vector<std::uint8_t> releasing_;
   std::vector<Violation> out_;
 };
@@ -457,11 +499,20 @@ class StuckChecker {
  public:
   static constexpr EvSet kReads{Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed, Ev::Releasing, Ev::Lost,
                                          Ev::Crashed, Ev::Paused, Ev::Resumed};
-  StuckChecker(const Trace& t, const CheckOptions& o)
-      : trace_(t), window_(o.liveness_window ? o.liveness_window : o.ttl ? std::optional(*o.ttl * 2) : std::nullopt) {}
+  StuckChecker(const Trace& t, const CheckOptions& o) : trace_(&t), window_(window_of(o)) {}
+  void restart(const Trace& t, const CheckOptions& o) {
+    trace_ = &t;
+    window_ = window_of(o);
+    clients_.clear();
+    waiters_ = holders_ = 0;
+    seq_ = 0;
+    stretch_start_.reset();
+    stretch_start_seq_ = 0;
+    out_.clear();
+  }
 
   void observe(const TraceEvent& e) {
-    if (!is_client(trace_, e.process)) return;
+    if (!is_client(*trace_, e.process)) return;
     seq_ = e.seq + 1;  // 0 is "never"
     switch (e.kind) {
       case Ev::Acquiring: set_waiting(e.process, true); break;
@@ -494,6 +545,9 @@ class StuckChecker {
   }
 
  private:
+  static std::optional<Duration> window_of(const CheckOptions& o) {
+    return o.liveness_window ? o.liveness_window : o.ttl ? std::optional(*o.ttl * 2) : std::nullopt;
+  }
   void close(Instant end, bool open_at_run_end, Instant run_end = Instant::never()) {
     if (!stretch_start_) return;
     const Duration length = end - *stretch_start_;
@@ -501,19 +555,19 @@ class StuckChecker {
     if (counts) {
       // Everyone who waited during the stretch: waiting now, or stopped after it began.
       std::vector<ProcId> who;
-      for (ProcId p = 0; p < waiting_.size(); ++p)
-        if (counted(p) || (p < wait_ended_.size() && wait_ended_[p] > stretch_start_seq_)) who.push_back(p);
+      for (ProcId p = 0; p < clients_.size(); ++p)
+        if (counted(p) || clients_[p].wait_ended > stretch_start_seq_) who.push_back(p);
       const std::string limit = window_ ? "liveness window " + format_duration(*window_)
                                         : "no TTL: still waiting when the run ended at " + format_instant(run_end);
       out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
-                      name_list(trace_, who) + " waited " + format_duration(length) +
+                      name_list(*trace_, who) + " waited " + format_duration(length) +
                           " to acquire while nobody held the lock (" + limit + ")"});
     }
     stretch_start_.reset();
   }
 
   // Counted as a waiter: asking for the lock and not frozen by a pause.
-  bool counted(ProcId p) const { return p < waiting_.size() && waiting_[p] && !(p < frozen_.size() && frozen_[p]); }
+  bool counted(ProcId p) const { return p < clients_.size() && clients_[p].counted(); }
   void recount(ProcId p, bool before) {
     const bool now = counted(p);
     if (now == before) return;
@@ -521,31 +575,36 @@ class StuckChecker {
       ++waiters_;
     } else {
       --waiters_;
-      slot(wait_ended_, p) = seq_;
+      clients_[p].wait_ended = seq_;
     }
   }
   void set_waiting(ProcId p, bool on) {
     const bool before = counted(p);
-    slot(waiting_, p) = on;
+    slot(clients_, p, *trace_).waiting = on;
     recount(p, before);
   }
   void set_frozen(ProcId p, bool on) {
     const bool before = counted(p);
-    slot(frozen_, p) = on;
+    slot(clients_, p, *trace_).frozen = on;
     recount(p, before);
   }
   void set_holding(ProcId p, bool on) {
-    auto& h = slot(holding_, p);
+    bool& h = slot(clients_, p, *trace_).holding;
     if (h == on) return;
     h = on;
     if (on) ++holders_;
     else --holders_;
   }
 
-  const Trace& trace_;
+  // One client's state, in one vector (one allocation per run).
+  struct ClientState {
+    bool waiting = false, holding = false, frozen = false;
+    std::uint64_t wait_ended = 0;  // 1 + seq of the event that ended its last wait
+    bool counted() const { return waiting && !frozen; }
+  };
+  const Trace* trace_;
   std::optional<Duration> window_;
-  std::vector<std::uint8_t> waiting_, holding_, frozen_;
-  std::vector<std::uint64_t> wait_ended_;  // 1 + seq of the event that ended each client's last wait
+  std::vector<ClientState> clients_;       // by process
   std::size_t waiters_ = 0, holders_ = 0;  // clients waiting, holding now
   std::uint64_t seq_ = 0;                  // 1 + seq of the event being judged
   std::optional<Instant> stretch_start_;
@@ -598,6 +657,16 @@ struct Judge::Impl {
 };
 
 Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique<Impl>(trace, o)) {}
+
+void Judge::restart(const Trace& trace, const CheckOptions& o) {
+  Impl& j = *impl_;
+  j.truth.restart(trace);
+  j.overlap.restart(trace, o);
+  j.stale.restart(trace, o);
+  j.lost.restart(trace, o);
+  j.foreign.restart(trace, o);
+  j.stuck.restart(trace, o);
+}
 Judge::~Judge() = default;
 
 void Judge::observe(const TraceEvent& e) {

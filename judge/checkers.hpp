@@ -69,6 +69,10 @@ class Judge {
   ~Judge();
   Judge(const Judge&) = delete;
   Judge& operator=(const Judge&) = delete;
+  // Judge another run from its start, on `trace`: as a Judge made anew, but
+  // its checkers keep their containers' capacity (explore's runs, one after
+  // another on a thread, share one judge).
+  void restart(const Trace& trace, const CheckOptions& options);
   void observe(const TraceEvent& e);
   // The kinds some checker reads: observe() of any other kind does nothing,
   // so a listener may skip the call (the network's chatter, failed tries).

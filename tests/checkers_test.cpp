@@ -538,3 +538,36 @@ TEST_CASE("check_trace sorts by time across checkers, not by checker") {
   CHECK(v[1].kind == ViolationKind::Overlap);
   CHECK(v[1].at == at_ms(31'000));
 }
+
+TEST_CASE("a restarted judge forgets the run it judged before: who held what, the highest token, open sections") {
+  // Run a: redis1 names client1 the key's owner, client1 writes with token
+  // 5, client2's section is still open when the run ends.
+  T a;
+  a.ev(0, a.redis, Ev::Command, a.c1, 0, a.c1, -1, "lock");
+  a.holds(a.c1, 0, 100).write(50, a.c1, 1, 5);
+  a.ev(200, a.c2, Ev::Acquiring).ev(200, a.c2, Ev::Acquired);
+  // Run b: no node names a holder (every grant counts), client1's write with
+  // token 1 lands before client2 has touched the storage (not stale).
+  T b;
+  b.ev(0, b.c1, Ev::Acquiring).ev(0, b.c1, Ev::Acquired).ev(50, b.c2, Ev::Acquiring).ev(50, b.c2, Ev::Acquired);
+  b.ev(100, b.c1, Ev::Releasing).write(120, b.c1, 1, 1).ev(150, b.c2, Ev::Releasing);
+  const std::vector<Violation> fresh = check_trace(b.trace, until(200));
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh[0].kind == ViolationKind::Overlap);
+  CHECK(contains(fresh[0].detail, "client1 and client2 both held the lock"));
+
+  for (const bool finished : {true, false}) {
+    INFO((finished ? "after a finished run" : "after a run cut off"));
+    Judge judge(a.trace, until(300));
+    for (const TraceEvent& e : a.trace.events()) judge.observe(e);
+    if (finished) CHECK(judge.finish(at_ms(300)).empty());
+    judge.restart(b.trace, until(200));
+    for (const TraceEvent& e : b.trace.events()) judge.observe(e);
+    const std::vector<Violation> again = judge.finish(at_ms(200));
+    REQUIRE(again.size() == fresh.size());
+    CHECK(again[0].kind == fresh[0].kind);
+    CHECK(again[0].until == fresh[0].until);
+    CHECK(again[0].processes == fresh[0].processes);
+    CHECK(again[0].detail == fresh[0].detail);
+  }
+}

@@ -252,3 +252,48 @@ TEST_CASE("the shrinker rounds a pause to a readable unit but never past the pau
     CHECK(within_some);
   }
 }
+
+TEST_CASE("runs made with one RunReuse, as explore's workers make them, are the runs made without it") {
+  // A worker keeps one scenario (its faults drawn anew for each run), one
+  // prepared world template and one judge for all its runs: every run must
+  // be what a run of its own gives, trace hash, verdict, words and counts.
+  for (const char* file : {"scenarios/kleppmann/gc-pause.toml", "scenarios/kleppmann/redlock-clock-jump.toml",
+                           "scenarios/redis/failover-async-replication.toml", "scenarios/zookeeper/herd-effect.toml"})
+    for (const bool liveness : {false, true}) {
+      INFO(file << (liveness ? " with the liveness phase" : ""));
+      const Scenario base = catalogue(file);
+      ExploreOptions o;
+      const Reference ref = reference_run(base, o);
+      ScheduleDrawer drawer(base, o, ref);
+      Scenario reused = unfaulted(base, o);
+      const std::vector<FaultSpec> kept = reused.faults;
+      RunReuse reuse;
+      std::size_t violating = 0;
+      for (std::uint64_t i = 0; i < 60; ++i) {
+        const std::uint64_t seed = run_seed(1, i);
+        reused.seed = seed;
+        reused.faults = kept;
+        drawer.draw(seed, reused.faults, nullptr);
+        RunOptions ro;
+        ro.keep_events = 0;
+        if (liveness) ro.liveness = liveness_window_of(base, o);
+        const RunResult fresh = run_scenario(reused, ro);
+        ro.reuse = &reuse;
+        const RunResult again = run_scenario_borrowed(reused, ro);
+        REQUIRE(!fresh.trace_hash.empty());
+        CHECK(again.trace_hash == fresh.trace_hash);
+        CHECK(again.verdict == fresh.verdict);
+        REQUIRE(again.violations.size() == fresh.violations.size());
+        for (std::size_t k = 0; k < fresh.violations.size(); ++k)
+          CHECK(again.violations[k].detail == fresh.violations[k].detail);
+        CHECK(again.stats.events == fresh.stats.events);
+        CHECK(again.stats.acquisitions == fresh.stats.acquisitions);
+        CHECK(again.stats.failed_attempts == fresh.stats.failed_attempts);
+        CHECK(again.stats.queue_events == fresh.stats.queue_events);
+        CHECK(again.liveness.has_value() == fresh.liveness.has_value());
+        if (again.liveness && fresh.liveness) CHECK(again.liveness->stuck == fresh.liveness->stuck);
+        violating += !fresh.verdict.empty();
+      }
+      if (std::string(file).find("gc-pause") != std::string::npos) CHECK(violating > 0);
+    }
+}

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "harness/explore.hpp"
+#include "harness/faults.hpp"
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario_writer.hpp"
@@ -270,4 +271,14 @@ TEST_CASE("sort_faults orders a schedule by time, stably: a fault on an event co
   order.clear();
   for (const FaultSpec& f : faults) order += f.target;
   CHECK(order == "becfad");
+}
+
+TEST_CASE("an event's trace name reads back as that event, and nothing else reads as one") {
+  for (std::size_t i = 0; i <= static_cast<std::size_t>(kLastEvent); ++i) {
+    const Ev e = static_cast<Ev>(i);
+    INFO(event_name(e));
+    REQUIRE(event_from_name(event_name(e)).has_value());
+    CHECK(*event_from_name(event_name(e)) == e);
+  }
+  for (std::string_view other : {"", "acquire", "acquiredd", "Acquired", "zzz", "a"}) CHECK(!event_from_name(other));
 }

@@ -316,3 +316,51 @@ TEST_CASE("the benchmark scenario written back as TOML keeps its keys and runs t
   o.keep_events = 0;
   CHECK(run_scenario(original, o).trace_hash == run_scenario(again, o).trace_hash);
 }
+
+namespace {
+void same_violations(const std::vector<Violation>& a, const std::vector<Violation>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].kind == b[i].kind);
+    CHECK(a[i].at == b[i].at);
+    CHECK(a[i].until == b[i].until);
+    CHECK(a[i].processes == b[i].processes);
+    CHECK(a[i].detail == b[i].detail);
+  }
+}
+}  // namespace
+
+TEST_CASE("a judge restarted on another trace finds what a new judge finds there, whatever it judged before") {
+  // Explore's workers keep one judge for all their runs (RunReuse): nothing
+  // of one run's judging may reach the next, finished or cut off midway.
+  std::vector<RunResult> runs;
+  std::vector<CheckOptions> options;
+  std::size_t found = 0;
+  for (const fs::path& file : catalogue_files()) {
+    RunResult r = run_scenario(load_scenario(file.string()));
+    CheckOptions o;
+    o.run_end = r.world->now();
+    o.ttl = r.scenario->lock.ttl;
+    o.liveness_window = r.scenario->expect.liveness_window;
+    found += r.violations.size();
+    options.push_back(o);
+    runs.push_back(std::move(r));
+  }
+  REQUIRE(found > 20);  // the catalogue shows every kind of violation, some several times
+  Judge judge(runs.front().world->trace(), options.front());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const bool cut_off : {false, true}) {
+      // The previous scenario's run, judged whole or cut off halfway (a run that threw).
+      const std::size_t before = (i + runs.size() - 1) % runs.size();
+      const Trace& previous = runs[before].world->trace();
+      judge.restart(previous, options[before]);
+      const std::size_t upto = cut_off ? previous.events().size() / 2 : previous.events().size();
+      for (std::size_t k = 0; k < upto; ++k) judge.observe(previous.events()[k]);
+      if (!cut_off) judge.finish(options[before].run_end);
+      INFO(runs[i].scenario->path << (cut_off ? ", after a run cut off" : ", after a finished run"));
+      const Trace& t = runs[i].world->trace();
+      judge.restart(t, options[i]);
+      for (const TraceEvent& e : t.events()) judge.observe(e);
+      same_violations(judge.finish(options[i].run_end), check_trace(t, options[i]));
+    }
+}

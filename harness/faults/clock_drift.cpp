@@ -28,10 +28,10 @@ std::string describe(const FaultSpec& f) {
   return f.target + "'s clocks drift " + std::to_string(f.drift_ppb / 1000) + " ppm";
 }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   f.target = d.target(d.rng.chance(0.7) ? d.nodes : d.clients);
   f.drift_ppb = d.rng.between(-d.max_drift_ppm, d.max_drift_ppm) * 1000;
-  out.push_back(std::move(f));
 }
 
 // As fast or as slow as explore draws them.

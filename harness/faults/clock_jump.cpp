@@ -21,12 +21,12 @@ void write(FaultWriter& out, const FaultSpec& f) {
 
 std::string describe(const FaultSpec& f) { return f.target + "'s wall clock jumps " + format_duration(f.by); }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   f.target = d.target(d.rng.chance(0.7) ? d.nodes : d.clients);
   const bool back = d.rng.chance(0.5);
   f.by = d.length(d.max_jump);
   if (back) f.by = -f.by;
-  out.push_back(std::move(f));
 }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {

@@ -18,9 +18,9 @@ void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target
 
 std::string describe(const FaultSpec& f) { return f.target + " crashes"; }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = d.target(d.rng.chance(0.5) ? d.clients : d.nodes);
-  const FaultSpec& crash = out.emplace_back(std::move(f));
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& crash = out.back();
+  crash.target = d.target(d.rng.chance(0.5) ? d.clients : d.nodes);
   if (d.rng.chance(0.7)) {  // and comes back, with or without its keys
     FaultSpec r;
     r.kind = FaultKind::Restart;

@@ -46,10 +46,10 @@ std::string describe(const FaultSpec& f) {
   return "messages " + f.from + " -> " + f.to + " are held back for " + format_duration(f.duration.value_or(f.by));
 }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   link_fault::draw(d, f);
   f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{3}));
-  out.push_back(std::move(f));
 }
 
 // The next message on each link held back for each length.

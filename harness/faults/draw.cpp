@@ -45,13 +45,25 @@ Duration FaultDraw::length(Duration max, const std::string& avoid) {
       else if (!fixed.empty()) constant = pick(rng, fixed);
       break;
   }
+  length_source = {};
   if (!constant && !event) {
-    length_source = "random";
+    length_source.random = true;
     return rng.between(Duration::ms(1), max);
   }
-  // A constant names itself ("lease"); an event of the reference run is "until client2 read".
-  length_source = constant ? constant->name : "until " + event->name();
+  length_source.constant = constant;
+  if (event) {
+    length_source.process = event->process;
+    length_source.event = event->event;
+  }
   return std::clamp(give_or_take(rng, constant ? constant->value : event->value), Duration::ms(1), max);
+}
+
+// A constant names itself ("lease"); an event of the reference run is "until client2 read".
+std::string FaultDraw::LengthSource::text() const {
+  if (random) return "random";
+  if (constant) return constant->name;
+  if (process) return "until " + *process + " " + std::string(event_name(event));
+  return "";
 }
 
 const std::string& FaultDraw::target(const std::vector<std::string>& pool, double p) {

@@ -35,10 +35,10 @@ void write(FaultWriter& out, const FaultSpec& f) {
 
 std::string describe(const FaultSpec& f) { return "messages " + f.from + " -> " + f.to + " are dropped"; }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   link_fault::draw(d, f);
   f.count = static_cast<int>(d.rng.between(std::int64_t{1}, std::int64_t{5}));
-  out.push_back(std::move(f));
 }
 
 // The next message on each link lost.

@@ -33,10 +33,7 @@ void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target
 
 std::string describe(const FaultSpec& f) { return "the sentinel fails " + f.target + " over"; }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
-  f.target = pick(d.rng, d.masters_with_replicas);
-  out.push_back(std::move(f));
-}
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) { out.back().target = pick(d.rng, d.masters_with_replicas); }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
   for (const std::string& m : c.masters_with_replicas) {

@@ -103,20 +103,28 @@ struct FaultDraw {
   // the reference run after this fault's start, measured from it.
   const std::vector<NamedDuration>* constants = nullptr;
   // An event of the reference run: its process (the reference's own
-  // string), kind, and how long after the fault's start it came. Its name
-  // ("client2 read") is built only for the one a length is measured by.
+  // string), kind, and how long after the fault's start it came. No name is
+  // built for it (LengthSource::text, when asked).
   struct Later {
     const std::string* process;
     Ev event;
     Duration value;
-    std::string name() const { return *process + " " + std::string(event_name(event)); }
   };
   std::vector<Later> later;
   // The process whose event the fault waits for ("" for a fault at a time):
   // a kind prefers it as its target.
   std::string anchor_process;
-  // Where the last length() came from: "random", "lease", "until client2 read".
-  std::string length_source;
+  // Where the last length() came from, named by text(): "random", "lease",
+  // "until client2 read" ("" before any). Pointers, not text: explore builds
+  // the words only for a run whose notes it keeps (one that found something).
+  struct LengthSource {
+    bool random = false;
+    const NamedDuration* constant = nullptr;  // one of *constants
+    const std::string* process = nullptr;     // an event's (the reference's own string)
+    Ev event = Ev::Started;
+    std::string text() const;
+  };
+  LengthSource length_source;
   // length()'s candidates, kept from one call to the next (no allocation per draw).
   std::vector<const Later*> scratch_events;
   std::vector<const NamedDuration*> scratch_fixed;
@@ -173,9 +181,10 @@ struct FaultKindInfo {
   void (*apply)(FaultContext& ctx, const FaultSpec& f) = nullptr;
   void (*write)(FaultWriter& out, const FaultSpec& f) = nullptr;  // the keys parse reads
   std::string (*describe)(const FaultSpec& f) = nullptr;          // "client1 pauses for 3s"
-  // Explore: fill in f (its kind and time are drawn) and append it, with any
-  // fault that goes with it. Null: explore never draws this kind on its own.
-  void (*draw)(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) = nullptr;
+  // Explore: fill in the fault `out.back()` (its kind and time are drawn), in
+  // place, and append any fault that goes with it (which moves `out.back()`:
+  // read it before). Null: explore never draws this kind on its own.
+  void (*draw)(FaultDraw& d, std::vector<FaultSpec>& out) = nullptr;
   // Whether the base scenario can take this kind; null: every scenario can.
   bool (*offered)(const Scenario& base) = nullptr;
   // Explore --exhaustive: every fault of this kind it tries at one anchor
@@ -202,6 +211,13 @@ std::string fault_kind_names(std::string_view separator, bool drawn_only = false
 bool undoes(const FaultSpec& later, const FaultSpec& earlier);
 // In the order the engine applies timed faults: by time, stable. Triggered faults count as time zero.
 void sort_faults(std::vector<FaultSpec>& faults);
+// The same, working in `scratch` (whose capacity a caller that sorts run
+// after run keeps: explore's drawer).
+struct FaultSortScratch {
+  std::vector<std::pair<Duration, std::size_t>> order;
+  std::vector<FaultSpec> sorted;
+};
+void sort_faults(std::vector<FaultSpec>& faults, FaultSortScratch& scratch);
 // "at 1s client1 pauses for 40s", "on client1 read, 5ms after: client1 pauses for 40s".
 std::string describe_fault(const FaultSpec& f);
 

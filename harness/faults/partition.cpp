@@ -49,7 +49,8 @@ std::string describe(const FaultSpec& f) {
   return "a partition cuts the network for " + format_duration(f.duration.value_or(Duration::zero()));
 }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   // A random nonempty proper subset against everyone else.
   // Or the process whose event it waits for, alone.
   std::vector<std::string> a, rest;
@@ -65,7 +66,6 @@ void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
   f.groups = {a, rest};
   f.one_way = d.rng.chance(0.2);
   f.duration = d.length(d.max_outage);
-  out.push_back(std::move(f));
 }
 
 // One process cut off from all the others, for each length.

@@ -21,10 +21,10 @@ void write(FaultWriter& out, const FaultSpec& f) {
 
 std::string describe(const FaultSpec& f) { return f.target + " pauses for " + format_duration(*f.duration); }
 
-void draw(FaultDraw& d, FaultSpec f, std::vector<FaultSpec>& out) {
+void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
+  FaultSpec& f = out.back();
   f.target = d.target(d.rng.chance(0.7) ? d.clients : d.nodes);
   f.duration = d.length(d.max_pause, f.target);
-  out.push_back(std::move(f));
 }
 
 void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {

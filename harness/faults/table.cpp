@@ -56,20 +56,25 @@ std::string describe_fault(const FaultSpec& f) {
 }
 
 void sort_faults(std::vector<FaultSpec>& faults) {
+  FaultSortScratch scratch;
+  sort_faults(faults, scratch);
+}
+
+void sort_faults(std::vector<FaultSpec>& faults, FaultSortScratch& scratch) {
   // Stable by `at` (a fault on an event counts as at zero). Explore sorts
   // every run's schedule: the keys and positions are sorted, and each
   // FaultSpec (strings and all) moved once, if the order changes at all.
   auto key = [](const FaultSpec& f) { return f.at.value_or(Duration::zero()); };
   if (std::is_sorted(faults.begin(), faults.end(), [&](const FaultSpec& a, const FaultSpec& b) { return key(a) < key(b); }))
     return;
-  std::vector<std::pair<Duration, std::size_t>> order;
-  order.reserve(faults.size());
+  std::vector<std::pair<Duration, std::size_t>>& order = scratch.order;
+  order.clear();
   for (std::size_t i = 0; i < faults.size(); ++i) order.emplace_back(key(faults[i]), i);
   std::sort(order.begin(), order.end());  // (key, position): the stable order
-  std::vector<FaultSpec> sorted;
-  sorted.reserve(faults.size());
+  std::vector<FaultSpec>& sorted = scratch.sorted;
+  sorted.clear();
   for (const auto& [at, i] : order) sorted.push_back(std::move(faults[i]));
-  faults = std::move(sorted);
+  faults.swap(sorted);  // the moved-from ones stay in the scratch until the next sort
 }
 
 }  // namespace locksim
