@@ -48,14 +48,19 @@ class LocalClock {
   }
 
   void jump(Instant now, Duration by) {
+    ++changes_;
     reanchor(now);
     anchor_reading_ += by;
   }
   void set_drift_ppb(Instant now, std::int64_t ppb) {
+    ++changes_;
     reanchor(now);
     drift_ppb_ = ppb;
   }
   std::int64_t drift_ppb() const { return drift_ppb_; }
+  // How many times the clock was stepped or changed rate: while it stays
+  // the same, when_reads() of a target still ahead gives the same instant.
+  std::uint32_t changes() const { return changes_; }
 
  private:
   static std::int64_t scale(std::int64_t ns, std::int64_t ppb) {
@@ -81,6 +86,7 @@ class LocalClock {
   Instant anchor_true_ = Instant::zero();
   Instant anchor_reading_ = Instant::zero();
   std::int64_t drift_ppb_ = 0;
+  std::uint32_t changes_ = 0;
 };
 
 struct ClockSpec {

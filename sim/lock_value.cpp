@@ -7,11 +7,16 @@ namespace locksim {
 namespace {
 constexpr char kDigits[] = "0123456789abcdef";
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+// A character's value as a lower-case hex digit, -1 if it is none: a table,
+// as a released lock's value is read back from its text (Grant::value).
+struct HexDigits {
+  std::int8_t of[256];
+  constexpr HexDigits() : of{} {
+    for (int c = 0; c < 256; ++c) of[c] = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  }
+};
+constexpr HexDigits kHex;
+int hex_digit(char c) { return kHex.of[static_cast<unsigned char>(c)]; }
 }  // namespace
 
 LockValue LockValue::random(Rng& rng, int bytes, std::int64_t suffix) {
@@ -36,15 +41,14 @@ LockValue LockValue::random(Rng& rng, int bytes, std::int64_t suffix) {
 }
 
 LockValue LockValue::from_text(std::string_view text) {
-  LockValue v;
   const std::size_t colon = text.find(':');
   const std::string_view hex = text.substr(0, colon);
   Random r;
   bool random = hex.size() % 2 == 0 && hex.size() >= 2 * kMinBytes && hex.size() <= 2 * kMaxBytes;
   for (std::size_t i = 0; random && i < hex.size(); i += 2) {
     const int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
-    if (hi < 0 || lo < 0) random = false;
-    else r.words[i / 16] |= std::uint64_t(hi * 16 + lo) << (8 * ((i / 2) % 8));
+    if ((hi | lo) < 0) random = false;
+    else r.words[i / 16] |= std::uint64_t(hi * 16 + lo) << (4 * (i % 16));
   }
   if (random && colon != std::string_view::npos) {
     const std::string_view digits = text.substr(colon + 1);
@@ -55,12 +59,12 @@ LockValue LockValue::from_text(std::string_view text) {
     r.suffix = n;
   }
   if (!random) {
+    LockValue v;
     v.v_ = std::string(text);
     return v;
   }
   r.bytes = static_cast<std::uint8_t>(hex.size() / 2);
-  v.v_ = r;
-  return v;
+  return LockValue(r);
 }
 
 bool LockValue::empty() const {

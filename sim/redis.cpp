@@ -823,10 +823,20 @@ std::optional<Instant> RedisNode::next_useful_tick() {
   // later change of the wall clock's rate can make the key due sooner than
   // this; lookups still expire it on time.
   const Instant true_now = world().now();
-  const Instant due_true = clocks().wall.when_reads(*earliest + Duration::ms(1), true_now);
-  const Instant due = clocks().mono.read(due_true);
+  const LocalClock& wall = clocks().wall;
+  const LocalClock& mono = clocks().mono;
+  TickMemo& m = tick_memo_;
+  // The same key, clocks and grid, and the key's due time (true) still
+  // ahead: when_reads() would give that due time again.
+  if (m.valid && true_now < m.due_true && m.earliest == *earliest && m.origin == expiry_origin_ &&
+      m.wall_changes == wall.changes() && m.mono_changes == mono.changes())
+    return m.tick;
+  const Instant due_true = wall.when_reads(*earliest + Duration::ms(1), true_now);
+  const Instant due = mono.read(due_true);
   const Duration period = config_.active_expire_period;
-  return expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
+  const Instant tick = expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
+  m = {*earliest, expiry_origin_, due_true, tick, wall.changes(), mono.changes(), true};
+  return tick;
 }
 
 void RedisNode::nudge_expiry() {

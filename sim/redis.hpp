@@ -204,6 +204,15 @@ class RedisNode : public Process {
   Alarm expiry_alarm_{*this};                 // the expiry loop's sleep
   Instant expiry_origin_;                     // the loop's grid: ticks at origin + k * period (mono)
   Instant expiry_target_ = Instant::never();  // the tick it sleeps to
+  // next_useful_tick()'s last answer for a key not yet due, and what it
+  // depended on (the earliest expiry, the clocks, the grid): asked after
+  // every command, it is mostly the same question.
+  struct TickMemo {
+    Instant earliest, origin, due_true, tick;
+    std::uint32_t wall_changes = 0, mono_changes = 0;
+    bool valid = false;
+  };
+  TickMemo tick_memo_;
 };
 
 }  // namespace locksim

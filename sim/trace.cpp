@@ -49,6 +49,7 @@ std::string_view event_name(Ev kind) {
 }
 
 ProcId Trace::add_process(std::string name, ProcessRole role) {
+  if (processes_.empty()) processes_.reserve(8);  // a scenario's few processes, without regrowing
   processes_.push_back({std::move(name), role});
   return static_cast<ProcId>(processes_.size() - 1);
 }

@@ -465,6 +465,7 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
 
 World::World(std::uint64_t seed) : seed_(seed), root_rng_(seed), network_(*this) {
   network_.configure({});
+  processes_.reserve(8);  // a scenario's few processes, without regrowing (explore builds a world per run)
 }
 
 void World::set_lean(bool lean) {
