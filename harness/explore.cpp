@@ -123,8 +123,8 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   ro.hash = false;  // a run is read for its verdict only
   if (o.liveness) ro.liveness = window;
   ro.reuse = &w.reuse;
-  const RunResult r = run_scenario_borrowed(s, ro);
-  out.verdict = r.verdict;
+  RunResult r = run_scenario_borrowed(s, ro);
+  out.verdict = std::move(r.verdict);
   out.budget_exhausted = r.budget_exhausted;
   out.stuck_after_heal = r.liveness && r.liveness->stuck;
   // The summary reads a run's notes for its violations only (ExploreSummary::add_notes).

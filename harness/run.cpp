@@ -81,6 +81,8 @@ struct Watchers {
   // The kinds some watcher reads: the trace shows this listener those only
   // (and a lean world does not build events of other kinds).
   EvSet interest = Judge::kReads | kTallied;
+  // Of those, the kinds only the judge reads, and only when they name an owner.
+  EvSet owned_only = Judge::kOwnedOnly.without(kTallied);
   std::size_t listener = 0;  // its number in the trace
 
   // As made anew for another run (the judge keeps its capacity).
@@ -91,6 +93,7 @@ struct Watchers {
     faults = nullptr;
     liveness.reset();
     interest = Judge::kReads | kTallied;
+    owned_only = Judge::kOwnedOnly.without(kTallied);
     listener = 0;
   }
   void arm(Trace& trace, FaultEngine& engine) {
@@ -101,9 +104,13 @@ struct Watchers {
     liveness.emplace(trace);
     widen(trace, LivenessWatch::kReads);
   }
+  // None of the watchers reads clock readings: the judge and the liveness
+  // watch go by true time, the fault triggers by kind and process.
+  Trace::Interest reads() const { return {interest, owned_only, false}; }
   void widen(Trace& trace, EvSet kinds) {
     interest |= kinds;
-    trace.widen_listener(listener, interest);
+    owned_only = owned_only.without(kinds);  // another watcher reads them whole
+    trace.widen_listener(listener, reads());
   }
 
   void operator()(const TraceEvent& e) {
@@ -184,11 +191,11 @@ Watchers& add_watchers(Trace& trace, const CheckOptions& check, RunReuse* reuse)
     if (kept) kept->restart(trace, check);
     else kept.emplace(trace, check);
     w = &*kept;
-    w->listener = trace.add_listener([w](const TraceEvent& e) { (*w)(e); }, w->interest);
+    w->listener = trace.add_listener([w](const TraceEvent& e) { (*w)(e); }, w->reads());
   } else {
     auto owned = std::make_shared<Watchers>(trace, check);
     w = owned.get();
-    w->listener = trace.add_listener([owned](const TraceEvent& e) { (*owned)(e); }, w->interest);
+    w->listener = trace.add_listener([owned](const TraceEvent& e) { (*owned)(e); }, w->reads());
   }
   return *w;
 }

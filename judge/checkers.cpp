@@ -97,7 +97,7 @@ class ServiceHoldings {
     if (!has_role(*trace_, e.process, ProcessRole::LockNode)) return;
     switch (e.kind) {
       case Ev::Holder: hold(e, e.owner); break;
-      case Ev::Command:
+      case Ev::Command:  // with an owner only: Judge::kOwnedOnly
         if (e.owner != kNoProc) hold(e, e.owner);
         break;
       case Ev::Expired:
@@ -675,6 +675,10 @@ void Judge::observe(const TraceEvent& e) {
   static_assert(Judge::kReads == (GrantTruth::kReads | OverlapChecker::kReads | StaleWriteChecker::kReads |
                                   LostUpdateChecker::kReads | ForeignReleaseChecker::kReads | StuckChecker::kReads),
                 "Judge::kReads is every kind some checker reads");
+  static_assert((Judge::kOwnedOnly & (OverlapChecker::kReads | StaleWriteChecker::kReads | LostUpdateChecker::kReads |
+                                      ForeignReleaseChecker::kReads | StuckChecker::kReads)) == EvSet{} &&
+                    (Judge::kOwnedOnly & GrantTruth::kReads) == Judge::kOwnedOnly,
+                "the owned-only kinds are the service holdings' commands: no other checker reads them");
   Impl& j = *impl_;
   if (GrantTruth::kReads.has(e.kind)) j.truth.observe(e);
   if (OverlapChecker::kReads.has(e.kind)) j.overlap.observe(e);

@@ -80,6 +80,11 @@ class Judge {
                Ev::Lost, Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Command, Ev::Expired, Ev::KeyDeleted,
                Ev::StorageRead, Ev::StorageWrite, Ev::StorageReject, Ev::Holder};
   static bool reads(Ev kind) { return kReads.has(kind); }
+  // Of these kinds it reads only the events that name an owner: a command
+  // that leaves nobody holding the key changes nothing the checkers know
+  // (ServiceHoldings). A listener for the judge alone may pass this to
+  // Trace::add_listener, and a lean world skips the others.
+  static constexpr EvSet kOwnedOnly{Ev::Command};
   // All violations, ordered by (at, kind). Call once.
   std::vector<Violation> finish(Instant run_end);
 

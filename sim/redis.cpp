@@ -257,15 +257,19 @@ void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, st
                              std::optional<ProcId> owner) {
   Trace& trace = world().trace();
   if (!trace.wants(Ev::Command)) return trace.skip();
-  TraceEvent e{.peer = from, .key = req.key};
-  if (trace.hashing()) e.content = (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3);
   // The key's holder after the command, when it is the requester: what the
   // lock service holds, for the judge (judge/checkers.cpp, ServiceHoldings).
+  ProcId holder = kNoProc;
   if (owner) {
-    e.owner = *owner;
+    holder = *owner;
   } else if (const auto it = keys_.find(req.key); from != kNoProc && it != keys_.end() && it->second.setter == from) {
-    e.owner = from;
+    holder = from;
   }
+  // A refused SET NX, say: the judge reads no command that leaves nobody
+  // holding (Judge::kOwnedOnly), and a lean run has no other reader.
+  if (holder == kNoProc && !trace.wants_unowned(Ev::Command)) return trace.skip();
+  TraceEvent e{.peer = from, .owner = holder, .key = req.key};
+  if (trace.hashing()) e.content = (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3);
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }
@@ -828,14 +832,14 @@ std::optional<Instant> RedisNode::next_useful_tick() {
   TickMemo& m = tick_memo_;
   // The same key, clocks and grid, and the key's due time (true) still
   // ahead: when_reads() would give that due time again.
-  if (m.valid && true_now < m.due_true && m.earliest == *earliest && m.origin == expiry_origin_ &&
+  if (true_now < m.due_true && m.earliest == *earliest && m.origin == expiry_origin_ &&
       m.wall_changes == wall.changes() && m.mono_changes == mono.changes())
     return m.tick;
   const Instant due_true = wall.when_reads(*earliest + Duration::ms(1), true_now);
   const Instant due = mono.read(due_true);
   const Duration period = config_.active_expire_period;
   const Instant tick = expiry_origin_ + period * ((due - expiry_origin_) / period + 1);
-  m = {*earliest, expiry_origin_, due_true, tick, wall.changes(), mono.changes(), true};
+  m = {*earliest, expiry_origin_, due_true, tick, wall.changes(), mono.changes()};
   return tick;
 }
 

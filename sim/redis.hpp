@@ -210,8 +210,7 @@ class RedisNode : public Process {
   struct TickMemo {
     Instant earliest, origin, due_true, tick;
     std::uint32_t wall_changes = 0, mono_changes = 0;
-    bool valid = false;
-  };
+  };  // one never made has due_true zero: no moment of a run is before it
   TickMemo tick_memo_;
 };
 

@@ -85,28 +85,43 @@ std::string Trace::line(const TraceEvent& e) const {
 }
 
 
-std::size_t Trace::add_listener(Listener l, EvSet kinds) {
-  listeners_.push_back({std::move(l), kinds});
-  wanted_ |= kinds;
+std::size_t Trace::add_listener(Listener l, Interest reads) {
+  listeners_.push_back({std::move(l), reads});
+  want_again();
   return listeners_.size() - 1;
 }
 
-void Trace::widen_listener(std::size_t id, EvSet kinds) {
-  listeners_.at(id).kinds |= kinds;
-  wanted_ |= kinds;
+void Trace::widen_listener(std::size_t id, Interest more) {
+  Interest& r = listeners_.at(id).reads;
+  // Owned-only stays so for a kind `more` does not name, or names owned-only;
+  // a kind new to the listener is as `more` reads it.
+  r.owned_only = r.owned_only.without(more.kinds) | (r.owned_only & more.owned_only) | more.owned_only.without(r.kinds);
+  r.kinds |= more.kinds;
+  r.clocks = r.clocks || more.clocks;
+  want_again();
 }
 
 void Trace::set_hashing(bool on) {
   hashing_ = on;
-  wanted_ = on ? EvSet::all() : EvSet{};
-  for (const Listening& l : listeners_) wanted_ |= l.kinds;
+  want_again();
+}
+
+void Trace::want_again() {
+  wanted_ = hashing_ ? EvSet::all() : EvSet{};
+  wanted_unowned_ = wanted_;
+  clocks_wanted_ = hashing_;
+  for (const Listening& l : listeners_) {
+    wanted_ |= l.reads.kinds;
+    wanted_unowned_ |= l.reads.kinds.without(l.reads.owned_only);
+    clocks_wanted_ = clocks_wanted_ || l.reads.clocks;
+  }
 }
 
 void Trace::record(TraceEvent&& e) {
   e.seq = count_++;
   if (hashing_) hash_event(e);
   for (const Listening& l : listeners_)
-    if (l.kinds.has(e.kind)) l.listener(e);
+    if (l.reads.kinds.has(e.kind) && (e.owner != kNoProc || !l.reads.owned_only.has(e.kind))) l.listener(e);
   if (events_.size() < keep_limit_) events_.push_back(std::move(e));
 }
 

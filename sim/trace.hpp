@@ -120,6 +120,16 @@ class EvSet {
     return *this;
   }
   friend constexpr EvSet operator|(EvSet a, EvSet b) { return a |= b; }
+  friend constexpr EvSet operator&(EvSet a, EvSet b) {
+    a.bits_ &= b.bits_;
+    return a;
+  }
+  // The kinds of this set that are not in `o`.
+  constexpr EvSet without(EvSet o) const {
+    EvSet s = *this;
+    s.bits_ &= ~o.bits_;
+    return s;
+  }
   friend constexpr bool operator==(EvSet, EvSet) = default;
 
  private:
@@ -139,6 +149,18 @@ class Trace {
  public:
   // Called for every event as it is recorded (fault triggers listen here).
   using Listener = std::function<void(const TraceEvent&)>;
+  // What a listener reads: the events of `kinds`; of the kinds in
+  // `owned_only`, only events that name an owner (the judge's reading of
+  // commands: one that leaves no requester holding the key changes nothing
+  // it knows); and, if `clocks`, the processes' clock readings
+  // (TraceEvent::wall and mono; without them they may be left unread).
+  struct Interest {
+    Interest(EvSet kinds = EvSet::all(), EvSet owned_only = {}, bool clocks = true)
+        : kinds(kinds), owned_only(owned_only & kinds), clocks(clocks) {}
+    EvSet kinds;
+    EvSet owned_only;
+    bool clocks;
+  };
 
   ProcId add_process(std::string name, ProcessRole role);
   const std::vector<ProcessInfo>& processes() const { return processes_; }
@@ -146,16 +168,23 @@ class Trace {
   std::optional<ProcId> find(std::string_view name) const;
 
   void record(TraceEvent&& e);
-  // A listener hears the events of the kinds it reads, `kinds` (default:
-  // every kind). Returns its number, for widen_listener.
-  std::size_t add_listener(Listener l, EvSet kinds = EvSet::all());
-  // Listener `id` now reads `kinds` (a watcher joined it).
-  void widen_listener(std::size_t id, EvSet kinds);
+  // A listener hears the events it reads (Interest; default: every event,
+  // whole). Returns its number, for widen_listener.
+  std::size_t add_listener(Listener l, Interest reads = {});
+  // Listener `id` reads `more` besides (a watcher joined it): a kind read
+  // whole by either is read whole, and the clock readings if either reads them.
+  void widen_listener(std::size_t id, Interest more);
   // Whether anyone reads an event of `kind` recorded now: the hash, the
   // events kept, or a listener of that kind. When nobody does, the recorder
   // may skip() it instead of building it (explore's runs, which read only
   // their verdict, skip the network's sent and delivered events).
   bool wants(Ev kind) const { return wanted_.has(kind) || events_.size() < keep_limit_; }
+  // wants() of an event of `kind` that names no owner: as wants(), less the
+  // listeners that read `kind` only when it names one (add_listener).
+  bool wants_unowned(Ev kind) const { return wanted_unowned_.has(kind) || events_.size() < keep_limit_; }
+  // Whether anyone reads the clock readings of an event recorded now: the
+  // hash, the events kept, or a listener that reads them (Interest::clocks).
+  bool wants_clocks() const { return clocks_wanted_ || events_.size() < keep_limit_; }
   // An event nobody reads: counted (size() and later events' seq are as if
   // it were recorded), not built, hashed or shown.
   void skip() { ++count_; }
@@ -195,10 +224,13 @@ class Trace {
   std::vector<TraceEvent> events_;
   struct Listening {
     Listener listener;
-    EvSet kinds;
+    Interest reads;
   };
+  void want_again();
   std::vector<Listening> listeners_;
   EvSet wanted_ = EvSet::all();  // the hash's (every kind, when hashing) and the listeners' kinds
+  EvSet wanted_unowned_ = EvSet::all();  // the same, less the listeners' owned-only kinds
+  bool clocks_wanted_ = true;  // by the hash or a listener
   bool hashing_ = true;
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
   std::uint64_t count_ = 0;

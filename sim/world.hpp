@@ -75,6 +75,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   std::uint64_t next_seq() { return seq_++; }
+  void reserve(std::size_t n) { heap_.reserve(n); }
   const std::vector<Event>& events() const { return heap_; }  // in heap order
 
  private:

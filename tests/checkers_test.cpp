@@ -571,3 +571,38 @@ TEST_CASE("a restarted judge forgets the run it judged before: who held what, th
     CHECK(again[0].detail == fresh[0].detail);
   }
 }
+
+TEST_CASE("a restarted judge forgets which node held the key for whom") {
+  // Run a: redis1 holds the key for client1.
+  T a;
+  a.ev(0, a.redis, Ev::Command, a.c1, 0, a.c1, -1, "lock");
+  // Run b: redis2 holds it for client2; redis1 names nobody. Both clients
+  // act as holders, but only client2's grant is real: client1 only believed
+  // it held the lock. With redis1 still holding the key for client1 (c),
+  // both would have held it.
+  T b;
+  const ProcId redis2 = b.trace.add_process("redis2", ProcessRole::LockNode);
+  b.ev(0, redis2, Ev::Command, b.c2, 0, b.c2, -1, "lock");
+  b.ev(10, b.c1, Ev::Acquiring).ev(10, b.c1, Ev::Acquired).ev(10, b.c2, Ev::Acquiring).ev(10, b.c2, Ev::Acquired);
+  b.ev(100, b.c1, Ev::Releasing).ev(100, b.c2, Ev::Releasing);
+  const std::vector<Violation> fresh = check_trace(b.trace, until(200));
+  REQUIRE(fresh.size() == 1);
+  CHECK(contains(fresh[0].detail, "client2 held the lock and client1 believed it did"));
+  T c;
+  const ProcId c_redis2 = c.trace.add_process("redis2", ProcessRole::LockNode);
+  c.ev(0, c.redis, Ev::Command, c.c1, 0, c.c1, -1, "lock").ev(0, c_redis2, Ev::Command, c.c2, 0, c.c2, -1, "lock");
+  c.ev(10, c.c1, Ev::Acquiring).ev(10, c.c1, Ev::Acquired).ev(10, c.c2, Ev::Acquiring).ev(10, c.c2, Ev::Acquired);
+  c.ev(100, c.c1, Ev::Releasing).ev(100, c.c2, Ev::Releasing);
+  const std::vector<Violation> remembered = check_trace(c.trace, until(200));
+  REQUIRE(remembered.size() == 1);
+  CHECK(contains(remembered[0].detail, "client1 and client2 both held the lock"));
+
+  Judge judge(a.trace, until(300));
+  for (const TraceEvent& e : a.trace.events()) judge.observe(e);
+  CHECK(judge.finish(at_ms(300)).empty());
+  judge.restart(b.trace, until(200));
+  for (const TraceEvent& e : b.trace.events()) judge.observe(e);
+  const std::vector<Violation> again = judge.finish(at_ms(200));
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].detail == fresh[0].detail);
+}

@@ -135,6 +135,22 @@ TEST_CASE("destroying a coroutine that awaits a call or a sleep cancels them: no
   CHECK(events_of_kind(rig.w, Ev::Delivered) == 2);
 }
 
+TEST_CASE("a call made and dropped without being awaited sends nothing, and gives its staged message slot back") {
+  Rig rig({{Duration::zero(), Node::Answer::Ok}});
+  // The slot the next staged request takes: the world's free list is last in, first out.
+  const std::uint64_t next = rig.w.new_message_slot();
+  rig.w.free_message_slot(next);
+  {
+    auto unawaited = rig.client->env.call_redis(rig.nodes[0], get("k"), Duration::ms(50));
+    CHECK(rig.w.new_message_slot() != next);  // `next` is the request's, staged in it
+  }
+  CHECK(rig.w.new_message_slot() == next);  // given back when the awaiter went
+  CHECK(rig.client->calls_in_flight() == 0);
+  CHECK(rig.client->timers_set() == 0);
+  rig.w.run_until(at_ms(100));
+  CHECK(rig.w.network().messages_sent() == 0);
+}
+
 TEST_CASE("when_quorum goes on at the quorum, keeps the replies of that instant, and cancels the rest") {
   using A = Node::Answer;
   // Three nodes answer at 2 ms, two at 52 ms and 102 ms.

@@ -230,6 +230,10 @@ TEST_CASE("a run without a hash (explore's lean world) judges every catalogue sc
     CHECK(b.world->trace().hashing() == false);
     CHECK_FALSE(b.world->trace().wants(Ev::Sent));  // no listener of the network's events...
     CHECK(b.world->trace().wants(Ev::Acquired));    // ...but the judge's
+    CHECK(b.world->trace().wants(Ev::Command));     // a command that leaves the requester holding...
+    CHECK_FALSE(b.world->trace().wants_unowned(Ev::Command));  // ...not one that leaves nobody
+    CHECK_FALSE(b.world->trace().wants_clocks());  // the watchers go by true time
+    CHECK(a.world->trace().wants_clocks());        // the hash reads the clock readings
   }
 }
 
@@ -271,6 +275,59 @@ TEST_CASE("a listener hears only the kinds it names, and a skipped event keeps t
   CHECK(EvSet::all().has(kLastEvent));
   CHECK_FALSE(EvSet::all_but({Ev::Sent}).has(Ev::Sent));
   CHECK(EvSet::all_but({Ev::Sent}).has(Ev::Delivered));
+}
+
+TEST_CASE("a listener may read a kind only when the event names an owner, and may leave the clock readings unread") {
+  Trace t;
+  t.set_hashing(false);
+  t.set_keep_limit(0);
+  std::vector<ProcId> judge_heard, other_heard;
+  const std::size_t judge = t.add_listener([&](const TraceEvent& e) { judge_heard.push_back(e.owner); },
+                                           {EvSet{Ev::Command, Ev::Acquired}, EvSet{Ev::Command, Ev::Sent}});
+  CHECK(t.wants(Ev::Command));
+  CHECK_FALSE(t.wants_unowned(Ev::Command));
+  CHECK(t.wants_unowned(Ev::Acquired));
+  CHECK_FALSE(t.wants(Ev::Sent));  // owned-only of a kind it does not read: nothing
+  t.record(TraceEvent{.kind = Ev::Command, .owner = 2});
+  t.record(TraceEvent{.kind = Ev::Command});  // names nobody: not shown to it
+  t.record(TraceEvent{.kind = Ev::Acquired});
+  CHECK(judge_heard == std::vector<ProcId>{2, kNoProc});
+  // Widened with a kind it does not name as owned-only: Command stays owned-only.
+  t.widen_listener(judge, {EvSet{Ev::Released}, EvSet{Ev::Command}});
+  CHECK_FALSE(t.wants_unowned(Ev::Command));
+  CHECK(t.wants_unowned(Ev::Released));
+  // Widened with Command whole: whole from now on.
+  t.widen_listener(judge, EvSet{Ev::Command});
+  CHECK(t.wants_unowned(Ev::Command));
+  judge_heard.clear();
+  t.record(TraceEvent{.kind = Ev::Command});
+  CHECK(judge_heard == std::vector<ProcId>{kNoProc});
+  // Another listener that reads Command whole: everyone wants every command.
+  Trace u;
+  u.set_hashing(false);
+  u.set_keep_limit(0);
+  u.add_listener([&](const TraceEvent&) {}, {EvSet{Ev::Command}, EvSet{Ev::Command}});
+  CHECK_FALSE(u.wants_unowned(Ev::Command));
+  u.add_listener([&](const TraceEvent& e) { other_heard.push_back(e.owner); }, EvSet{Ev::Command});
+  CHECK(u.wants_unowned(Ev::Command));
+  u.record(TraceEvent{.kind = Ev::Command});
+  CHECK(other_heard == std::vector<ProcId>{kNoProc});
+  // Clock readings: read by a listener that says so, or by the hash.
+  Trace k;
+  k.set_hashing(false);
+  k.set_keep_limit(0);
+  const std::size_t timeless = k.add_listener([&](const TraceEvent&) {}, {EvSet{Ev::Acquired}, {}, false});
+  CHECK_FALSE(k.wants_clocks());
+  k.widen_listener(timeless, {EvSet{Ev::Released}, {}, false});
+  CHECK_FALSE(k.wants_clocks());
+  k.widen_listener(timeless, EvSet{Ev::Released});
+  CHECK(k.wants_clocks());
+  // Hashing reads every event, owner or none.
+  Trace h;
+  h.add_listener([&](const TraceEvent&) {}, {EvSet{Ev::Command}, EvSet{Ev::Command}, false});
+  h.set_keep_limit(0);
+  CHECK(h.wants_unowned(Ev::Command));
+  CHECK(h.wants_clocks());
 }
 
 TEST_CASE("the benchmark workload: parallel SET NX PX, replies collected from all, unlocks not answered") {
