@@ -11,51 +11,93 @@ namespace locksim {
 // A binary heap (a 4-ary one was measured: more instructions per pop here).
 void EventQueue::push(Event e) {
   if (e.kind == Event::Kind::ArmedTimer && e.pid >= armed_.size()) armed_.resize(e.pid + 1, 0);
-  heap_.emplace_back();
-  place(sift_up(heap_.size() - 1, e), e);
+  if (heap_) {
+    events_.emplace_back();
+    place(sift_up(events_.size() - 1, e), e);
+    return;
+  }
+  events_.push_back(e);
+  const std::size_t i = events_.size() - 1;
+  if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = static_cast<std::uint32_t>(i + 1);
+  if (i == 0 || before(e, events_[first_])) first_ = i;
+  if (i >= kHeapAbove) become_heap();
 }
 
 // Hole-based sift-up: move parents down until e's place is found.
 std::size_t EventQueue::sift_up(std::size_t i, const Event& e) {
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    if (!before(e, heap_[parent])) break;
-    place(i, heap_[parent]);
+    if (!before(e, events_[parent])) break;
+    place(i, events_[parent]);
     i = parent;
   }
   return i;
 }
 
+// The array, pushed again as a heap: a few dozen events, once in a while.
+void EventQueue::become_heap() {
+  const std::vector<Event> all = events_;
+  events_.clear();
+  heap_ = true;
+  first_ = 0;
+  for (const Event& e : all) {
+    events_.emplace_back();
+    place(sift_up(events_.size() - 1, e), e);
+  }
+}
+
+void EventQueue::find_first() {
+  first_ = 0;
+  for (std::size_t i = 1; i < events_.size(); ++i)
+    if (before(events_[i], events_[first_])) first_ = i;
+}
+
+Event EventQueue::pop() {
+  const Event top = events_[first_];
+  if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
+  if (heap_) {
+    heap_pop();
+    if (events_.size() <= kArrayAt) heap_ = false;  // first_ is 0: the root, the earliest
+    return top;
+  }
+  const Event last = events_.back();
+  events_.pop_back();
+  if (first_ < events_.size()) place(first_, last);
+  find_first();
+  return top;
+}
+
 // Floyd's pop: the hole left at the root sinks to a leaf along the earlier
 // child (one comparison per level, not two), and the last event rises from
-// there, rarely more than a step, as it came from the bottom. Keys (time,
-// sequence) are unique, so the order of pops is the same as a textbook pop's.
-Event EventQueue::pop() {
-  const Event top = heap_.front();
-  if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
-  const Event last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n == 0) return top;
+// there, rarely more than a step, as it came from the bottom.
+void EventQueue::heap_pop() {
+  const Event last = events_.back();
+  events_.pop_back();
+  const std::size_t n = events_.size();
+  if (n == 0) return;
   std::size_t i = 0;
   for (std::size_t child = 1; child < n; child = 2 * i + 1) {
-    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-    place(i, heap_[child]);
+    if (child + 1 < n && before(events_[child + 1], events_[child])) ++child;
+    place(i, events_[child]);
     i = child;
   }
   place(sift_up(i, last), last);
-  return top;
 }
 
 void EventQueue::rekey_armed(const Event& e) {
   const std::size_t i = armed_[e.pid] - 1;
-  assert(e.kind == Event::Kind::ArmedTimer && before(e, heap_[i]) && "a rekeyed timer moves earlier");
-  place(sift_up(i, e), e);  // an earlier key: it can only rise
+  assert(e.kind == Event::Kind::ArmedTimer && before(e, events_[i]) && "a rekeyed timer moves earlier");
+  if (heap_) {
+    place(sift_up(i, e), e);  // an earlier key: it can only rise
+    return;
+  }
+  place(i, e);
+  if (before(e, events_[first_])) first_ = i;
 }
 
 void EventQueue::disarm(ProcId pid) {
   if (pid >= armed_.size() || armed_[pid] == 0) return;
-  heap_[armed_[pid] - 1].kind = Event::Kind::Timer;
+  events_[armed_[pid] - 1].kind = Event::Kind::Timer;
   armed_[pid] = 0;
 }
 
@@ -675,7 +717,7 @@ void World::digest(Digest& d) const {
     }
     p->digest(d);
   }
-  // The queue as a multiset: its heap order depends on how it was filled.
+  // The queue as a multiset: its order depends on how it was filled.
   for (const Event& e : queue_.events()) {
     Digest one;
     one.add(e.at);

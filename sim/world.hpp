@@ -35,10 +35,10 @@ namespace locksim {
 class World;
 
 // ---------------------------------------------------------------------------
-// The event queue: a binary min-heap ordered by (time, sequence), so events at
-// equal times run in the order they were scheduled.
+// The event queue, ordered by (time, sequence), so events at equal times run
+// in the order they were scheduled.
 
-// 32 bytes, so the heap moves little.
+// 32 bytes, so the queue moves little.
 struct Event {
   // ArmedTimer: a Timer the queue keeps track of, so that it can be moved
   // earlier in place (EventQueue::rekey_armed: World::set_compact_timers).
@@ -59,6 +59,13 @@ struct Event {
 };
 static_assert(sizeof(Event) == 32);
 
+// A few events (explore's runs: a handful of processes) sit in an array in
+// no order, the earliest found by a scan when one leaves: at that size a scan
+// costs less than a heap's sifting, and a push costs one comparison. Past
+// kHeapAbove events the array becomes a binary min-heap (the benchmark's
+// hundred clients), and a heap down to kArrayAt is taken as an array again
+// (its root, the earliest, is where the array's earliest is remembered).
+// Keys are unique, so the events leave in the same order either way.
 class EventQueue {
  public:
   void push(Event e);
@@ -71,25 +78,33 @@ class EventQueue {
   void rekey_armed(const Event& e);
   // Process `pid`'s ArmedTimer event, if queued, becomes a plain Timer.
   void disarm(ProcId pid);
-  const Event& top() const { return heap_.front(); }
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
+  const Event& top() const { return events_[first_]; }
+  bool empty() const { return events_.empty(); }
+  std::size_t size() const { return events_.size(); }
   std::uint64_t next_seq() { return seq_++; }
-  void reserve(std::size_t n) { heap_.reserve(n); }
-  const std::vector<Event>& events() const { return heap_; }  // in heap order
+  void reserve(std::size_t n) { events_.reserve(n); }
+  const std::vector<Event>& events() const { return events_; }  // in no particular order
+
+  static constexpr std::size_t kHeapAbove = 24;
+  static constexpr std::size_t kArrayAt = 12;
 
  private:
   static bool before(const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
-  // Put `e` at heap index i (and note where an ArmedTimer now is).
+  // Put `e` at index i (and note where an ArmedTimer now is).
   void place(std::size_t i, const Event& e) {
-    heap_[i] = e;
+    events_[i] = e;
     if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = static_cast<std::uint32_t>(i + 1);
   }
   std::size_t sift_up(std::size_t i, const Event& e);
-  std::vector<Event> heap_;
-  std::vector<std::uint32_t> armed_;  // by process: 1 + the heap index of its ArmedTimer, 0: none
+  void heap_pop();
+  void become_heap();
+  void find_first();
+  std::vector<Event> events_;  // the array, or the heap
+  bool heap_ = false;
+  std::size_t first_ = 0;  // where the earliest event is (a heap's: 0)
+  std::vector<std::uint32_t> armed_;  // by process: 1 + the index of its ArmedTimer, 0: none
   std::uint64_t seq_ = 0;
 };
 

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -40,6 +42,69 @@ TEST_CASE("the event queue pops in (time, sequence) order through interleaved pu
   }
   REQUIRE(popped.size() > 1000);
   CHECK(std::is_sorted(popped.begin(), popped.end()));
+}
+
+TEST_CASE("the event queue, as an array and as a heap, pops what a sorted reference pops, armed timers and all") {
+  // A reference: every queued event by its key. Bursts take the queue past
+  // EventQueue::kHeapAbove (it becomes a heap) and drain it below kArrayAt
+  // (an array again); armed timers are moved earlier and disarmed on the way.
+  EventQueue q;
+  std::map<std::pair<std::int64_t, std::uint64_t>, Event> ref;
+  Rng rng(11);
+  constexpr ProcId kProcs = 6;
+  std::int64_t now = 0;
+  std::size_t largest = 0, popped = 0;
+  auto armed_key = [&](ProcId pid) -> std::optional<std::pair<std::int64_t, std::uint64_t>> {
+    for (const auto& [key, e] : ref)
+      if (e.kind == Event::Kind::ArmedTimer && e.pid == pid) return key;
+    return std::nullopt;
+  };
+  for (int round = 0; round < 400; ++round) {
+    const std::uint64_t burst = round % 10 == 0 ? 40 : rng.below(4);
+    for (std::uint64_t i = 0; i < burst; ++i) {
+      Event e;
+      e.at = Instant::from_ns(now + static_cast<std::int64_t>(rng.below(50)));
+      e.seq = q.next_seq();
+      e.pid = static_cast<ProcId>(rng.below(kProcs));
+      e.kind = !q.armed(e.pid) && rng.chance(0.3) ? Event::Kind::ArmedTimer : Event::Kind::Deliver;
+      q.push(e);
+      ref.emplace(std::pair{e.at.ns(), e.seq}, e);
+    }
+    largest = std::max(largest, q.size());
+    const ProcId pid = static_cast<ProcId>(rng.below(kProcs));
+    if (const auto key = armed_key(pid); key && rng.chance(0.5)) {
+      if (rng.chance(0.5)) {  // moved earlier, with a fresh sequence number
+        Event e = ref.at(*key);
+        e.at = Instant::from_ns(now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(key->first - now) + 1)));
+        e.seq = q.next_seq();
+        if (std::pair{e.at.ns(), e.seq} < *key) {
+          q.rekey_armed(e);
+          ref.erase(*key);
+          ref.emplace(std::pair{e.at.ns(), e.seq}, e);
+        }
+      } else {
+        q.disarm(pid);
+        ref.at(*key).kind = Event::Kind::Timer;
+      }
+    }
+    for (ProcId p = 0; p < kProcs; ++p) CHECK(q.armed(p) == armed_key(p).has_value());
+    const std::uint64_t pops = round % 10 == 5 ? 45 : rng.below(4);
+    for (std::uint64_t i = 0; i < pops && !q.empty(); ++i) {
+      REQUIRE(q.top().seq == ref.begin()->second.seq);
+      const Event e = q.pop();
+      const Event want = ref.begin()->second;
+      ref.erase(ref.begin());
+      CHECK(e.at == want.at);
+      CHECK(e.seq == want.seq);
+      CHECK(e.pid == want.pid);
+      CHECK(e.kind == want.kind);
+      now = e.at.ns();
+      ++popped;
+    }
+    CHECK(q.size() == ref.size());
+  }
+  CHECK(largest > EventQueue::kHeapAbove);
+  CHECK(popped > 1000);
 }
 
 #if defined(__has_feature)
