@@ -145,7 +145,7 @@ RedisNode::Entry* RedisNode::lookup(const std::string& key, Instant now, const c
   return &it->second;
 }
 
-void RedisNode::expire(std::map<std::string, Entry>::iterator it, const char* how) {
+void RedisNode::expire(FlatMap<std::string, Entry>::iterator it, const char* how) {
   dirty_.push_back(it->first);
   note(Ev::Expired, {.owner = it->second.setter,
                      .value = it->second.expires_at->ns(),
@@ -866,9 +866,9 @@ void RedisNode::active_expire_cycle() {
   // 296): thousands of keys, more than a lock scenario has; here a bound on loops.
   constexpr int kMaxLoops = 1'000;
   for (int loop = 0; loop < kMaxLoops; ++loop) {
-    std::vector<std::map<std::string, Entry>::iterator> volatile_keys;
-    for (auto it = keys_.begin(); it != keys_.end(); ++it)
-      if (it->second.expires_at) volatile_keys.push_back(it);
+    std::vector<std::size_t> volatile_keys;  // positions in keys_, in key order
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if ((keys_.begin() + static_cast<std::ptrdiff_t>(i))->second.expires_at) volatile_keys.push_back(i);
     if (volatile_keys.empty()) return;
     const auto n = static_cast<int>(volatile_keys.size());
     const int sample = std::min(n, config_.active_expire_sample);
@@ -877,12 +877,15 @@ void RedisNode::active_expire_cycle() {
       const auto j = i + static_cast<int>(rng().below(static_cast<std::uint64_t>(n - i)));
       std::swap(volatile_keys[i], volatile_keys[j]);
     }
-    int expired = 0;
-    for (int i = 0; i < sample; ++i)
-      if (expired_at(volatile_keys[i]->second, now)) {
-        expire(volatile_keys[i], "by the active expiry cycle");
-        ++expired;
-      }
+    // The sampled keys found expired, in the sample's order; then expired in
+    // that order (an erasure moves the positions after it).
+    std::vector<std::string> due;
+    for (int i = 0; i < sample; ++i) {
+      const auto& [key, e] = *(keys_.begin() + static_cast<std::ptrdiff_t>(volatile_keys[static_cast<std::size_t>(i)]));
+      if (expired_at(e, now)) due.push_back(key);
+    }
+    const int expired = static_cast<int>(due.size());
+    for (const std::string& key : due) expire(keys_.find(key), "by the active expiry cycle");
     constexpr int kAcceptableStalePercent = 10;  // ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE
     if (expired * 100 / sample <= kAcceptableStalePercent) return;
   }

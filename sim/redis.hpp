@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/flat_map.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
@@ -77,7 +78,7 @@ class RedisNode : public Process {
     std::int64_t holds = 0;
   };
   // The keyspace as it is (no expiry applied): for tests.
-  const std::map<std::string, Entry>& keyspace() const { return keys_; }
+  const FlatMap<std::string, Entry>& keyspace() const { return keys_; }
 
   // Replication. A replica applies what its master sends, answers reads (its
   // old data too while it resyncs: replica-serve-stale-data, config.c:2995),
@@ -113,7 +114,7 @@ class RedisNode : public Process {
   void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.
   Entry* lookup(const std::string& key, Instant now, const char* how);
-  void expire(std::map<std::string, Entry>::iterator it, const char* how);
+  void expire(FlatMap<std::string, Entry>::iterator it, const char* how);
   // SET NX PX semantics; an NX refused by a live entry sets `*held` to it.
   bool set(const redis::Request& req, Instant now, ProcId from, const Entry** held = nullptr);
   // The commands and scripts of execute() that take more than a line.
@@ -154,7 +155,7 @@ class RedisNode : public Process {
   void kill_clients(ProcId except);
 
   RedisConfig config_;
-  std::map<std::string, Entry> keys_;
+  FlatMap<std::string, Entry> keys_;  // in key order, as a tree would be: the active cycle samples in it
   std::map<std::string, std::vector<ProcId>> subscribers_;  // channel -> clients
   ProcId master_ = kNoProc;        // set: this node is a replica of it
   struct Replica {
