@@ -7,6 +7,7 @@
 // last until its next change.
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,12 @@ class FlatMap {
   }
   const_iterator find(const Key& k) const { return const_cast<FlatMap&>(*this).find(k); }
   std::size_t count(const Key& k) const { return find(k) != end() ? 1 : 0; }
+  // The value at `k`; throws std::out_of_range if there is none.
+  const Value& at(const Key& k) const {
+    const const_iterator it = find(k);
+    if (it == end()) throw std::out_of_range("FlatMap::at: no such key");
+    return it->second;
+  }
   // The value at `k`, made (value-initialised) if there is none.
   Value& operator[](const Key& k) {
     if (const iterator it = find(k); it != items_.end()) return it->second;

@@ -1,6 +1,8 @@
 // What the kernel's speed-ups must not change: the event queue pops in
-// (time, sequence) order whatever its pushes, and the small-object allocator
-// (sim/alloc.cpp) hands a freed block out again, aligned, on any thread.
+// (time, sequence) order whatever its pushes, as an array or a heap; a Redis
+// node's keyspace (FlatMap) answers and iterates as std::map would; and the
+// small-object allocator (sim/alloc.cpp) hands a freed block out again,
+// aligned, on any thread.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,9 +10,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "sim/flat_map.hpp"
 #include "sim/rng.hpp"
 #include "sim/world.hpp"
 
@@ -105,6 +109,40 @@ TEST_CASE("the event queue, as an array and as a heap, pops what a sorted refere
   }
   CHECK(largest > EventQueue::kHeapAbove);
   CHECK(popped > 1000);
+}
+
+TEST_CASE("a FlatMap finds, makes and erases as std::map does, and iterates in key order, with few keys or many") {
+  FlatMap<std::string, int> flat;
+  std::map<std::string, int> ref;
+  Rng rng(5);
+  for (int step = 0; step < 3000; ++step) {
+    // Up to 40 keys: past the few searched by equality, into binary search.
+    const std::string key = "k" + std::to_string(rng.below(step < 1500 ? 6 : 40));
+    switch (rng.below(4)) {
+      case 0: flat[key] += step; ref[key] += step; break;
+      case 1: CHECK(flat.erase(key) == ref.erase(key)); break;
+      case 2: {
+        const auto it = flat.find(key);
+        REQUIRE((it == flat.end()) == (ref.count(key) == 0));
+        if (it != flat.end()) {
+          CHECK(it->second == ref.at(key));
+          flat.erase(it);
+          ref.erase(key);
+        }
+        break;
+      }
+      default: CHECK(flat.count(key) == ref.count(key)); break;
+    }
+    REQUIRE(flat.size() == ref.size());
+    auto r = ref.begin();
+    for (const auto& [k, v] : flat) {
+      CHECK(k == r->first);
+      CHECK(v == r->second);
+      ++r;
+    }
+  }
+  flat.clear();
+  CHECK(flat.empty());
 }
 
 #if defined(__has_feature)
