@@ -46,10 +46,24 @@ void EventQueue::become_heap() {
   }
 }
 
+// The earliest's key kept in registers, chosen without a branch: which event
+// is earliest is what a branch predictor cannot know.
 void EventQueue::find_first() {
-  first_ = 0;
-  for (std::size_t i = 1; i < events_.size(); ++i)
-    if (before(events_[i], events_[first_])) first_ = i;
+  std::size_t first = 0;
+  const std::size_t n = events_.size();
+  if (n > 1) {
+    std::int64_t at = events_[0].at.ns();
+    std::uint64_t seq = events_[0].seq;
+    for (std::size_t i = 1; i < n; ++i) {
+      const std::int64_t a = events_[i].at.ns();
+      const std::uint64_t q = events_[i].seq;
+      const bool earlier = (a < at) | ((a == at) & (q < seq));
+      first = earlier ? i : first;
+      at = earlier ? a : at;
+      seq = earlier ? q : seq;
+    }
+  }
+  first_ = first;
 }
 
 Event EventQueue::pop() {
