@@ -867,8 +867,8 @@ void RedisNode::active_expire_cycle() {
   constexpr int kMaxLoops = 1'000;
   for (int loop = 0; loop < kMaxLoops; ++loop) {
     std::vector<std::size_t> volatile_keys;  // positions in keys_, in key order
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-      if ((keys_.begin() + static_cast<std::ptrdiff_t>(i))->second.expires_at) volatile_keys.push_back(i);
+    for (auto it = keys_.begin(); it != keys_.end(); ++it)
+      if (it->second.expires_at) volatile_keys.push_back(static_cast<std::size_t>(it - keys_.begin()));
     if (volatile_keys.empty()) return;
     const auto n = static_cast<int>(volatile_keys.size());
     const int sample = std::min(n, config_.active_expire_sample);
@@ -881,7 +881,7 @@ void RedisNode::active_expire_cycle() {
     // that order (an erasure moves the positions after it).
     std::vector<std::string> due;
     for (int i = 0; i < sample; ++i) {
-      const auto& [key, e] = *(keys_.begin() + static_cast<std::ptrdiff_t>(volatile_keys[static_cast<std::size_t>(i)]));
+      const auto& [key, e] = keys_.begin()[static_cast<std::ptrdiff_t>(volatile_keys[static_cast<std::size_t>(i)])];
       if (expired_at(e, now)) due.push_back(key);
     }
     const int expired = static_cast<int>(due.size());
