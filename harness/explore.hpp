@@ -99,6 +99,9 @@ struct ExploreSummary {
   // r's notes only (a worker's share; the sums do not depend on the order).
   void add_notes(const RunOutcome& r);
   void add_notes(const ExploreSummary& other);
+  // Another part's runs (another worker's): sums added, the lowest index of
+  // each kind kept; `planned` and `partial` are the caller's.
+  void merge(const ExploreSummary& other);
 };
 
 // The 95% Wilson score interval of k successes in n trials.
