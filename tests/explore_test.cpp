@@ -157,6 +157,58 @@ TEST_CASE("under pauses and clock jumps the fenced lock takes a stale write in i
   CHECK(stale->detail.find("(token 33)") != std::string::npos);
 }
 
+TEST_CASE("three uneven shards merged in any order give the unsharded summary, each shard planning its own runs") {
+  const Scenario base = catalogue("scenarios/kleppmann/redlock-clock-jump.toml");
+  ExploreOptions o;
+  o.runs = 1001;  // not a multiple of 3: the first two shards run 334, the last 333
+  const ExploreSummary whole = explore(base, o);
+  REQUIRE(whole.runs == 1001);
+  REQUIRE(whole.planned == 1001);
+  REQUIRE(!whole.first.empty());
+  o.shard_count = 3;
+  std::vector<ExploreSummary> parts;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    o.shard_index = k;
+    parts.push_back(explore(base, o));
+    CHECK(parts.back().planned == (k < 2 ? 334u : 333u));
+    CHECK(parts.back().runs == parts.back().planned);
+  }
+  ExploreSummary forward, backward;
+  for (std::size_t i = 0; i < 3; ++i) forward.merge(parts[i]);
+  for (std::size_t i = 3; i-- > 0;) backward.merge(parts[i]);
+  CHECK(same(whole, forward));
+  CHECK(same(whole, backward));
+  // The first run of each kind is the lowest index, whichever shard found it.
+  for (const auto& [kind, r] : whole.first) {
+    std::uint64_t lowest = ~std::uint64_t{0};
+    for (const ExploreSummary& p : parts)
+      if (p.first.count(kind)) lowest = std::min(lowest, p.first.at(kind).index);
+    CHECK(r.index == lowest);
+  }
+}
+
+TEST_CASE("merging keeps the earliest stuck and failed runs and adds up their counts") {
+  ExploreSummary a, b;
+  RunOutcome stuck{.index = 7, .seed = 70};
+  stuck.stuck_after_heal = true;
+  a.add(stuck);
+  stuck.index = 3;
+  stuck.seed = 30;
+  b.add(stuck);
+  b.add(RunOutcome{.index = 9, .seed = 90, .internal_error = "boom"});
+  a.add(RunOutcome{.index = 12, .seed = 120, .internal_error = "bang"});
+  ExploreSummary m;
+  m.merge(a);
+  m.merge(b);
+  CHECK(m.runs == 4);
+  CHECK(m.stuck_after_heal == 2);
+  REQUIRE(m.first_stuck_after_heal);
+  CHECK(m.first_stuck_after_heal->seed == 30);
+  CHECK(m.internal_errors == 2);
+  REQUIRE(m.first_internal_error);
+  CHECK(m.first_internal_error->internal_error == "boom");
+}
+
 TEST_CASE("runs that hit the event budget are counted") {
   const Scenario base = catalogue("scenarios/zookeeper/herd-effect.toml");
   ExploreOptions o;
