@@ -90,8 +90,8 @@ void ExploreSummary::merge(const ExploreSummary& other) {
   violating += other.violating;
   for (const auto& [k, n] : other.by_kind) by_kind[k] += n;
   for (const auto& [k, r] : other.first) {
-    auto it = first.find(k);
-    if (it == first.end() || r.index < it->second.index) first[k] = r;
+    const auto [it, fresh] = first.try_emplace(k, r);
+    if (!fresh && r.index < it->second.index) it->second = r;
   }
   stuck_after_heal += other.stuck_after_heal;
   earliest(first_stuck_after_heal, other.first_stuck_after_heal);
