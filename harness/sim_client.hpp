@@ -42,6 +42,7 @@ class SimClientEnv final : public ClientEnv {
   CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) override {
     return self_.start_call_in_slot(to, id - 1, timeout, sink, tag);
   }
+  void send_staged(ProcId to, StageId id) override { self_.send_in_slot(to, id - 1); }
   void unstage(StageId id) override { self_.world().free_message_slot(id - 1); }
   void cancel_call(CallId id) override { self_.cancel_call(id); }
   WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override { return self_.wake_at(mono_deadline, h); }

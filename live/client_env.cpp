@@ -199,6 +199,12 @@ CallId LiveClientEnv::start_staged(ProcId to, StageId id, Duration timeout, Repl
   return start_call(to, std::move(request), timeout, sink, tag);
 }
 
+void LiveClientEnv::send_staged(ProcId to, StageId id) {
+  Payload body = std::move(staged_[id - 1]);
+  free_staged_.push_back(id);
+  send(to, std::move(body));
+}
+
 void LiveClientEnv::unstage(StageId id) { free_staged_.push_back(id); }
 
 CallId LiveClientEnv::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) {

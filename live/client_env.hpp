@@ -118,6 +118,7 @@ class LiveClientEnv final : public ClientEnv {
   // Staged requests wait here until they leave through start_call.
   Payload& stage(StageId& id) override;
   CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) override;
+  void send_staged(ProcId to, StageId id) override;
   void unstage(StageId id) override;
   void cancel_call(CallId id) override;
   WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override;

@@ -101,6 +101,8 @@ class ClientEnv {
   // would; unstage() gives it back unsent.
   virtual Payload& stage(StageId& id) = 0;
   virtual CallId start_staged(ProcId to, StageId id, Duration timeout, ReplySink& sink, std::uint32_t tag) = 0;
+  // A staged body sent as send() sends: fire and forget.
+  virtual void send_staged(ProcId to, StageId id) = 0;
   virtual void unstage(StageId id) = 0;
   // Resume `h` once the monotonic clock reads `mono_deadline`; after
   // cancel_wake(id), `h` is not resumed by it.

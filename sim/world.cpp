@@ -220,6 +220,8 @@ void Process::refuse(const Message& request) { world_.refuse_later(request); }
 
 void Process::send(ProcId to, Payload&& body) { world_.network().send(id_, to, 0, std::move(body)); }
 
+void Process::send_in_slot(ProcId to, std::uint64_t slot) { world_.network().send_stored(id_, to, 0, slot); }
+
 void Process::reply(const Message& request, Payload&& body) {
   world_.network().send(id_, request.from, request.id, std::move(body));
 }

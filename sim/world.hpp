@@ -163,6 +163,8 @@ class Process {
 
   // Fire and forget.
   void send(ProcId to, Payload&& body);
+  // The same, of the body written in message slot `slot` (World::new_message_slot).
+  void send_in_slot(ProcId to, std::uint64_t slot);
   // The reply is built in the message's slot, from a reply of any body type.
   template <typename Body>
   void reply(const Message& request, Body&& body);

@@ -80,6 +80,19 @@ TEST_CASE("a live Redlock with two of five nodes crashed never releases another'
   CHECK(r.stats.acquisitions > 10);
 }
 
+TEST_CASE("a live Redlock that unlocks without waiting (CLIENT REPLY SKIP) frees its keys on every node") {
+  // Its unlocks are written where they leave (ClientEnv::send_staged): were
+  // they lost, each next lock would wait out the 10 s TTL, one or two in all.
+  Scenario s = catalogue("redis/redlock-fault-tolerance.toml");
+  set_lock_options(s, {{"unlock", "\"no-wait\""}});
+  s.duration = Duration::s(10);
+  LiveOptions o;
+  o.time_scale = 10;
+  const RunResult r = run_live(s, o);
+  CHECK(r.verdict.empty());
+  CHECK(r.stats.acquisitions > 10);
+}
+
 TEST_CASE("ZooKeeper and etcd scenarios are not supported live and say which algorithm") {
   const auto zk = live_unsupported(catalogue("zookeeper/session-expiry-pause.toml"));
   REQUIRE(zk);
