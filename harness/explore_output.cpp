@@ -155,49 +155,46 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
 }
 
 namespace {
-// One shard's counts, first runs and notes added to `m` (a missing field
-// throws nlohmann's exception, which merge_results words).
+// One shard's counts, first runs and notes, read back into a summary and
+// merged into `m` as explore merges its workers' (ExploreSummary::merge). A
+// missing field throws nlohmann's exception, which merge_results words.
 void add_shard(const nlohmann::json& j, Merged& m) {
-  m.summary.runs += j.at("runs").get<std::uint64_t>();
-  m.summary.violating += j.at("violating_runs").get<std::uint64_t>();
-  m.summary.budget_exhausted += j.at("budget_exhausted").get<std::uint64_t>();
+  ExploreSummary shard;
+  shard.runs = j.at("runs").get<std::uint64_t>();
+  shard.violating = j.at("violating_runs").get<std::uint64_t>();
+  shard.budget_exhausted = j.at("budget_exhausted").get<std::uint64_t>();
   if (j.contains("liveness")) {
     const auto& live = j.at("liveness");
-    m.summary.stuck_after_heal += live.at("stuck_runs").get<std::uint64_t>();
+    shard.stuck_after_heal = live.at("stuck_runs").get<std::uint64_t>();
     if (live.contains("first")) {
-      RunOutcome first;
+      RunOutcome& first = shard.first_stuck_after_heal.emplace();
       first.index = live.at("first").at("run");
       first.seed = live.at("first").at("seed");
       first.stuck_after_heal = true;
-      if (!m.summary.first_stuck_after_heal || first.index < m.summary.first_stuck_after_heal->index)
-        m.summary.first_stuck_after_heal = first;
     }
   }
   if (j.contains("internal_errors")) {
     const auto& errors = j.at("internal_errors");
-    m.summary.internal_errors += errors.at("runs").get<std::uint64_t>();
-    RunOutcome first;
+    shard.internal_errors = errors.at("runs").get<std::uint64_t>();
+    RunOutcome& first = shard.first_internal_error.emplace();
     first.index = errors.at("first").at("run");
     first.seed = errors.at("first").at("seed");
     first.internal_error = errors.at("first").at("what");
-    if (!m.summary.first_internal_error || first.index < m.summary.first_internal_error->index)
-      m.summary.first_internal_error = first;
   }
   for (ViolationKind k : kAllViolationKinds) {
     const auto& v = j.at("violations").at(std::string(violation_name(k)));
     const std::uint64_t n = v.at("runs");
     if (n == 0) continue;
-    m.summary.by_kind[k] += n;
-    RunOutcome first;
+    shard.by_kind[k] = n;
+    RunOutcome& first = shard.first[k];
     first.index = v.at("first").at("run");
     first.seed = v.at("first").at("seed");
     if (v.contains("found_by")) {
-      for (const auto& [label, count] : v.at("found_by").at("anchors").items()) m.summary.anchors[k][label] += count.get<std::uint64_t>();
-      for (const auto& [label, count] : v.at("found_by").at("lengths").items()) m.summary.lengths[k][label] += count.get<std::uint64_t>();
+      for (const auto& [label, count] : v.at("found_by").at("anchors").items()) shard.anchors[k][label] = count.get<std::uint64_t>();
+      for (const auto& [label, count] : v.at("found_by").at("lengths").items()) shard.lengths[k][label] = count.get<std::uint64_t>();
     }
-    auto it = m.summary.first.find(k);
-    if (it == m.summary.first.end() || first.index < it->second.index) m.summary.first[k] = first;
   }
+  m.summary.merge(shard);
 }
 
 // The options the shards ran with, from the first shard's "options".

@@ -28,6 +28,17 @@ RunResult live_run(const std::string& name, std::int64_t k) {
   return run_live(catalogue(name), o);
 }
 
+// The five-node Redlock (two nodes crashed along the way), 10 s at scale 10,
+// with `changes` to its [lock] options.
+RunResult live_redlock(const std::vector<LockOptionChange>& changes) {
+  Scenario s = catalogue("redis/redlock-fault-tolerance.toml");
+  if (!changes.empty()) set_lock_options(s, changes);
+  s.duration = Duration::s(10);
+  LiveOptions o;
+  o.time_scale = 10;
+  return run_live(s, o);
+}
+
 std::set<ViolationKind> kinds(std::initializer_list<ViolationKind> k) { return {k}; }
 
 // The processes `pid` has forked, from /proc.
@@ -71,11 +82,7 @@ TEST_CASE("a live DEL without an owner check deletes another client's key and th
 }
 
 TEST_CASE("a live Redlock with two of five nodes crashed never releases another's key") {
-  Scenario s = catalogue("redis/redlock-fault-tolerance.toml");
-  s.duration = Duration::s(10);
-  LiveOptions o;
-  o.time_scale = 10;
-  const RunResult r = run_live(s, o);
+  const RunResult r = live_redlock({});
   CHECK(r.verdict.empty());
   CHECK(r.stats.acquisitions > 10);
 }
@@ -83,12 +90,7 @@ TEST_CASE("a live Redlock with two of five nodes crashed never releases another'
 TEST_CASE("a live Redlock that unlocks without waiting (CLIENT REPLY SKIP) frees its keys on every node") {
   // Its unlocks are written where they leave (ClientEnv::send_staged): were
   // they lost, each next lock would wait out the 10 s TTL, one or two in all.
-  Scenario s = catalogue("redis/redlock-fault-tolerance.toml");
-  set_lock_options(s, {{"unlock", "\"no-wait\""}});
-  s.duration = Duration::s(10);
-  LiveOptions o;
-  o.time_scale = 10;
-  const RunResult r = run_live(s, o);
+  const RunResult r = live_redlock({{"unlock", "\"no-wait\""}});
   CHECK(r.verdict.empty());
   CHECK(r.stats.acquisitions > 10);
 }
