@@ -8,42 +8,20 @@ namespace locksim {
 
 // --- EventQueue -------------------------------------------------------------
 
-// An array while it is small, else a binary heap (a 4-ary one was measured:
-// more instructions per pop here). See the class's comment.
+// An array while it is small, else a radix heap. A binary heap (and a 4-ary
+// one) came before: bench/README.md, "A radix heap", has the measurements.
 void EventQueue::push(Event e) {
   if (e.kind == Event::Kind::ArmedTimer && e.pid >= armed_.size()) armed_.resize(e.pid + 1, 0);
-  if (heap_) {
-    events_.emplace_back();
-    place(sift_up(events_.size() - 1, e), e);
+  ++size_;
+  if (radix_) {
+    radix_push(e);
     return;
   }
   events_.push_back(e);
   const std::size_t i = events_.size() - 1;
-  if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = static_cast<std::uint32_t>(i + 1);
+  note_armed(e, {kInArray, static_cast<std::uint32_t>(i)});
   if (i == 0 || before(e, events_[first_])) first_ = i;
-  if (i >= kHeapAbove) become_heap();
-}
-
-// Hole-based sift-up: move parents down until e's place is found.
-std::size_t EventQueue::sift_up(std::size_t i, const Event& e) {
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!before(e, events_[parent])) break;
-    place(i, events_[parent]);
-    i = parent;
-  }
-  return i;
-}
-
-// The array made a heap in place: each event rises into the heap of those
-// before it. A few dozen events, once in a while.
-void EventQueue::become_heap() {
-  heap_ = true;
-  first_ = 0;
-  for (std::size_t i = 1; i < events_.size(); ++i) {
-    const Event e = events_[i];
-    place(sift_up(i, e), e);
-  }
+  if (i >= kRadixAbove) to_radix();
 }
 
 // The earliest's key kept in registers, chosen without a branch: which event
@@ -66,12 +44,22 @@ void EventQueue::find_first() {
   first_ = first;
 }
 
+const Event& EventQueue::top() {
+  if (!radix_) return events_[first_];
+  if (head_ == buckets_[0].size()) fill_front();
+  return buckets_[0][head_];
+}
+
 Event EventQueue::pop() {
-  const Event top = events_[first_];
+  const Event top = this->top();
   if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
-  if (heap_) {
-    heap_pop();
-    if (events_.size() <= kArrayAt) heap_ = false;  // first_ is 0: the root, the earliest
+  --size_;
+  if (radix_) {
+    if (++head_ == buckets_[0].size()) {
+      buckets_[0].clear();
+      head_ = 0;
+    }
+    if (size_ <= kArrayAt) to_array();
     return top;
   }
   const Event last = events_.back();
@@ -81,40 +69,114 @@ Event EventQueue::pop() {
   return top;
 }
 
-// Floyd's pop: the hole left at the root sinks to a leaf along the earlier
-// child (one comparison per level, not two), and the last event rises from
-// there, rarely more than a step, as it came from the bottom. The child is
-// chosen by a branch: chosen without one (as find_first chooses) the
-// benchmark ran 3% slower, each level's load waiting for the comparison
-// before it instead of being speculated (bench/README.md, "Nothing kept per run").
-void EventQueue::heap_pop() {
-  const Event last = events_.back();
-  events_.pop_back();
-  const std::size_t n = events_.size();
-  if (n == 0) return;
-  std::size_t i = 0;
-  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
-    if (child + 1 < n && before(events_[child + 1], events_[child])) ++child;
-    place(i, events_[child]);
-    i = child;
+void EventQueue::append(unsigned b, const Event& e) {
+  std::vector<Event>& bucket = buckets_[b];
+  note_armed(e, {b, static_cast<std::uint32_t>(bucket.size())});
+  bucket.push_back(e);
+  if (b != 0) nonempty_ |= std::uint64_t{1} << (b - 1);
+}
+
+void EventQueue::radix_push(const Event& e) {
+  const std::uint64_t k = key(e);
+  if (k < last_) rebase(k);
+  const unsigned b = bucket_of(k);
+  append(b, e);
+  // Bucket 0 stays in sequence order: a new event has the newest number
+  // (World::schedule), so this is for a caller that pushes an older one.
+  if (b == 0 && buckets_[0].size() - head_ > 1 && !before(buckets_[0][buckets_[0].size() - 2], e)) sort_front();
+}
+
+void EventQueue::fill_front() {
+  assert(nonempty_ != 0 && "fill_front of an empty radix heap");
+  buckets_[0].clear();
+  head_ = 0;
+  const unsigned b = static_cast<unsigned>(std::countr_zero(nonempty_)) + 1;
+  std::vector<Event>& from = buckets_[b];
+  std::uint64_t least = key(from[0]);
+  for (const Event& e : from) least = std::min(least, key(e));
+  last_ = least;
+  // Every event of bucket b agrees with the new last_ above bit b-1: each
+  // falls into a lower bucket; the higher buckets stay as they are.
+  for (const Event& e : from) append(bucket_of(key(e)), e);
+  from.clear();
+  nonempty_ &= ~(std::uint64_t{1} << (b - 1));
+  if (buckets_[0].size() > 1) sort_front();
+}
+
+void EventQueue::sort_front() {
+  std::vector<Event>& front = buckets_[0];
+  std::sort(front.begin() + static_cast<std::ptrdiff_t>(head_), front.end(),
+            [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  for (std::size_t i = head_; i < front.size(); ++i) note_armed(front[i], {0, static_cast<std::uint32_t>(i)});
+}
+
+void EventQueue::rebase(std::uint64_t k) {
+  std::vector<Event> all;
+  all.reserve(size_);
+  for_each([&](const Event& e) { all.push_back(e); });
+  for (std::vector<Event>& b : buckets_) b.clear();
+  head_ = 0;
+  nonempty_ = 0;
+  last_ = k;
+  for (const Event& e : all) append(bucket_of(key(e)), e);
+  if (buckets_[0].size() > 1) sort_front();
+}
+
+void EventQueue::take_out(Where w) {
+  std::vector<Event>& bucket = buckets_[w.bucket];
+  if (w.bucket == 0) {  // keep its order (a timer at last_ moved earlier: only after top() looked ahead)
+    bucket.erase(bucket.begin() + w.index);
+    for (std::size_t i = w.index; i < bucket.size(); ++i) note_armed(bucket[i], {0, static_cast<std::uint32_t>(i)});
+    if (head_ == bucket.size()) {
+      bucket.clear();
+      head_ = 0;
+    }
+    return;
   }
-  place(sift_up(i, last), last);
+  const Event last = bucket.back();
+  bucket.pop_back();
+  if (w.index < bucket.size()) {
+    bucket[w.index] = last;
+    note_armed(last, w);
+  }
+  if (bucket.empty()) nonempty_ &= ~(std::uint64_t{1} << (w.bucket - 1));
+}
+
+void EventQueue::to_radix() {
+  radix_ = true;
+  last_ = key(events_[first_]);
+  head_ = 0;
+  for (const Event& e : events_) append(bucket_of(key(e)), e);
+  events_.clear();
+  if (buckets_[0].size() > 1) sort_front();
+}
+
+void EventQueue::to_array() {
+  events_.clear();
+  for_each([&](const Event& e) { events_.push_back(e); });
+  radix_ = false;
+  for (std::vector<Event>& b : buckets_) b.clear();
+  head_ = 0;
+  nonempty_ = 0;
+  for (std::size_t i = 0; i < events_.size(); ++i) note_armed(events_[i], {kInArray, static_cast<std::uint32_t>(i)});
+  find_first();
 }
 
 void EventQueue::rekey_armed(const Event& e) {
-  const std::size_t i = armed_[e.pid] - 1;
-  assert(e.kind == Event::Kind::ArmedTimer && before(e, events_[i]) && "a rekeyed timer moves earlier");
-  if (heap_) {
-    place(sift_up(i, e), e);  // an earlier key: it can only rise
+  const Where w = armed_where(e.pid);
+  assert(e.kind == Event::Kind::ArmedTimer && before(e, at(w)) && "a rekeyed timer moves earlier");
+  if (!radix_) {  // in place: the array has no order
+    place(w.index, e);
+    if (before(e, events_[first_])) first_ = w.index;
     return;
   }
-  place(i, e);
-  if (before(e, events_[first_])) first_ = i;
+  take_out(w);
+  radix_push(e);
 }
 
 void EventQueue::disarm(ProcId pid) {
   if (pid >= armed_.size() || armed_[pid] == 0) return;
-  events_[armed_[pid] - 1].kind = Event::Kind::Timer;
+  at(armed_where(pid)).kind = Event::Kind::Timer;
   armed_[pid] = 0;
 }
 
@@ -737,7 +799,7 @@ void World::digest(Digest& d) const {
     p->digest(d);
   }
   // The queue as a multiset: its order depends on how it was filled.
-  for (const Event& e : queue_.events()) {
+  queue_.for_each([&](const Event& e) {
     Digest one;
     one.add(e.at);
     one.add(static_cast<std::uint64_t>(e.pid));
@@ -745,7 +807,7 @@ void World::digest(Digest& d) const {
     one.add(static_cast<std::uint64_t>(e.kind));
     if (e.kind == Event::Kind::Deliver) one.add(messages_[e.arg].content);
     d.unordered(one.value());
-  }
+  });
   network_.digest(d);
 }
 

@@ -11,6 +11,8 @@
 //     and anything still addressed to that incarnation is dropped.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <coroutine>
 #include <deque>
 #include <cstdint>
@@ -61,11 +63,24 @@ static_assert(sizeof(Event) == 32);
 
 // A few events (explore's runs: a handful of processes) sit in an array in
 // no order, the earliest found by a scan when one leaves: at that size a scan
-// costs less than a heap's sifting, and a push costs one comparison. Past
-// kHeapAbove events the array becomes a binary min-heap (the benchmark's
-// hundred clients), and a heap down to kArrayAt is taken as an array again
-// (its root, the earliest, is where the array's earliest is remembered).
-// Keys are unique, so the events leave in the same order either way.
+// costs less than any structure, and a push costs one comparison. Past
+// kRadixAbove events (the benchmark's hundred clients) they move into a radix
+// heap, and back into the array at kArrayAt.
+//
+// The radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
+// the shortest path problem", J. ACM 37(2), 1990) uses what a simulation
+// guarantees: no event is earlier than the last one popped. Bucket b holds
+// the events whose time first differs from `last_`, the time of the last
+// earliest, at bit b-1 (bucket 0: at `last_` itself, in sequence order). A
+// push appends to its bucket; when bucket 0 runs out, the lowest non-empty
+// bucket's earliest time becomes `last_` and its events fall into lower
+// buckets. Each event moves down a few times in all, in sequential passes,
+// where a binary heap sifts along a path of unpredictable branches on every
+// push and pop (issue 15: the heap was a sixth of the benchmark's
+// instructions; bench/README.md, "A radix heap").
+//
+// Keys are unique, so the events leave in (time, sequence) order whichever
+// form holds them.
 class EventQueue {
  public:
   void push(Event e);
@@ -78,33 +93,74 @@ class EventQueue {
   void rekey_armed(const Event& e);
   // Process `pid`'s ArmedTimer event, if queued, becomes a plain Timer.
   void disarm(ProcId pid);
-  const Event& top() const { return events_[first_]; }
-  bool empty() const { return events_.empty(); }
-  std::size_t size() const { return events_.size(); }
+  // The earliest event. REQUIRES: !empty(). (Not const: the radix heap may
+  // first bring its earliest events into bucket 0.)
+  const Event& top();
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
   std::uint64_t next_seq() { return seq_++; }
   void reserve(std::size_t n) { events_.reserve(n); }
-  const std::vector<Event>& events() const { return events_; }  // in no particular order
+  // Every queued event, in no particular order.
+  template <typename F>
+  void for_each(F&& f) const {
+    if (!radix_) {
+      for (const Event& e : events_) f(e);
+      return;
+    }
+    for (std::size_t i = head_; i < buckets_[0].size(); ++i) f(buckets_[0][i]);
+    for (std::size_t b = 1; b < kBuckets; ++b)
+      for (const Event& e : buckets_[b]) f(e);
+  }
 
-  static constexpr std::size_t kHeapAbove = 24;
+  static constexpr std::size_t kRadixAbove = 24;
   static constexpr std::size_t kArrayAt = 12;
 
  private:
+  static constexpr std::size_t kBuckets = 65;
+  static constexpr std::uint32_t kInArray = kBuckets;  // Where::bucket of an event in the array
+  // Where an event is: its bucket (kInArray: the array) and index.
+  struct Where {
+    std::uint32_t bucket, index;
+  };
   static bool before(const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
-  // Put `e` at index i (and note where an ArmedTimer now is).
+  // The time as an unsigned key of the same order.
+  static std::uint64_t key(const Event& e) { return static_cast<std::uint64_t>(e.at.ns()) ^ (std::uint64_t{1} << 63); }
+  unsigned bucket_of(std::uint64_t k) const { return static_cast<unsigned>(std::bit_width(k ^ last_)); }
+  void note_armed(const Event& e, Where w) {
+    if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = (std::uint64_t{w.bucket} << 32 | w.index) + 1;
+  }
+  Event& at(Where w) { return w.bucket == kInArray ? events_[w.index] : buckets_[w.bucket][w.index]; }
+  Where armed_where(ProcId pid) const {
+    const std::uint64_t v = armed_[pid] - 1;
+    return {static_cast<std::uint32_t>(v >> 32), static_cast<std::uint32_t>(v)};
+  }
+  // The radix heap's parts.
+  void append(unsigned b, const Event& e);
+  void radix_push(const Event& e);
+  void fill_front();             // bucket 0 empty: the lowest non-empty bucket spills into lower ones
+  void sort_front();             // bucket 0 in sequence order, after events came into it unordered
+  void rebase(std::uint64_t k);  // an event earlier than last_ (after top() looked ahead): every event re-bucketed
+  void take_out(Where w);        // remove the event at w, in a bucket (a rekeyed timer)
+  void to_radix();
+  void to_array();
+  // The array's parts.
   void place(std::size_t i, const Event& e) {
     events_[i] = e;
-    if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = static_cast<std::uint32_t>(i + 1);
+    note_armed(e, {kInArray, static_cast<std::uint32_t>(i)});
   }
-  std::size_t sift_up(std::size_t i, const Event& e);
-  void heap_pop();
-  void become_heap();
   void find_first();
-  std::vector<Event> events_;  // the array, or the heap
-  bool heap_ = false;
-  std::size_t first_ = 0;  // where the earliest event is (a heap's: 0)
-  std::vector<std::uint32_t> armed_;  // by process: 1 + the index of its ArmedTimer, 0: none
+
+  std::size_t size_ = 0;
+  bool radix_ = false;
+  std::vector<Event> events_;  // the array
+  std::size_t first_ = 0;      // where the array's earliest event is
+  std::array<std::vector<Event>, kBuckets> buckets_;
+  std::size_t head_ = 0;         // bucket 0's first event not yet popped
+  std::uint64_t last_ = 0;       // bucket 0's key
+  std::uint64_t nonempty_ = 0;   // bit b-1: bucket b (1..64) holds events
+  std::vector<std::uint64_t> armed_;  // by process: 1 + where its ArmedTimer is (bucket << 32 | index), 0: none
   std::uint64_t seq_ = 0;
 };
 

@@ -1,5 +1,5 @@
 // What the kernel's speed-ups must not change: the event queue pops in
-// (time, sequence) order whatever its pushes, as an array or a heap; a Redis
+// (time, sequence) order whatever its pushes, as an array or a radix heap; a Redis
 // node's keyspace (FlatMap) answers and iterates as std::map would; and the
 // small-object allocator (sim/alloc.cpp) hands a freed block out again,
 // aligned, on any thread.
@@ -48,9 +48,9 @@ TEST_CASE("the event queue pops in (time, sequence) order through interleaved pu
   CHECK(std::is_sorted(popped.begin(), popped.end()));
 }
 
-TEST_CASE("the event queue, as an array and as a heap, pops what a sorted reference pops, armed timers and all") {
+TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted reference pops, armed timers and all") {
   // A reference: every queued event by its key. Bursts take the queue past
-  // EventQueue::kHeapAbove (it becomes a heap) and drain it below kArrayAt
+  // EventQueue::kRadixAbove (it becomes a radix heap) and drain it below kArrayAt
   // (an array again); armed timers are moved earlier and disarmed on the way.
   EventQueue q;
   std::map<std::pair<std::int64_t, std::uint64_t>, Event> ref;
@@ -107,7 +107,7 @@ TEST_CASE("the event queue, as an array and as a heap, pops what a sorted refere
     }
     CHECK(q.size() == ref.size());
   }
-  CHECK(largest > EventQueue::kHeapAbove);
+  CHECK(largest > EventQueue::kRadixAbove);
   CHECK(popped > 1000);
 }
 
