@@ -938,10 +938,13 @@ void RedisNode::wait_command(const Message& m, const Request& req) {
   }
   const std::uint64_t serial = ++ack_serial_;
   ack_waiters_.push_back({m, offset, req.offset, serial});
+  // Recorded whether or not the trace keeps words (it once was only when it
+  // did: the trace hash then depended on what was kept).
+  TraceEvent blocks{.peer = m.from, .content = m.content};
   if (detailed())
-    note(Ev::Command, {.peer = m.from, .content = m.content,
-                       .detail = describe(req) + " -> blocks until " + std::to_string(req.offset) +
-                                 " replica(s) acknowledge offset " + std::to_string(offset)});
+    blocks.detail = describe(req) + " -> blocks until " + std::to_string(req.offset) + " replica(s) acknowledge offset " +
+                    std::to_string(offset);
+  note(Ev::Command, std::move(blocks));
   for (const Replica& replica : replicas_) {
     Request getack;
     getack.op = Op::ReplconfGetack;

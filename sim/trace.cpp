@@ -110,7 +110,9 @@ void Trace::want_again() {
   wanted_ = hashing_ ? EvSet::all() : EvSet{};
   wanted_unowned_ = wanted_;
   clocks_wanted_ = hashing_;
+  heard_ = {};
   for (const Listening& l : listeners_) {
+    heard_ |= l.reads.kinds;
     wanted_ |= l.reads.kinds;
     wanted_unowned_ |= l.reads.kinds.without(l.reads.owned_only);
     clocks_wanted_ = clocks_wanted_ || l.reads.clocks;
@@ -126,15 +128,8 @@ void Trace::record(TraceEvent&& e) {
 }
 
 void Trace::hash_event(const TraceEvent& e) {
-  std::uint64_t h = hash_mix(hash_, static_cast<std::uint64_t>(e.at.ns()));
-  h = hash_mix(h, (std::uint64_t{e.process} << 32) | (std::uint64_t{e.peer} << 8) | static_cast<std::uint8_t>(e.kind));
-  h = hash_mix(h, std::uint64_t{e.owner});
-  h = hash_mix(h, static_cast<std::uint64_t>(e.value));
-  h = hash_mix(h, static_cast<std::uint64_t>(e.token));
-  h = hash_mix(h, static_cast<std::uint64_t>(e.wall.ns()));
-  h = hash_mix(h, static_cast<std::uint64_t>(e.mono.ns()));
-  h = hash_mix(h, e.content);
-  hash_ = hash_mix(h, e.key);
+  hash_ = hash_fields(hash_, e.at, e.process, e.kind, e.peer, e.owner, e.value, e.token, e.wall, e.mono, e.content,
+                      e.key);
 }
 
 std::string Trace::hash_hex() const {

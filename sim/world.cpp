@@ -331,6 +331,10 @@ void Process::note(Ev kind, TraceEvent&& fields) {
   trace.record(std::move(fields));
 }
 
+void Process::note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content) {
+  world_.trace().record_hashed(world_.now(), id_, kind, peer, value, wall_now(), mono_now(), content);
+}
+
 void Process::deliver(Message& m) {
   if (m.reply_to != 0) {
     finish_call(m.reply_to, &m.body);
@@ -540,7 +544,9 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   // Once per message, delivery reuses it; only the trace hash and the
   // world's digest read it (explore --exhaustive keeps hashing on).
   const std::uint64_t content = trace.hashing() ? fingerprint(body) : 0;
-  if (trace.wants(Ev::Sent)) {
+  if (trace.hash_only(Ev::Sent)) {
+    src.note_hashed(Ev::Sent, to, static_cast<std::int64_t>(id), content);
+  } else if (trace.wants(Ev::Sent)) {
     TraceEvent sent{.peer = to, .value = static_cast<std::int64_t>(id), .content = content};
     if (src.detailed()) sent.detail = describe(body);
     src.note(Ev::Sent, std::move(sent));
@@ -692,7 +698,9 @@ void World::dispatch(Event& e) {
       Message& m = messages_[e.arg];  // in place: the slot is freed once it has been handled
       Process& p = *processes_[e.pid];
       ++delivered_;
-      if (trace_.wants(Ev::Delivered)) {
+      if (trace_.hash_only(Ev::Delivered)) {
+        p.note_hashed(Ev::Delivered, m.from, static_cast<std::int64_t>(m.id), m.content);
+      } else if (trace_.wants(Ev::Delivered)) {
         TraceEvent delivered{.peer = m.from, .value = static_cast<std::int64_t>(m.id), .content = m.content};
         if (p.detailed()) delivered.detail = describe(m.body);
         p.note(Ev::Delivered, std::move(delivered));

@@ -238,6 +238,9 @@ class Process {
 
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent&& fields = {});
+  // note() of an event with only these fields, when the trace's hash is its
+  // only reader (Trace::hash_only): hashed as note() would, never built.
+  void note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content);
   // Whether the trace will show an event's detail text: build costly details
   // only then (they are rendering, not hashed).
   bool detailed() const;
