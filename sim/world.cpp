@@ -46,8 +46,8 @@ void EventQueue::find_first() {
 
 const Event& EventQueue::top() {
   if (!radix_) return events_[first_];
-  if (head_ == buckets_[0].size()) fill_front();
-  return buckets_[0][head_];
+  if (r_->head == r_->front.size()) fill_front();
+  return r_->front[r_->head];
 }
 
 Event EventQueue::pop() {
@@ -55,9 +55,9 @@ Event EventQueue::pop() {
   if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
   --size_;
   if (radix_) {
-    if (++head_ == buckets_[0].size()) {
-      buckets_[0].clear();
-      head_ = 0;
+    if (++r_->head == r_->front.size()) {
+      r_->front.clear();
+      r_->head = 0;
     }
     if (size_ <= kArrayAt) to_array();
     return top;
@@ -69,95 +69,129 @@ Event EventQueue::pop() {
   return top;
 }
 
-void EventQueue::append(unsigned b, const Event& e) {
-  std::vector<Event>& bucket = buckets_[b];
+Event& EventQueue::at(Where w) {
+  if (w.bucket == kInArray) return events_[w.index];
+  return w.bucket == kFront ? r_->front[w.index] : r_->buckets[w.bucket][w.index];
+}
+
+void EventQueue::append(const Event& e) {
+  Radix& r = *r_;
+  const std::uint64_t k = key(e);
+  const std::uint64_t differ = k ^ r.last;
+  if (differ == 0) {
+    note_armed(e, {kFront, static_cast<std::uint32_t>(r.front.size())});
+    r.front.push_back(e);
+    return;
+  }
+  // The highest digit that differs, and the event's value there (above the
+  // last's, as the event is later): buckets in index order, times in order.
+  const auto level = static_cast<std::uint32_t>(std::bit_width(differ) - 1) / kDigitBits;
+  const auto b = level * kDigits + static_cast<std::uint32_t>(k >> (level * kDigitBits)) % kDigits;
+  std::vector<Event>& bucket = r.buckets[b];
   note_armed(e, {b, static_cast<std::uint32_t>(bucket.size())});
   bucket.push_back(e);
-  if (b != 0) nonempty_ |= std::uint64_t{1} << (b - 1);
+  r.nonempty[b / 64] |= std::uint64_t{1} << (b % 64);
 }
 
 void EventQueue::radix_push(const Event& e) {
   const std::uint64_t k = key(e);
-  if (k < last_) rebase(k);
-  const unsigned b = bucket_of(k);
-  append(b, e);
-  // Bucket 0 stays in sequence order: a new event has the newest number
+  if (k < r_->last) rebase(k);
+  append(e);
+  // The front stays in sequence order: a new event has the newest number
   // (World::schedule), so this is for a caller that pushes an older one.
-  if (b == 0 && buckets_[0].size() - head_ > 1 && !before(buckets_[0][buckets_[0].size() - 2], e)) sort_front();
+  const std::vector<Event>& front = r_->front;
+  if (k == r_->last && front.size() - r_->head > 1 && !before(front[front.size() - 2], e)) sort_front();
 }
 
 void EventQueue::fill_front() {
-  assert(nonempty_ != 0 && "fill_front of an empty radix heap");
-  buckets_[0].clear();
-  head_ = 0;
-  const unsigned b = static_cast<unsigned>(std::countr_zero(nonempty_)) + 1;
-  std::vector<Event>& from = buckets_[b];
+  Radix& r = *r_;
+  std::uint32_t b = 0;
+  for (std::uint32_t w = 0;; ++w) {
+    assert(w < r.nonempty.size() && "fill_front of an empty radix heap");
+    if (r.nonempty[w] != 0) {
+      b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(r.nonempty[w]));
+      break;
+    }
+  }
+  r.front.clear();
+  r.head = 0;
+  std::vector<Event> from = std::move(r.buckets[b]);
+  r.buckets[b] = {};
+  r.nonempty[b / 64] &= ~(std::uint64_t{1} << (b % 64));
   std::uint64_t least = key(from[0]);
   for (const Event& e : from) least = std::min(least, key(e));
-  last_ = least;
-  // Every event of bucket b agrees with the new last_ above bit b-1: each
-  // falls into a lower bucket; the higher buckets stay as they are.
-  for (const Event& e : from) append(bucket_of(key(e)), e);
+  r.last = least;
+  // Every event of bucket b agrees with the new last above b's digit and in
+  // it: each falls into the front or a lower digit; the other buckets stay.
+  for (const Event& e : from) append(e);
   from.clear();
-  nonempty_ &= ~(std::uint64_t{1} << (b - 1));
-  if (buckets_[0].size() > 1) sort_front();
+  r.buckets[b] = std::move(from);  // its capacity, for the next events of its digit
+  if (r.front.size() > 1) sort_front();
 }
 
 void EventQueue::sort_front() {
-  std::vector<Event>& front = buckets_[0];
-  std::sort(front.begin() + static_cast<std::ptrdiff_t>(head_), front.end(),
+  std::vector<Event>& front = r_->front;
+  std::sort(front.begin() + static_cast<std::ptrdiff_t>(r_->head), front.end(),
             [](const Event& a, const Event& b) { return a.seq < b.seq; });
-  for (std::size_t i = head_; i < front.size(); ++i) note_armed(front[i], {0, static_cast<std::uint32_t>(i)});
+  for (std::size_t i = r_->head; i < front.size(); ++i) note_armed(front[i], {kFront, static_cast<std::uint32_t>(i)});
 }
 
 void EventQueue::rebase(std::uint64_t k) {
   std::vector<Event> all;
   all.reserve(size_);
   for_each([&](const Event& e) { all.push_back(e); });
-  for (std::vector<Event>& b : buckets_) b.clear();
-  head_ = 0;
-  nonempty_ = 0;
-  last_ = k;
-  for (const Event& e : all) append(bucket_of(key(e)), e);
-  if (buckets_[0].size() > 1) sort_front();
+  Radix& r = *r_;
+  for (std::vector<Event>& b : r.buckets) b.clear();
+  r.front.clear();
+  r.head = 0;
+  r.nonempty = {};
+  r.last = k;
+  for (const Event& e : all) append(e);
+  if (r.front.size() > 1) sort_front();
 }
 
 void EventQueue::take_out(Where w) {
-  std::vector<Event>& bucket = buckets_[w.bucket];
-  if (w.bucket == 0) {  // keep its order (a timer at last_ moved earlier: only after top() looked ahead)
-    bucket.erase(bucket.begin() + w.index);
-    for (std::size_t i = w.index; i < bucket.size(); ++i) note_armed(bucket[i], {0, static_cast<std::uint32_t>(i)});
-    if (head_ == bucket.size()) {
-      bucket.clear();
-      head_ = 0;
+  if (w.bucket == kFront) {  // keep its order (a timer at last moved earlier: only after top() looked ahead)
+    std::vector<Event>& front = r_->front;
+    front.erase(front.begin() + w.index);
+    for (std::size_t i = w.index; i < front.size(); ++i) note_armed(front[i], {kFront, static_cast<std::uint32_t>(i)});
+    if (r_->head == front.size()) {
+      front.clear();
+      r_->head = 0;
     }
     return;
   }
+  std::vector<Event>& bucket = r_->buckets[w.bucket];
   const Event last = bucket.back();
   bucket.pop_back();
   if (w.index < bucket.size()) {
     bucket[w.index] = last;
     note_armed(last, w);
   }
-  if (bucket.empty()) nonempty_ &= ~(std::uint64_t{1} << (w.bucket - 1));
+  if (bucket.empty()) r_->nonempty[w.bucket / 64] &= ~(std::uint64_t{1} << (w.bucket % 64));
 }
 
 void EventQueue::to_radix() {
+  if (!r_) r_ = std::make_unique<Radix>();
   radix_ = true;
-  last_ = key(events_[first_]);
-  head_ = 0;
-  for (const Event& e : events_) append(bucket_of(key(e)), e);
+  r_->last = key(events_[first_]);
+  r_->head = 0;
+  for (const Event& e : events_) append(e);
   events_.clear();
-  if (buckets_[0].size() > 1) sort_front();
+  if (r_->front.size() > 1) sort_front();
 }
 
 void EventQueue::to_array() {
   events_.clear();
   for_each([&](const Event& e) { events_.push_back(e); });
   radix_ = false;
-  for (std::vector<Event>& b : buckets_) b.clear();
-  head_ = 0;
-  nonempty_ = 0;
+  Radix& r = *r_;
+  for (std::uint32_t w = 0; w < r.nonempty.size(); ++w)
+    for (std::uint64_t bits = r.nonempty[w]; bits != 0; bits &= bits - 1)
+      r.buckets[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))].clear();
+  r.nonempty = {};
+  r.front.clear();
+  r.head = 0;
   for (std::size_t i = 0; i < events_.size(); ++i) note_armed(events_[i], {kInArray, static_cast<std::uint32_t>(i)});
   find_first();
 }

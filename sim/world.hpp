@@ -68,16 +68,18 @@ static_assert(sizeof(Event) == 32);
 // heap, and back into the array at kArrayAt.
 //
 // The radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
-// the shortest path problem", J. ACM 37(2), 1990) uses what a simulation
-// guarantees: no event is earlier than the last one popped. Bucket b holds
-// the events whose time first differs from `last_`, the time of the last
-// earliest, at bit b-1 (bucket 0: at `last_` itself, in sequence order). A
-// push appends to its bucket; when bucket 0 runs out, the lowest non-empty
-// bucket's earliest time becomes `last_` and its events fall into lower
-// buckets. Each event moves down a few times in all, in sequential passes,
-// where a binary heap sifts along a path of unpredictable branches on every
-// push and pop (issue 15: the heap was a sixth of the benchmark's
-// instructions; bench/README.md, "A radix heap").
+// the shortest path problem", J. ACM 37(2), 1990), with 4-bit digits, uses
+// what a simulation guarantees: no event is earlier than the last one
+// popped. `last` is the time of the last earliest. The front holds the
+// events at `last`, in sequence order; every other event is in the bucket
+// of the highest 4-bit digit in which its time differs from `last` (16
+// digit positions, 15 later values each), and the buckets in index order
+// hold ever later events. A push appends to its bucket; when the front runs
+// out, the lowest non-empty bucket's earliest time becomes `last` and its
+// events fall into the front or lower digits. An event moves down a few
+// times in all, in sequential passes, where a binary heap sifts along a path
+// of unpredictable branches on every push and pop (issue 15: the heap was a
+// sixth of the benchmark's instructions; bench/README.md, "A radix heap").
 //
 // Keys are unique, so the events leave in (time, sequence) order whichever
 // form holds them.
@@ -107,18 +109,19 @@ class EventQueue {
       for (const Event& e : events_) f(e);
       return;
     }
-    for (std::size_t i = head_; i < buckets_[0].size(); ++i) f(buckets_[0][i]);
-    for (std::size_t b = 1; b < kBuckets; ++b)
-      for (const Event& e : buckets_[b]) f(e);
+    for (std::size_t i = r_->head; i < r_->front.size(); ++i) f(r_->front[i]);
+    for (const std::vector<Event>& bucket : r_->buckets)
+      for (const Event& e : bucket) f(e);
   }
 
   static constexpr std::size_t kRadixAbove = 24;
   static constexpr std::size_t kArrayAt = 12;
 
  private:
-  static constexpr std::size_t kBuckets = 65;
+  static constexpr std::uint32_t kDigitBits = 4, kDigits = 16, kBuckets = (64 / kDigitBits) * kDigits;
   static constexpr std::uint32_t kInArray = kBuckets;  // Where::bucket of an event in the array
-  // Where an event is: its bucket (kInArray: the array) and index.
+  static constexpr std::uint32_t kFront = kBuckets + 1;  // ... and of one in the front
+  // Where an event is: its bucket (or kInArray, kFront) and index.
   struct Where {
     std::uint32_t bucket, index;
   };
@@ -127,22 +130,28 @@ class EventQueue {
   }
   // The time as an unsigned key of the same order.
   static std::uint64_t key(const Event& e) { return static_cast<std::uint64_t>(e.at.ns()) ^ (std::uint64_t{1} << 63); }
-  unsigned bucket_of(std::uint64_t k) const { return static_cast<unsigned>(std::bit_width(k ^ last_)); }
   void note_armed(const Event& e, Where w) {
     if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = (std::uint64_t{w.bucket} << 32 | w.index) + 1;
   }
-  Event& at(Where w) { return w.bucket == kInArray ? events_[w.index] : buckets_[w.bucket][w.index]; }
+  Event& at(Where w);
   Where armed_where(ProcId pid) const {
     const std::uint64_t v = armed_[pid] - 1;
     return {static_cast<std::uint32_t>(v >> 32), static_cast<std::uint32_t>(v)};
   }
-  // The radix heap's parts.
-  void append(unsigned b, const Event& e);
+  // The radix heap: made at the first burst, kept for the next.
+  struct Radix {
+    std::vector<Event> front;  // at last, in sequence order, from `head` on
+    std::size_t head = 0;
+    std::uint64_t last = 0;
+    std::array<std::uint64_t, kBuckets / 64> nonempty{};  // a bit per bucket
+    std::array<std::vector<Event>, kBuckets> buckets;
+  };
+  void append(const Event& e);  // into the front or its bucket
   void radix_push(const Event& e);
-  void fill_front();             // bucket 0 empty: the lowest non-empty bucket spills into lower ones
-  void sort_front();             // bucket 0 in sequence order, after events came into it unordered
-  void rebase(std::uint64_t k);  // an event earlier than last_ (after top() looked ahead): every event re-bucketed
-  void take_out(Where w);        // remove the event at w, in a bucket (a rekeyed timer)
+  void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
+  void sort_front();             // the front in sequence order, after events came into it unordered
+  void rebase(std::uint64_t k);  // an event earlier than last (after top() looked ahead): every event re-bucketed
+  void take_out(Where w);        // remove the event at w, in the radix heap (a rekeyed timer)
   void to_radix();
   void to_array();
   // The array's parts.
@@ -153,13 +162,10 @@ class EventQueue {
   void find_first();
 
   std::size_t size_ = 0;
-  bool radix_ = false;
+  bool radix_ = false;         // the events are in *r_, not in the array
   std::vector<Event> events_;  // the array
   std::size_t first_ = 0;      // where the array's earliest event is
-  std::array<std::vector<Event>, kBuckets> buckets_;
-  std::size_t head_ = 0;         // bucket 0's first event not yet popped
-  std::uint64_t last_ = 0;       // bucket 0's key
-  std::uint64_t nonempty_ = 0;   // bit b-1: bucket b (1..64) holds events
+  std::unique_ptr<Radix> r_;
   std::vector<std::uint64_t> armed_;  // by process: 1 + where its ArmedTimer is (bucket << 32 | index), 0: none
   std::uint64_t seq_ = 0;
 };
