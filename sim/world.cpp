@@ -44,28 +44,32 @@ void EventQueue::find_first() {
   first_ = first;
 }
 
-const Event& EventQueue::top() {
-  if (!radix_) return events_[first_];
-  if (r_->head == r_->front.size()) fill_front();
-  return r_->front[r_->head];
-}
-
 Event EventQueue::pop() {
-  const Event top = this->top();
+  if (radix_) return radix_pop();
+  const Event top = events_[first_];
   if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
   --size_;
-  if (radix_) {
-    if (++r_->head == r_->front.size()) {
-      r_->front.clear();
-      r_->head = 0;
-    }
-    if (size_ <= kArrayAt) to_array();
-    return top;
-  }
   const Event last = events_.back();
   events_.pop_back();
   if (first_ < events_.size()) place(first_, last);
   find_first();
+  return top;
+}
+
+const Event& EventQueue::radix_top() {
+  if (r_->head == r_->front.size()) fill_front();
+  return r_->front[r_->head];
+}
+
+Event EventQueue::radix_pop() {
+  const Event top = radix_top();
+  if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
+  --size_;
+  if (++r_->head == r_->front.size()) {
+    r_->front.clear();
+    r_->head = 0;
+  }
+  if (size_ <= kArrayAt) to_array();
   return top;
 }
 

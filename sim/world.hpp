@@ -97,7 +97,7 @@ class EventQueue {
   void disarm(ProcId pid);
   // The earliest event. REQUIRES: !empty(). (Not const: the radix heap may
   // first bring its earliest events into bucket 0.)
-  const Event& top();
+  const Event& top() { return radix_ ? radix_top() : events_[first_]; }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   std::uint64_t next_seq() { return seq_++; }
@@ -146,6 +146,8 @@ class EventQueue {
     std::array<std::uint64_t, kBuckets / 64> nonempty{};  // a bit per bucket
     std::array<std::vector<Event>, kBuckets> buckets;
   };
+  const Event& radix_top();
+  Event radix_pop();
   void append(const Event& e);  // into the front or its bucket
   void radix_push(const Event& e);
   void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
