@@ -21,7 +21,7 @@ void EventQueue::push(Event e) {
   const std::size_t i = events_.size() - 1;
   note_armed(e, {kInArray, static_cast<std::uint32_t>(i)});
   if (i == 0 || before(e, events_[first_])) first_ = i;
-  if (i >= kRadixAbove) to_radix();
+  if (i >= kRadixAbove) to_radix(key(events_[first_]));
 }
 
 // The earliest's key kept in registers, chosen without a branch: which event
@@ -140,18 +140,11 @@ void EventQueue::sort_front() {
   for (std::size_t i = r_->head; i < front.size(); ++i) note_armed(front[i], {kFront, static_cast<std::uint32_t>(i)});
 }
 
+// Rare (after top() looked ahead): through the array, as the queue comes
+// and goes between its forms, and back with `k` as the last earliest.
 void EventQueue::rebase(std::uint64_t k) {
-  std::vector<Event> all;
-  all.reserve(size_);
-  for_each([&](const Event& e) { all.push_back(e); });
-  Radix& r = *r_;
-  for (std::vector<Event>& b : r.buckets) b.clear();
-  r.front.clear();
-  r.head = 0;
-  r.nonempty = {};
-  r.last = k;
-  for (const Event& e : all) append(e);
-  if (r.front.size() > 1) sort_front();
+  to_array();
+  to_radix(k);
 }
 
 void EventQueue::take_out(Where w) {
@@ -175,10 +168,10 @@ void EventQueue::take_out(Where w) {
   if (bucket.empty()) r_->nonempty[w.bucket / 64] &= ~(std::uint64_t{1} << (w.bucket % 64));
 }
 
-void EventQueue::to_radix() {
+void EventQueue::to_radix(std::uint64_t last) {
   if (!r_) r_ = std::make_unique<Radix>();
   radix_ = true;
-  r_->last = key(events_[first_]);
+  r_->last = last;
   r_->head = 0;
   for (const Event& e : events_) append(e);
   events_.clear();

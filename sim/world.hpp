@@ -154,7 +154,7 @@ class EventQueue {
   void sort_front();             // the front in sequence order, after events came into it unordered
   void rebase(std::uint64_t k);  // an event earlier than last (after top() looked ahead): every event re-bucketed
   void take_out(Where w);        // remove the event at w, in the radix heap (a rekeyed timer)
-  void to_radix();
+  void to_radix(std::uint64_t last);  // the array's events into the radix heap, `last` no later than any
   void to_array();
   // The array's parts.
   void place(std::size_t i, const Event& e) {
