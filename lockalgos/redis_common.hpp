@@ -63,6 +63,15 @@ inline redis::Request make(redis::Op op, std::string key, LockValue value = {}, 
   r.px = px;
   return r;
 }
+// SET key value NX PX ttl written into a fresh request where it will leave
+// (ClientEnv::stage): set_nx_px's request, not built and moved there.
+inline void write_set_nx_px(redis::Request& r, const std::string& key, const LockValue& value, Duration ttl) {
+  r.op = redis::Op::Set;
+  r.key = key;
+  r.value = value;
+  r.px = ttl;
+  r.nx = true;
+}
 inline redis::Request set_nx_px(std::string key, LockValue value, Duration ttl) {
   redis::Request r = make(redis::Op::Set, std::move(key), std::move(value), ttl);
   r.nx = true;
@@ -141,13 +150,7 @@ class RedisConnection {
   // written in its place in the call (issue 15), not built and moved there.
   RedisCall set_nx_px(const std::string& key, const LockValue& value, Duration ttl) {
     if (sentinel_ != kNoProc) return call(redis_cmd::set_nx_px(key, value, ttl));
-    auto fill = [&](redis::Request& r) {
-      r.op = redis::Op::Set;
-      r.key = key;
-      r.value = value;
-      r.px = ttl;
-      r.nx = true;
-    };
+    auto fill = [&](redis::Request& r) { redis_cmd::write_set_nx_px(r, key, value, ttl); };
     return RedisCall(env_, node_, fill, timeout_);
   }
   RedisCall acquire_with_token(std::string key, LockValue value, Duration ttl, std::string token_key) {
@@ -203,6 +206,14 @@ class RedisConnection {
   Call request(redis::Request req) const { return Call(node_, Payload(std::move(req)), timeout_); }
   // The same, built in its place at the end of `calls`.
   void add_request(std::vector<Call>& calls, redis::Request&& req) const { calls.emplace_back(node_, std::move(req), timeout_); }
+  // The same, written by `fill` where it will leave (ClientEnv::stage): not
+  // built and moved twice on its way.
+  template <typename Fill>
+  void add_staged_request(std::vector<Call>& calls, Fill&& fill) const {
+    StageId id = 0;
+    fill(env_.stage(id).emplace<redis::Request>());
+    calls.emplace_back(node_, id, timeout_);
+  }
   Task<void> after_round(const std::optional<redis::Reply>& r) {
     if (needs_rediscovery(r)) co_await rediscover();
   }

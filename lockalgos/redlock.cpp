@@ -268,6 +268,14 @@ class Redlock final : public Lock {
     for (const RedisConnection& n : nodes_) n.add_request(calls, make());
     return calls;
   }
+  // The same, each request written where it leaves by `fill(redis::Request&)`.
+  template <typename Fill>
+  std::vector<Call> to_every_node_staged(Fill&& fill) const {
+    std::vector<Call> calls;
+    calls.reserve(nodes_.size());
+    for (const RedisConnection& n : nodes_) n.add_staged_request(calls, fill);
+    return calls;
+  }
 
   // After a parallel round: nodes that failed ask the sentinel for their
   // master (RedisConnection::call does it after each command; a round, once
@@ -292,7 +300,8 @@ class Redlock final : public Lock {
       }
       co_return ok;
     }
-    std::vector<Call> calls = to_every_node([&] { return redis_cmd::set_nx_px(key, value, ttl); });
+    std::vector<Call> calls =
+        to_every_node_staged([&](redis::Request& r) { redis_cmd::write_set_nx_px(r, key, value, ttl); });
     const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_ok));
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       ok[i] = replies[i] && replies[i]->is_ok();

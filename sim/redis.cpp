@@ -268,8 +268,13 @@ void RedisNode::note_command(const Request& req, const Reply& r, ProcId from, st
   // A refused SET NX, say: the judge reads no command that leaves nobody
   // holding (Judge::kOwnedOnly), and a lean run has no other reader.
   if (holder == kNoProc && !trace.wants_unowned(Ev::Command)) return trace.skip();
-  TraceEvent e{.peer = from, .owner = holder, .key = req.key};
-  if (trace.hashing()) e.content = (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3);
+  const std::uint64_t content =
+      trace.hashing() ? (request != 0 ? request : fingerprint(req)) ^ (fingerprint(r) * 3) : 0;
+  // Most of a long contended run's commands (refused SETs, unlocks of what
+  // another holds) leave nobody holding: hashed from their fields, not built.
+  if (holder == kNoProc && trace.hash_only_unowned(Ev::Command))
+    return note_hashed(Ev::Command, from, 0, content, req.key);
+  TraceEvent e{.peer = from, .owner = holder, .key = req.key, .content = content};
   if (detailed()) e.detail = describe(req) + " -> " + describe(r);
   note(Ev::Command, std::move(e));
 }

@@ -111,8 +111,10 @@ void Trace::want_again() {
   wanted_unowned_ = wanted_;
   clocks_wanted_ = hashing_;
   heard_ = {};
+  heard_unowned_ = {};
   for (const Listening& l : listeners_) {
     heard_ |= l.reads.kinds;
+    heard_unowned_ |= l.reads.kinds.without(l.reads.owned_only);
     wanted_ |= l.reads.kinds;
     wanted_unowned_ |= l.reads.kinds.without(l.reads.owned_only);
     clocks_wanted_ = clocks_wanted_ || l.reads.clocks;

@@ -174,12 +174,19 @@ class Trace {
   // record_hashed() instead of being built (the network's sent and delivered
   // events in a long run: two of every message's three events, issue 15).
   bool hash_only(Ev kind) const { return hashing_ && !heard_.has(kind) && events_.size() >= keep_limit_; }
-  // record() of the event with these fields, no owner, no token and no key,
-  // when hash_only(kind): counted and hashed alike, never built.
+  // The same of an event that names no owner: no listener reads `kind`
+  // unless it names one (a Redis command that leaves nobody holding, which
+  // the judge does not read: most of the benchmark's commands).
+  bool hash_only_unowned(Ev kind) const {
+    return hashing_ && !heard_unowned_.has(kind) && events_.size() >= keep_limit_;
+  }
+  // record() of the event with these fields, no owner and no token, when
+  // hash_only(kind) or hash_only_unowned(kind): counted and hashed alike,
+  // never built.
   void record_hashed(Instant at, ProcId process, Ev kind, ProcId peer, std::int64_t value, Instant wall,
-                     Instant mono, std::uint64_t content) {
+                     Instant mono, std::uint64_t content, std::string_view key = {}) {
     ++count_;
-    hash_ = hash_fields(hash_, at, process, kind, peer, kNoProc, value, -1, wall, mono, content, {});
+    hash_ = hash_fields(hash_, at, process, kind, peer, kNoProc, value, -1, wall, mono, content, key);
   }
   // A listener hears the events it reads (Interest; default: every event,
   // whole). Returns its number, for widen_listener.
@@ -258,6 +265,7 @@ class Trace {
   EvSet wanted_ = EvSet::all();  // the hash's (every kind, when hashing) and the listeners' kinds
   EvSet wanted_unowned_ = EvSet::all();  // the same, less the listeners' owned-only kinds
   EvSet heard_;                          // the listeners' kinds
+  EvSet heard_unowned_;                  // the same, less the kinds a listener reads only with an owner
   bool clocks_wanted_ = true;  // by the hash or a listener
   bool hashing_ = true;
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;

@@ -119,9 +119,17 @@ void EventQueue::fill_front() {
   }
   r.front.clear();
   r.head = 0;
+  r.nonempty[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+  if (r.buckets[b].size() == 1) {  // the usual case low down: it alone is next, nothing falls
+    const Event e = r.buckets[b][0];
+    r.buckets[b].clear();
+    r.last = key(e);
+    note_armed(e, {kFront, 0});
+    r.front.push_back(e);
+    return;
+  }
   std::vector<Event> from = std::move(r.buckets[b]);
   r.buckets[b] = {};
-  r.nonempty[b / 64] &= ~(std::uint64_t{1} << (b % 64));
   std::uint64_t least = key(from[0]);
   for (const Event& e : from) least = std::min(least, key(e));
   r.last = least;
@@ -263,13 +271,13 @@ std::uint64_t Process::start_call_in_slot(ProcId to, std::uint64_t slot, Duratio
 }
 
 void Process::cancel_call(std::uint64_t id) {
-  for (std::size_t i = 0; i < calls_.size(); ++i) {
-    if (calls_[i].id != id) continue;
-    if (calls_[i].timer_id != 0) cancel_timer(calls_[i].timer_id);
-    if (i + 1 != calls_.size()) calls_[i] = calls_.back();
-    calls_.pop_back();
-    return;
-  }
+  if (PendingCall* c = find_call(id)) forget_call(*c);
+}
+
+void Process::forget_call(PendingCall& c) {
+  if (c.timer_id != 0) cancel_timer(c.timer_id);
+  if (&c != &calls_.back()) c = calls_.back();
+  calls_.pop_back();
 }
 
 Process::PendingCall* Process::find_call(std::uint64_t id) {
@@ -284,7 +292,7 @@ void Process::finish_call(std::uint64_t id, Payload* result) {
     // Forget the call before the sink hears of it: the sink may start others.
     ReplySink& sink = *c->sink;
     const std::uint32_t tag = c->tag;
-    cancel_call(id);
+    forget_call(*c);
     sink.on_reply(tag, result);  // may resume a coroutine, which may destroy the sink
     return;
   }
@@ -362,8 +370,8 @@ void Process::note(Ev kind, TraceEvent&& fields) {
   trace.record(std::move(fields));
 }
 
-void Process::note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content) {
-  world_.trace().record_hashed(world_.now(), id_, kind, peer, value, wall_now(), mono_now(), content);
+void Process::note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content, std::string_view key) {
+  world_.trace().record_hashed(world_.now(), id_, kind, peer, value, wall_now(), mono_now(), content, key);
 }
 
 void Process::deliver(Message& m) {

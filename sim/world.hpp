@@ -248,7 +248,8 @@ class Process {
   void note(Ev kind, TraceEvent&& fields = {});
   // note() of an event with only these fields, when the trace's hash is its
   // only reader (Trace::hash_only): hashed as note() would, never built.
-  void note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content);
+  // (Trace::hash_only, or hash_only_unowned for an event without an owner)
+  void note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content, std::string_view key = {});
   // Whether the trace will show an event's detail text: build costly details
   // only then (they are rendering, not hashed).
   bool detailed() const;
@@ -317,6 +318,7 @@ class Process {
     std::uint64_t timer_id = 0;       // its timeout, 0: none
   };
   PendingCall* find_call(std::uint64_t id);
+  void forget_call(PendingCall& c);  // cancel_call() of a call found: its timer, its place
   // The call ended (reply, timeout or refusal): wake its waiter.
   void finish_call(std::uint64_t id, Payload* result);  // result: moved from; null: timed out or refused
   std::optional<Payload> take_call_result(std::uint64_t id);

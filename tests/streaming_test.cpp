@@ -309,6 +309,42 @@ TEST_CASE("an event only the hash reads, recorded from its fields, counts and ha
   CHECK_FALSE(unhashed.hash_only(Ev::Sent));
 }
 
+TEST_CASE("a command that names no owner is hashed from its fields, key and all, when its listeners read only owned ones") {
+  // The judge reads a Redis command only when it names an owner
+  // (Judge::kOwnedOnly); a refused SET NX names none, and RedisNode::note_command
+  // records it with record_hashed. The same hash as the event recorded whole.
+  Trace whole, hashed;
+  for (Trace* t : {&whole, &hashed}) {
+    t->set_keep_limit(0);
+    t->add_listener([](const TraceEvent&) {}, {EvSet{Ev::Command}, EvSet{Ev::Command}});
+  }
+  CHECK_FALSE(hashed.hash_only(Ev::Command));  // a listener reads the kind ...
+  CHECK(hashed.hash_only_unowned(Ev::Command));  // ... but not without an owner
+  const Instant at = Instant::from_ns(2'000'000), wall = Instant::from_ns(9'000'001), mono = Instant::from_ns(77);
+  for (const std::string key : {"lock", "a-key-longer-than-one-word"}) {
+    whole.record(TraceEvent{.at = at, .process = 1, .kind = Ev::Command, .peer = 3, .wall = wall, .mono = mono,
+                            .key = key, .content = 0xc0ffeeULL});
+    hashed.record_hashed(at, 1, Ev::Command, 3, 0, wall, mono, 0xc0ffeeULL, key);
+  }
+  CHECK(hashed.size() == 2);
+  CHECK(hashed.hash_hex() == whole.hash_hex());
+  hashed.record_hashed(at, 1, Ev::Command, 3, 0, wall, mono, 0xc0ffeeULL, "lock2");
+  whole.record(TraceEvent{.at = at, .process = 1, .kind = Ev::Command, .peer = 3, .wall = wall, .mono = mono,
+                          .key = "lock", .content = 0xc0ffeeULL});
+  CHECK(hashed.hash_hex() != whole.hash_hex());  // the key is hashed
+  // A listener that reads commands whole, kept events, or no hash: recorded whole.
+  Trace reads_all;
+  reads_all.set_keep_limit(0);
+  reads_all.add_listener([](const TraceEvent&) {}, EvSet{Ev::Command});
+  CHECK_FALSE(reads_all.hash_only_unowned(Ev::Command));
+  Trace kept;
+  CHECK_FALSE(kept.hash_only_unowned(Ev::Command));
+  Trace unhashed;
+  unhashed.set_keep_limit(0);
+  unhashed.set_hashing(false);
+  CHECK_FALSE(unhashed.hash_only_unowned(Ev::Command));
+}
+
 TEST_CASE("a listener may read a kind only when the event names an owner, and may leave the clock readings unread") {
   Trace t;
   t.set_hashing(false);
