@@ -161,7 +161,7 @@ class CallAwaiter final : ReplySink {
   template <typename Body, typename Fill>
   CallAwaiter(ClientEnv& env, ProcId to, std::in_place_type_t<Body>, Fill& fill, Duration timeout)
       : env_(env), to_(to), timeout_(timeout) {
-    fill(env.stage(stage_).template emplace<Body>());
+    fill(emplace_default<Body>(env.stage(stage_)));
   }
   CallAwaiter(const CallAwaiter&) = delete;
   CallAwaiter& operator=(const CallAwaiter&) = delete;

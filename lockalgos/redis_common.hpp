@@ -164,7 +164,7 @@ class RedisConnection {
   // sends one to every node after each try, a third of the benchmark's messages.
   void compare_and_delete_no_reply(const std::string& key, const LockValue& value) {
     StageId id = 0;
-    redis::Request& r = env_.stage(id).emplace<redis::Request>();
+    redis::Request& r = emplace_default<redis::Request>(env_.stage(id));
     r.op = redis::Op::CompareAndDelete;
     r.key = key;
     r.value = value;
@@ -211,7 +211,7 @@ class RedisConnection {
   template <typename Fill>
   void add_staged_request(std::vector<Call>& calls, Fill&& fill) const {
     StageId id = 0;
-    fill(env_.stage(id).emplace<redis::Request>());
+    fill(emplace_default<redis::Request>(env_.stage(id)));
     calls.emplace_back(node_, id, timeout_);
   }
   Task<void> after_round(const std::optional<redis::Reply>& r) {

@@ -37,13 +37,13 @@ struct Call {
   Call(ProcId to, Payload request, Duration timeout) : to(to), request(std::move(request)), timeout(timeout) {}
   // A Redis request, moved once, into its place (emplace_back it: issue 15).
   Call(ProcId to, redis::Request&& request, Duration timeout)
-      : to(to), request(std::in_place_type<redis::Request>, std::move(request)), timeout(timeout) {}
+      : to(to), request(std::in_place, std::in_place_type<redis::Request>, std::move(request)), timeout(timeout) {}
   // A request already written in its place (ClientEnv::stage), which leaves
   // from there without a move (issue 15: Redlock's SETs, a third of the
   // benchmark's messages). The fan-out that takes the call owns the stage.
   Call(ProcId to, StageId staged, Duration timeout) : to(to), timeout(timeout), staged(staged) {}
   ProcId to;
-  Payload request;   // unused when staged
+  std::optional<Payload> request;  // none when staged (a Payload made empty costs a zero-fill)
   Duration timeout;  // zero: none
   StageId staged = 0;
 };
@@ -87,7 +87,7 @@ class FanOut final : ReplySink {
       Call& c = calls_[i];
       const auto tag = static_cast<std::uint32_t>(i);
       ids_[i] = c.staged != 0 ? env_.start_staged(c.to, std::exchange(c.staged, 0), c.timeout, *this, tag)
-                              : env_.start_call(c.to, std::move(c.request), c.timeout, *this, tag);
+                              : env_.start_call(c.to, std::move(*c.request), c.timeout, *this, tag);
     }
   }
   Replies<Reply> await_resume() {

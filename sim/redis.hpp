@@ -108,8 +108,9 @@ class RedisNode : public Process {
  private:
   Task<void> active_expire_loop();
   void active_expire_cycle();
-  // The first tick at which a cycle can expire something; none: no key has a TTL.
-  std::optional<Instant> next_useful_tick();
+  // The first tick at which a cycle can expire something; Instant::never():
+  // no key has a TTL.
+  Instant next_useful_tick();
   // Wake the expiry loop if a tick sooner than the one it sleeps to now matters.
   void nudge_expiry();
   // Lazy expiry: the entry if it exists and has not expired at `now`.

@@ -39,6 +39,22 @@ constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t x) {
   h = (h << 31) | (h >> 33);
   return h * 0xBF58476D1CE4E5B9ULL;
 }
+// The last n < 8 bytes at p as the low bytes of a word (what a memcpy of n
+// bytes into a zeroed word gives on a little-endian machine), read in whole
+// loads: a memcpy of a variable length goes through the stack, and the word
+// loaded back waits for its narrower stores (a store-forwarding stall, on
+// every Redis command's key: issue 15).
+inline std::uint64_t tail_word(const char* p, std::size_t n) {
+  auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
+  if (n >= 4) {  // two 4-byte loads that overlap: the shared bytes land in the same place
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    return std::uint64_t{lo} | (std::uint64_t{hi} << (8 * (n - 4)));
+  }
+  if (n == 0) return 0;
+  return byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
+}
 inline std::uint64_t hash_mix(std::uint64_t h, std::string_view s) {
   std::uint64_t word = 0;
   std::size_t i = 0;
@@ -46,8 +62,7 @@ inline std::uint64_t hash_mix(std::uint64_t h, std::string_view s) {
     std::memcpy(&word, s.data() + i, 8);
     h = hash_mix(h, word);
   }
-  word = 0;
-  if (i < s.size()) std::memcpy(&word, s.data() + i, s.size() - i);
+  word = tail_word(s.data() + i, s.size() - i);
   return hash_mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
 }
 

@@ -24,6 +24,38 @@ void EventQueue::push(Event e) {
   if (i >= kRadixAbove) to_radix(key(events_[first_]));
 }
 
+void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcId pid, std::uint32_t epoch,
+                         Event::Kind kind) {
+  if (kind == Event::Kind::ArmedTimer && pid >= armed_.size()) armed_.resize(pid + 1, 0);
+  ++size_;
+  Where w;
+  Event* e;
+  const std::uint64_t k = static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63);  // key()
+  if (radix_) {
+    if (k < r_->last) rebase(k);
+    e = &new_slot(k, w);
+  } else {
+    w = {kInArray, static_cast<std::uint32_t>(events_.size())};
+    e = &events_.emplace_back();
+  }
+  e->at = at;
+  e->seq = seq;
+  e->arg = arg;
+  e->pid = pid;
+  e->epoch = epoch;
+  e->kind = kind;
+  note_armed(*e, w);
+  if (radix_) {
+    // The front stays in sequence order (see radix_push).
+    const std::vector<Event>& front = r_->front;
+    if (k == r_->last && front.size() - r_->head > 1 && !before(front[front.size() - 2], *e)) sort_front();
+    return;
+  }
+  const std::size_t i = w.index;
+  if (i == 0 || before(*e, events_[first_])) first_ = i;
+  if (i >= kRadixAbove) to_radix(key(events_[first_]));
+}
+
 // The earliest's key kept in registers, chosen without a branch: which event
 // is earliest is what a branch predictor cannot know.
 void EventQueue::find_first() {
@@ -79,22 +111,26 @@ Event& EventQueue::at(Where w) {
 }
 
 void EventQueue::append(const Event& e) {
+  Where w;
+  new_slot(key(e), w) = e;
+  note_armed(e, w);
+}
+
+Event& EventQueue::new_slot(std::uint64_t k, Where& w) {
   Radix& r = *r_;
-  const std::uint64_t k = key(e);
   const std::uint64_t differ = k ^ r.last;
   if (differ == 0) {
-    note_armed(e, {kFront, static_cast<std::uint32_t>(r.front.size())});
-    r.front.push_back(e);
-    return;
+    w = {kFront, static_cast<std::uint32_t>(r.front.size())};
+    return r.front.emplace_back();
   }
   // The highest digit that differs, and the event's value there (above the
   // last's, as the event is later): buckets in index order, times in order.
   const auto level = static_cast<std::uint32_t>(std::bit_width(differ) - 1) / kDigitBits;
   const auto b = level * kDigits + static_cast<std::uint32_t>(k >> (level * kDigitBits)) % kDigits;
   std::vector<Event>& bucket = r.buckets[b];
-  note_armed(e, {b, static_cast<std::uint32_t>(bucket.size())});
-  bucket.push_back(e);
+  w = {b, static_cast<std::uint32_t>(bucket.size())};
   r.nonempty[b / 64] |= std::uint64_t{1} << (b % 64);
+  return bucket.emplace_back();
 }
 
 void EventQueue::radix_push(const Event& e) {
@@ -234,15 +270,7 @@ Process::~Process() = default;
 Instant Process::wall_now() const { return clocks_.wall.read(world_.now()); }
 Instant Process::mono_now() const { return clocks_.mono.read(world_.now()); }
 
-void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) {
-  Event e;
-  e.at = p.world_.now();
-  e.pid = p.id_;
-  e.epoch = p.epoch_;
-  e.kind = Event::Kind::Resume;
-  e.set_handle(h);
-  p.world_.schedule(e);
-}
+void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) { p.resume_soon(h); }
 
 Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout) {
   const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
@@ -333,24 +361,13 @@ void Process::spawn(Task<void> task) {
     std::erase_if(roots_, [](const Task<void>& t) { return t.done() && !t.handle().promise().error; });
     sweep_at_ = std::max<std::size_t>(16, 2 * roots_.size());
   }
-  Event e;
-  e.at = world_.now();
-  e.pid = id_;
-  e.epoch = epoch_;
-  e.kind = Event::Kind::Resume;
-  e.set_handle(task.handle());
+  const std::coroutine_handle<> h = task.handle();
   roots_.push_back(std::move(task));
-  world_.schedule(e);
+  resume_soon(h);
 }
 
 void Process::resume_soon(std::coroutine_handle<> h) {
-  Event e;
-  e.at = world_.now();
-  e.pid = id_;
-  e.epoch = epoch_;
-  e.kind = Event::Kind::Resume;
-  e.set_handle(h);
-  world_.schedule(e);
+  world_.schedule(world_.now(), id_, epoch_, Event::Kind::Resume, reinterpret_cast<std::uintptr_t>(h.address()));
 }
 
 void Process::refuse_call(std::uint64_t id) { finish_call(id, nullptr); }
@@ -413,20 +430,22 @@ void Process::arm_timer(const Timer& t) {
   if (armed_at_ && *armed_at_ <= at) return;  // an event no later is queued; it will re-arm
   armed_at_ = at;
   armed_deadline_ = t.deadline;
-  Event e;
-  e.at = at;
-  e.pid = id_;
-  e.epoch = epoch_;
-  e.kind = world_.compact_timers_ ? Event::Kind::ArmedTimer : Event::Kind::Timer;
-  e.arg = ++timer_generation_;  // any event queued before is superseded
+  const Event::Kind kind = world_.compact_timers_ ? Event::Kind::ArmedTimer : Event::Kind::Timer;
+  const std::uint64_t generation = ++timer_generation_;  // any event queued before is superseded
   // Compact timers: the superseded event is moved instead of left stale in
   // the queue, with the sequence number a new one would take: the same order.
   if (world_.compact_timers_ && world_.queue_.armed(id_)) {
+    Event e;
+    e.at = at;
+    e.pid = id_;
+    e.epoch = epoch_;
+    e.kind = kind;
+    e.arg = generation;
     e.seq = world_.queue_.next_seq();
     world_.queue_.rekey_armed(e);
     return;
   }
-  world_.schedule(e);
+  world_.schedule(at, id_, epoch_, kind, generation);
 }
 
 void Process::rearm_timers() {
@@ -621,13 +640,7 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   m.from = from;
   m.to = to;
   m.content = content;
-  Event e;
-  e.at = at;
-  e.pid = to;
-  e.epoch = world_.process(to).epoch();
-  e.kind = Event::Kind::Deliver;
-  e.arg = slot;
-  world_.schedule(e);
+  world_.schedule(at, to, world_.process(to).epoch(), Event::Kind::Deliver, slot);
   return id;
 }
 
@@ -653,6 +666,11 @@ void World::schedule(Event e) {
   assert(e.at >= now_ && "an event in the past");
   e.seq = queue_.next_seq();
   queue_.push(e);
+}
+
+void World::schedule(Instant at, ProcId pid, std::uint32_t epoch, Event::Kind kind, std::uint64_t arg) {
+  assert(at >= now_ && "an event in the past");
+  queue_.emplace(at, queue_.next_seq(), arg, pid, epoch, kind);
 }
 
 std::uint64_t World::new_message_slot() {

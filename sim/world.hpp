@@ -86,6 +86,12 @@ static_assert(sizeof(Event) == 32);
 class EventQueue {
  public:
   void push(Event e);
+  // push() of the event with these fields, written in its place in the
+  // queue: not built aside and copied in. A copy of an event just written
+  // field by field loads in 16-byte words what narrower stores wrote, and
+  // waits for them to reach the cache (a store-forwarding stall: issue 15's
+  // profile found it on every message sent).
+  void emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcId pid, std::uint32_t epoch, Event::Kind kind);
   Event pop();
   // Whether process `pid` has an ArmedTimer event queued.
   bool armed(ProcId pid) const { return pid < armed_.size() && armed_[pid] != 0; }
@@ -149,6 +155,7 @@ class EventQueue {
   const Event& radix_top();
   Event radix_pop();
   void append(const Event& e);  // into the front or its bucket
+  Event& new_slot(std::uint64_t k, Where& w);  // a new place for an event of key k: the front or its bucket
   void radix_push(const Event& e);
   void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
   void sort_front();             // the front in sequence order, after events came into it unordered
@@ -608,11 +615,14 @@ class World {
 
   // Kernel plumbing for Process and Network.
   void schedule(Event e);
+  // schedule() of the event with these fields, written where it is queued
+  // (EventQueue::emplace): the hot paths' form.
+  void schedule(Instant at, ProcId pid, std::uint32_t epoch, Event::Kind kind, std::uint64_t arg);
   // The sender of request `m` has its call refused one network delay from now.
   void refuse_later(const Message& m);
   // A free slot for a message in flight; its body, to build in place.
   std::uint64_t new_message_slot();
-  Payload& message_body(std::uint64_t slot) { return messages_[slot].body; }  // stays put: a deque
+  Payload& message_body(std::uint64_t slot) { return messages_[slot].body; }  // stays put
   // A slot taken and never sent (an awaiter destroyed before it was awaited).
   void free_message_slot(std::uint64_t slot) { free_messages_.push_back(slot); }
   void note_world(Ev kind, std::string detail);
@@ -627,7 +637,26 @@ class World {
   Trace trace_;
   Network network_;
   std::vector<std::unique_ptr<Process>> processes_;
-  std::deque<Message> messages_;            // in flight, by slot (a deque: delivery reads it in place while sending more)
+  // Messages in flight, by slot, in chunks that never move (delivery reads
+  // one in place while sending more). A deque did that too, but its nodes
+  // held two messages each and every look-up divided (issue 15's profile).
+  class MessageSlots {
+   public:
+    Message& operator[](std::uint64_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }
+    const Message& operator[](std::uint64_t slot) const { return chunks_[slot / kChunk][slot % kChunk]; }
+    std::uint64_t size() const { return size_; }
+    void emplace_back() {
+      if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Message[]>(kChunk));
+      ++size_;
+    }
+
+   private:
+    static constexpr std::uint64_t kChunk = 8;
+    std::vector<std::unique_ptr<Message[]>> chunks_;
+    std::uint64_t size_ = 0;
+  };
+  MessageSlots messages_;
+
   std::vector<std::uint64_t> free_messages_;
   std::vector<std::function<void()>> actions_;
   std::vector<std::uint64_t> free_actions_;

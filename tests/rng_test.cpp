@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
+#include "sim/rng.hpp"
 #include "tests/kernel_support.hpp"
 
 using namespace locksim;
@@ -68,4 +71,29 @@ TEST_CASE("draws stay in their bounds and cover them") {
   for (int i = 0; i < 10'000; ++i) heads += r.chance(0.25);
   CHECK(heads > 2300);
   CHECK(heads < 2700);
+}
+
+TEST_CASE("a string's last bytes are hashed as the word a memcpy of them would make, for every length") {
+  // hash_mix(h, string_view) reads the tail in whole loads (tail_word), not
+  // through a variable-length memcpy: the same word, so the same hashes.
+  const std::string text = "a-lock-key-of-some-length";
+  for (std::size_t start = 0; start < 8; ++start) {
+    for (std::size_t n = 0; n < 8; ++n) {
+      std::uint64_t want = 0;
+      std::memcpy(&want, text.data() + start, n);
+      CHECK(tail_word(text.data() + start, n) == want);
+    }
+  }
+  for (std::size_t len = 0; len <= text.size(); ++len) {
+    const std::string_view s(text.data(), len);
+    std::uint64_t h = 1, word = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      std::memcpy(&word, s.data() + i, 8);
+      h = hash_mix(h, word);
+    }
+    word = 0;
+    std::memcpy(&word, s.data() + i, s.size() - i);
+    CHECK(hash_mix(1, s) == hash_mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56)));
+  }
 }
