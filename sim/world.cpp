@@ -32,8 +32,7 @@ void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcI
   Event* e;
   const std::uint64_t k = static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63);  // key()
   if (radix_) {
-    if (k < r_->last) rebase(k);
-    e = &new_slot(k, w);
+    e = &radix_slot(k, w);
   } else {
     w = {kInArray, static_cast<std::uint32_t>(events_.size())};
     e = &events_.emplace_back();
@@ -46,9 +45,7 @@ void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcI
   e->kind = kind;
   note_armed(*e, w);
   if (radix_) {
-    // The front stays in sequence order (see radix_push).
-    const std::vector<Event>& front = r_->front;
-    if (k == r_->last && front.size() - r_->head > 1 && !before(front[front.size() - 2], *e)) sort_front();
+    keep_front_order(k, *e);
     return;
   }
   const std::size_t i = w.index;
@@ -112,16 +109,18 @@ Event& EventQueue::at(Where w) {
 
 void EventQueue::append(const Event& e) {
   Where w;
-  new_slot(key(e), w) = e;
+  place_for(key(e), w).push_back(e);  // copied once, not made empty first
   note_armed(e, w);
 }
 
-Event& EventQueue::new_slot(std::uint64_t k, Where& w) {
+Event& EventQueue::new_slot(std::uint64_t k, Where& w) { return place_for(k, w).emplace_back(); }
+
+std::vector<Event>& EventQueue::place_for(std::uint64_t k, Where& w) {
   Radix& r = *r_;
   const std::uint64_t differ = k ^ r.last;
   if (differ == 0) {
     w = {kFront, static_cast<std::uint32_t>(r.front.size())};
-    return r.front.emplace_back();
+    return r.front;
   }
   // The highest digit that differs, and the event's value there (above the
   // last's, as the event is later): buckets in index order, times in order.
@@ -130,13 +129,23 @@ Event& EventQueue::new_slot(std::uint64_t k, Where& w) {
   std::vector<Event>& bucket = r.buckets[b];
   w = {b, static_cast<std::uint32_t>(bucket.size())};
   r.nonempty[b / 64] |= std::uint64_t{1} << (b % 64);
-  return bucket.emplace_back();
+  return bucket;
 }
 
 void EventQueue::radix_push(const Event& e) {
   const std::uint64_t k = key(e);
+  Where w;
+  radix_slot(k, w) = e;
+  note_armed(e, w);
+  keep_front_order(k, e);
+}
+
+Event& EventQueue::radix_slot(std::uint64_t k, Where& w) {
   if (k < r_->last) rebase(k);
-  append(e);
+  return new_slot(k, w);
+}
+
+void EventQueue::keep_front_order(std::uint64_t k, const Event& e) {
   // The front stays in sequence order: a new event has the newest number
   // (World::schedule), so this is for a caller that pushes an older one.
   const std::vector<Event>& front = r_->front;

@@ -155,7 +155,12 @@ class EventQueue {
   const Event& radix_top();
   Event radix_pop();
   void append(const Event& e);  // into the front or its bucket
-  Event& new_slot(std::uint64_t k, Where& w);  // a new place for an event of key k: the front or its bucket
+  // Where an event of key k goes (the front or its bucket), and w its place
+  // once appended there.
+  std::vector<Event>& place_for(std::uint64_t k, Where& w);
+  Event& new_slot(std::uint64_t k, Where& w);  // a new place at the end of place_for(k, w)
+  Event& radix_slot(std::uint64_t k, Where& w);  // the same, re-bucketing everything first if k is before last
+  void keep_front_order(std::uint64_t k, const Event& e);  // after e (of key k) was placed
   void radix_push(const Event& e);
   void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
   void sort_front();             // the front in sequence order, after events came into it unordered

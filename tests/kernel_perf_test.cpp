@@ -48,7 +48,7 @@ TEST_CASE("the event queue pops in (time, sequence) order through interleaved pu
   CHECK(std::is_sorted(popped.begin(), popped.end()));
 }
 
-TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted reference pops, armed timers and all") {
+TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted reference pops, armed timers and all, pushed or emplaced") {
   // A reference: every queued event by its key. Bursts take the queue past
   // EventQueue::kRadixAbove (it becomes a radix heap) and drain it below kArrayAt
   // (an array again); armed timers are moved earlier and disarmed on the way.
@@ -71,7 +71,8 @@ TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted 
       e.seq = q.next_seq();
       e.pid = static_cast<ProcId>(rng.below(kProcs));
       e.kind = !q.armed(e.pid) && rng.chance(0.3) ? Event::Kind::ArmedTimer : Event::Kind::Deliver;
-      q.push(e);
+      if (rng.chance(0.5)) q.push(e);
+      else q.emplace(e.at, e.seq, e.arg, e.pid, e.epoch, e.kind);  // World::schedule's form
       ref.emplace(std::pair{e.at.ns(), e.seq}, e);
     }
     largest = std::max(largest, q.size());
