@@ -10,19 +10,7 @@ namespace locksim {
 
 // An array while it is small, else a radix heap. A binary heap (and a 4-ary
 // one) came before: bench/README.md, "A radix heap", has the measurements.
-void EventQueue::push(Event e) {
-  if (e.kind == Event::Kind::ArmedTimer && e.pid >= armed_.size()) armed_.resize(e.pid + 1, 0);
-  ++size_;
-  if (radix_) {
-    radix_push(e);
-    return;
-  }
-  events_.push_back(e);
-  const std::size_t i = events_.size() - 1;
-  note_armed(e, {kInArray, static_cast<std::uint32_t>(i)});
-  if (i == 0 || before(e, events_[first_])) first_ = i;
-  if (i >= kRadixAbove) to_radix(key(events_[first_]));
-}
+void EventQueue::push(Event e) { emplace(e.at, e.seq, e.arg, e.pid, e.epoch, e.kind); }
 
 void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcId pid, std::uint32_t epoch,
                          Event::Kind kind) {
@@ -30,7 +18,7 @@ void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcI
   ++size_;
   Where w;
   Event* e;
-  const std::uint64_t k = static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63);  // key()
+  const std::uint64_t k = key(at);
   if (radix_) {
     e = &radix_slot(k, w);
   } else {
@@ -113,8 +101,6 @@ void EventQueue::append(const Event& e) {
   note_armed(e, w);
 }
 
-Event& EventQueue::new_slot(std::uint64_t k, Where& w) { return place_for(k, w).emplace_back(); }
-
 std::vector<Event>& EventQueue::place_for(std::uint64_t k, Where& w) {
   Radix& r = *r_;
   const std::uint64_t differ = k ^ r.last;
@@ -132,17 +118,9 @@ std::vector<Event>& EventQueue::place_for(std::uint64_t k, Where& w) {
   return bucket;
 }
 
-void EventQueue::radix_push(const Event& e) {
-  const std::uint64_t k = key(e);
-  Where w;
-  radix_slot(k, w) = e;
-  note_armed(e, w);
-  keep_front_order(k, e);
-}
-
 Event& EventQueue::radix_slot(std::uint64_t k, Where& w) {
   if (k < r_->last) rebase(k);
-  return new_slot(k, w);
+  return place_for(k, w).emplace_back();
 }
 
 void EventQueue::keep_front_order(std::uint64_t k, const Event& e) {
@@ -201,6 +179,7 @@ void EventQueue::rebase(std::uint64_t k) {
 }
 
 void EventQueue::take_out(Where w) {
+  --size_;
   if (w.bucket == kFront) {  // keep its order (a timer at last moved earlier: only after top() looked ahead)
     std::vector<Event>& front = r_->front;
     front.erase(front.begin() + w.index);
@@ -255,7 +234,7 @@ void EventQueue::rekey_armed(const Event& e) {
     return;
   }
   take_out(w);
-  radix_push(e);
+  emplace(e.at, e.seq, e.arg, e.pid, e.epoch, e.kind);
 }
 
 void EventQueue::disarm(ProcId pid) {

@@ -135,7 +135,8 @@ class EventQueue {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
   // The time as an unsigned key of the same order.
-  static std::uint64_t key(const Event& e) { return static_cast<std::uint64_t>(e.at.ns()) ^ (std::uint64_t{1} << 63); }
+  static std::uint64_t key(Instant at) { return static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63); }
+  static std::uint64_t key(const Event& e) { return key(e.at); }
   void note_armed(const Event& e, Where w) {
     if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = (std::uint64_t{w.bucket} << 32 | w.index) + 1;
   }
@@ -158,14 +159,14 @@ class EventQueue {
   // Where an event of key k goes (the front or its bucket), and w its place
   // once appended there.
   std::vector<Event>& place_for(std::uint64_t k, Where& w);
-  Event& new_slot(std::uint64_t k, Where& w);  // a new place at the end of place_for(k, w)
-  Event& radix_slot(std::uint64_t k, Where& w);  // the same, re-bucketing everything first if k is before last
+  // A new place at the end of place_for(k, w), every event re-bucketed
+  // first if k is before last.
+  Event& radix_slot(std::uint64_t k, Where& w);
   void keep_front_order(std::uint64_t k, const Event& e);  // after e (of key k) was placed
-  void radix_push(const Event& e);
   void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
   void sort_front();             // the front in sequence order, after events came into it unordered
   void rebase(std::uint64_t k);  // an event earlier than last (after top() looked ahead): every event re-bucketed
-  void take_out(Where w);        // remove the event at w, in the radix heap (a rekeyed timer)
+  void take_out(Where w);        // remove the event at w, in the radix heap (a rekeyed timer), size_ and all
   void to_radix(std::uint64_t last);  // the array's events into the radix heap, `last` no later than any
   void to_array();
   // The array's parts.
@@ -259,8 +260,8 @@ class Process {
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent&& fields = {});
   // note() of an event with only these fields, when the trace's hash is its
-  // only reader (Trace::hash_only): hashed as note() would, never built.
-  // (Trace::hash_only, or hash_only_unowned for an event without an owner)
+  // only reader (Trace::hash_only; for an event without an owner,
+  // Trace::hash_only_unowned): hashed as note() would, never built.
   void note_hashed(Ev kind, ProcId peer, std::int64_t value, std::uint64_t content, std::string_view key = {});
   // Whether the trace will show an event's detail text: build costly details
   // only then (they are rendering, not hashed).
