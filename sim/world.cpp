@@ -8,37 +8,40 @@ namespace locksim {
 
 // --- EventQueue -------------------------------------------------------------
 
-// An array while it is small, else a radix heap. A binary heap (and a 4-ary
-// one) came before: bench/README.md, "A radix heap", has the measurements.
+// An array while it is small, else a calendar queue. A binary heap, a 4-ary
+// one and a radix heap came before: bench/README.md, "A calendar queue", has
+// the measurements.
 void EventQueue::push(Event e) { emplace(e.at, e.seq, e.arg, e.pid, e.epoch, e.kind); }
 
 void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcId pid, std::uint32_t epoch,
                          Event::Kind kind) {
-  if (kind == Event::Kind::ArmedTimer && pid >= armed_.size()) armed_.resize(pid + 1, 0);
-  ++size_;
-  Where w;
-  Event* e;
-  const std::uint64_t k = key(at);
-  if (radix_) {
-    e = &radix_slot(k, w);
-  } else {
-    w = {kInArray, static_cast<std::uint32_t>(events_.size())};
-    e = &events_.emplace_back();
+  if (kind == Event::Kind::ArmedTimer) {
+    if (pid >= armed_.size()) armed_.resize(pid + 1, 0);
+    armed_[pid] = seq + 1;
   }
-  e->at = at;
-  e->seq = seq;
-  e->arg = arg;
-  e->pid = pid;
-  e->epoch = epoch;
-  e->kind = kind;
-  note_armed(*e, w);
-  if (radix_) {
-    keep_front_order(k, *e);
+  ++size_;
+  if (calendar_) {
+    const std::uint64_t d = day(at);
+    Event& e = calendar_slot(d);
+    e.at = at;
+    e.seq = seq;
+    e.arg = arg;
+    e.pid = pid;
+    e.epoch = epoch;
+    e.kind = kind;
+    settle(d);
     return;
   }
-  const std::size_t i = w.index;
-  if (i == 0 || before(*e, events_[first_])) first_ = i;
-  if (i >= kRadixAbove) to_radix(key(events_[first_]));
+  const std::size_t i = events_.size();
+  Event& e = events_.emplace_back();
+  e.at = at;
+  e.seq = seq;
+  e.arg = arg;
+  e.pid = pid;
+  e.epoch = epoch;
+  e.kind = kind;
+  if (i == 0 || before(e, events_[first_])) first_ = i;
+  if (i >= kCalendarAbove) to_calendar(day(events_[first_].at));
 }
 
 // The earliest's key kept in registers, chosen without a branch: which event
@@ -62,184 +65,213 @@ void EventQueue::find_first() {
 }
 
 Event EventQueue::pop() {
-  if (radix_) return radix_pop();
-  const Event top = events_[first_];
+  const Event top = calendar_ ? calendar_top() : events_[first_];
   if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
   --size_;
+  if (calendar_) {
+    Calendar& c = *c_;
+    if (++c.head == c.front.size()) {  // today may bring more; the front starts again empty
+      c.front.clear();
+      c.head = 0;
+    }
+    if (size_ <= kArrayAt) to_array();
+    else if (--until_retune_ == 0) retune(top.at);
+    return top;
+  }
   const Event last = events_.back();
   events_.pop_back();
-  if (first_ < events_.size()) place(first_, last);
+  if (first_ < events_.size()) events_[first_] = last;
   find_first();
   return top;
 }
 
-const Event& EventQueue::radix_top() {
-  if (r_->head == r_->front.size()) fill_front();
-  return r_->front[r_->head];
-}
-
-Event EventQueue::radix_pop() {
-  const Event top = radix_top();
-  if (top.kind == Event::Kind::ArmedTimer) armed_[top.pid] = 0;
-  --size_;
-  if (++r_->head == r_->front.size()) {
-    r_->front.clear();
-    r_->head = 0;
+const Event& EventQueue::calendar_top() {
+  Calendar& c = *c_;
+  for (;;) {
+    if (c.head == c.front.size()) next_day();
+    const Event& e = c.front[c.head];
+    if (live(e)) return e;
+    ++c.head;  // a timer since moved earlier: gone
   }
-  if (size_ <= kArrayAt) to_array();
-  return top;
 }
 
-Event& EventQueue::at(Where w) {
-  if (w.bucket == kInArray) return events_[w.index];
-  return w.bucket == kFront ? r_->front[w.index] : r_->buckets[w.bucket][w.index];
-}
-
-void EventQueue::append(const Event& e) {
-  Where w;
-  place_for(key(e), w).push_back(e);  // copied once, not made empty first
-  note_armed(e, w);
-}
-
-std::vector<Event>& EventQueue::place_for(std::uint64_t k, Where& w) {
-  Radix& r = *r_;
-  const std::uint64_t differ = k ^ r.last;
-  if (differ == 0) {
-    w = {kFront, static_cast<std::uint32_t>(r.front.size())};
-    return r.front;
+Event& EventQueue::calendar_slot(std::uint64_t d) {
+  Calendar& c = *c_;
+  if (d < c.today) {  // before the day top() looked ahead to (a fault at the end of run_until): rare
+    to_array();
+    to_calendar(d);
   }
-  // The highest digit that differs, and the event's value there (above the
-  // last's, as the event is later): buckets in index order, times in order.
-  const auto level = static_cast<std::uint32_t>(std::bit_width(differ) - 1) / kDigitBits;
-  const auto b = level * kDigits + static_cast<std::uint32_t>(k >> (level * kDigitBits)) % kDigits;
-  std::vector<Event>& bucket = r.buckets[b];
-  w = {b, static_cast<std::uint32_t>(bucket.size())};
-  r.nonempty[b / 64] |= std::uint64_t{1} << (b % 64);
-  return bucket;
+  if (d == c.today) return c.front.emplace_back();
+  if (d - c.today >= kDays) return c.later.emplace_back();
+  const auto slot = static_cast<std::uint32_t>(d % kDays);
+  std::uint32_t n = c.free;
+  if (n != kNone) {
+    c.free = c.nodes[n].next;
+  } else {
+    n = static_cast<std::uint32_t>(c.nodes.size());
+    c.nodes.emplace_back();
+  }
+  c.nodes[n].next = c.first[slot];
+  c.first[slot] = n;
+  c.nonempty[slot / 64] |= std::uint64_t{1} << (slot % 64);
+  return c.nodes[n].e;
 }
 
-Event& EventQueue::radix_slot(std::uint64_t k, Where& w) {
-  if (k < r_->last) rebase(k);
-  return place_for(k, w).emplace_back();
+void EventQueue::settle(std::uint64_t d) {
+  Calendar& c = *c_;
+  const auto later_first = [](const Event& a, const Event& b) { return before(b, a); };
+  if (d == c.today) {  // into today's order: usually last already (the newest sequence number)
+    std::vector<Event>& front = c.front;
+    std::size_t i = front.size() - 1;
+    if (i == c.head || !before(front[i], front[i - 1])) return;
+    const Event e = front[i];
+    for (; i > c.head && before(e, front[i - 1]); --i) front[i] = front[i - 1];
+    front[i] = e;
+  } else if (d - c.today >= kDays) {
+    std::push_heap(c.later.begin(), c.later.end(), later_first);
+  }
 }
 
-void EventQueue::keep_front_order(std::uint64_t k, const Event& e) {
-  // The front stays in sequence order: a new event has the newest number
-  // (World::schedule), so this is for a caller that pushes an older one.
-  const std::vector<Event>& front = r_->front;
-  if (k == r_->last && front.size() - r_->head > 1 && !before(front[front.size() - 2], e)) sort_front();
+void EventQueue::place(const Event& e) {
+  const std::uint64_t d = day(e.at);
+  calendar_slot(d) = e;
+  settle(d);
 }
 
-void EventQueue::fill_front() {
-  Radix& r = *r_;
-  std::uint32_t b = 0;
-  for (std::uint32_t w = 0;; ++w) {
-    assert(w < r.nonempty.size() && "fill_front of an empty radix heap");
-    if (r.nonempty[w] != 0) {
-      b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(r.nonempty[w]));
+void EventQueue::drain(std::uint32_t slot) {
+  Calendar& c = *c_;
+  std::uint32_t n = c.first[slot];
+  while (n != kNone) {
+    Node& node = c.nodes[n];
+    c.front.push_back(node.e);
+    const std::uint32_t next = node.next;
+    node.next = c.free;
+    c.free = n;
+    n = next;
+  }
+  c.first[slot] = kNone;
+  c.nonempty[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+}
+
+void EventQueue::next_day() {
+  Calendar& c = *c_;
+  c.front.clear();
+  c.head = 0;
+  // The next day of the year with events, if any: the bitmap's first set bit
+  // from tomorrow's on, round the year.
+  constexpr std::uint32_t kWords = kDays / 64;
+  std::uint64_t next = ~std::uint64_t{0};
+  const auto from = static_cast<std::uint32_t>((c.today + 1) % kDays);
+  std::uint32_t w = from / 64;
+  std::uint64_t bits = c.nonempty[w] & (~std::uint64_t{0} << (from % 64));
+  for (std::uint32_t i = 0; i <= kWords; ++i) {
+    if (bits != 0) {
+      const auto slot = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+      next = c.today + 1 + (slot + kDays - from) % kDays;
       break;
     }
+    w = (w + 1) % kWords;
+    bits = c.nonempty[w];
   }
-  r.front.clear();
-  r.head = 0;
-  r.nonempty[b / 64] &= ~(std::uint64_t{1} << (b % 64));
-  if (r.buckets[b].size() == 1) {  // the usual case low down: it alone is next, nothing falls
-    const Event e = r.buckets[b][0];
-    r.buckets[b].clear();
-    r.last = key(e);
-    note_armed(e, {kFront, 0});
-    r.front.push_back(e);
-    return;
-  }
-  std::vector<Event> from = std::move(r.buckets[b]);
-  r.buckets[b] = {};
-  std::uint64_t least = key(from[0]);
-  for (const Event& e : from) least = std::min(least, key(e));
-  r.last = least;
-  // Every event of bucket b agrees with the new last above b's digit and in
-  // it: each falls into the front or a lower digit; the other buckets stay.
-  for (const Event& e : from) append(e);
-  from.clear();
-  r.buckets[b] = std::move(from);  // its capacity, for the next events of its digit
-  if (r.front.size() > 1) sort_front();
-}
-
-void EventQueue::sort_front() {
-  std::vector<Event>& front = r_->front;
-  std::sort(front.begin() + static_cast<std::ptrdiff_t>(r_->head), front.end(),
-            [](const Event& a, const Event& b) { return a.seq < b.seq; });
-  for (std::size_t i = r_->head; i < front.size(); ++i) note_armed(front[i], {kFront, static_cast<std::uint32_t>(i)});
-}
-
-// Rare (after top() looked ahead): through the array, as the queue comes
-// and goes between its forms, and back with `k` as the last earliest.
-void EventQueue::rebase(std::uint64_t k) {
-  to_array();
-  to_radix(k);
-}
-
-void EventQueue::take_out(Where w) {
-  --size_;
-  if (w.bucket == kFront) {  // keep its order (a timer at last moved earlier: only after top() looked ahead)
-    std::vector<Event>& front = r_->front;
-    front.erase(front.begin() + w.index);
-    for (std::size_t i = w.index; i < front.size(); ++i) note_armed(front[i], {kFront, static_cast<std::uint32_t>(i)});
-    if (r_->head == front.size()) {
-      front.clear();
-      r_->head = 0;
+  // An event waiting in `later` may be due first: once its day is within
+  // the year, it and every other one within the year come in.
+  const std::uint64_t later = c.later.empty() ? ~std::uint64_t{0} : day(c.later.front().at);
+  assert((next != ~std::uint64_t{0} || later != ~std::uint64_t{0}) && "next_day of an empty calendar");
+  if (later <= next) {
+    c.today = later;
+    const auto later_first = [](const Event& a, const Event& b) { return before(b, a); };
+    while (!c.later.empty() && day(c.later.front().at) - c.today < kDays) {
+      std::pop_heap(c.later.begin(), c.later.end(), later_first);
+      const Event e = c.later.back();
+      c.later.pop_back();
+      if (day(e.at) == c.today) c.front.push_back(e);  // in order: the heap gives them earliest first
+      else calendar_slot(day(e.at)) = e;
     }
-    return;
+  } else {
+    c.today = next;
   }
-  std::vector<Event>& bucket = r_->buckets[w.bucket];
-  const Event last = bucket.back();
-  bucket.pop_back();
-  if (w.index < bucket.size()) {
-    bucket[w.index] = last;
-    note_armed(last, w);
-  }
-  if (bucket.empty()) r_->nonempty[w.bucket / 64] &= ~(std::uint64_t{1} << (w.bucket % 64));
+  const auto slot = static_cast<std::uint32_t>(c.today % kDays);
+  if (c.first[slot] != kNone) drain(slot);
+  if (c.front.size() > 1)
+    std::sort(c.front.begin(), c.front.end(), [](const Event& a, const Event& b) { return before(a, b); });
 }
 
-void EventQueue::to_radix(std::uint64_t last) {
-  if (!r_) r_ = std::make_unique<Radix>();
-  radix_ = true;
-  r_->last = last;
-  r_->head = 0;
-  for (const Event& e : events_) append(e);
+Event* EventQueue::find_armed(ProcId pid) {
+  auto is_it = [&](const Event& e) { return e.pid == pid && e.kind == Event::Kind::ArmedTimer && live(e); };
+  if (!calendar_) {
+    for (Event& e : events_)
+      if (is_it(e)) return &e;
+    return nullptr;
+  }
+  Event* found = nullptr;
+  each_stored([&](const Event& e) {
+    if (is_it(e)) found = const_cast<Event*>(&e);
+  });
+  return found;
+}
+
+void EventQueue::to_calendar(std::uint64_t today) {
+  if (!c_) {
+    c_ = std::make_unique<Calendar>();
+    c_->first.fill(kNone);
+  }
+  calendar_ = true;
+  c_->today = today;
+  c_->head = 0;
+  for (const Event& e : events_) place(e);
   events_.clear();
-  if (r_->front.size() > 1) sort_front();
 }
 
 void EventQueue::to_array() {
   events_.clear();
   for_each([&](const Event& e) { events_.push_back(e); });
-  radix_ = false;
-  Radix& r = *r_;
-  for (std::uint32_t w = 0; w < r.nonempty.size(); ++w)
-    for (std::uint64_t bits = r.nonempty[w]; bits != 0; bits &= bits - 1)
-      r.buckets[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))].clear();
-  r.nonempty = {};
-  r.front.clear();
-  r.head = 0;
-  for (std::size_t i = 0; i < events_.size(); ++i) note_armed(events_[i], {kInArray, static_cast<std::uint32_t>(i)});
+  calendar_ = false;
+  Calendar& c = *c_;
+  for (std::uint32_t w = 0; w < c.nonempty.size(); ++w)
+    for (std::uint64_t bits = c.nonempty[w]; bits != 0; bits &= bits - 1)
+      c.first[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))] = kNone;
+  c.nonempty = {};
+  c.nodes.clear();
+  c.free = kNone;
+  c.front.clear();
+  c.head = 0;
+  c.later.clear();
   find_first();
 }
 
+void EventQueue::retune(Instant now) {
+  until_retune_ = kRetuneEvery;
+  const Instant start = std::exchange(window_start_, now);
+  if (now <= start) return;  // no time passed: nothing to go by
+  const auto gap = static_cast<std::uint64_t>((now - start).count_ns()) / kRetuneEvery;
+  const auto width = static_cast<std::uint32_t>(std::bit_width(gap));
+  const std::uint32_t bits = width > 2 ? width - 2 : 0;  // a day: a quarter of the gap, rounded down to a power of 2
+  if (bits + 1 >= day_bits_ && bits <= day_bits_ + 1) return;
+  day_bits_ = bits;
+  to_array();
+  to_calendar(day(events_[first_].at));
+}
+
 void EventQueue::rekey_armed(const Event& e) {
-  const Where w = armed_where(e.pid);
-  assert(e.kind == Event::Kind::ArmedTimer && before(e, at(w)) && "a rekeyed timer moves earlier");
-  if (!radix_) {  // in place: the array has no order
-    place(w.index, e);
-    if (before(e, events_[first_])) first_ = w.index;
+  assert(e.kind == Event::Kind::ArmedTimer && armed(e.pid) && "rekey_armed of a process with no armed timer");
+  if (!calendar_) {  // in place: the array has no order
+    Event* old = find_armed(e.pid);
+    assert(old && before(e, *old) && "a rekeyed timer moves earlier");
+    *old = e;
+    armed_[e.pid] = e.seq + 1;
+    const auto i = static_cast<std::size_t>(old - events_.data());
+    if (before(e, events_[first_])) first_ = i;
     return;
   }
-  take_out(w);
+  --size_;  // the old event is dead from here on (live()), and passed over where it lies
   emplace(e.at, e.seq, e.arg, e.pid, e.epoch, e.kind);
 }
 
 void EventQueue::disarm(ProcId pid) {
-  if (pid >= armed_.size() || armed_[pid] == 0) return;
-  at(armed_where(pid)).kind = Event::Kind::Timer;
+  if (!armed(pid)) return;
+  Event* e = find_armed(pid);
+  assert(e && "an armed process's timer is queued");
+  e->kind = Event::Kind::Timer;
   armed_[pid] = 0;
 }
 

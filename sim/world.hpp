@@ -64,22 +64,28 @@ static_assert(sizeof(Event) == 32);
 // A few events (explore's runs: a handful of processes) sit in an array in
 // no order, the earliest found by a scan when one leaves: at that size a scan
 // costs less than any structure, and a push costs one comparison. Past
-// kRadixAbove events (the benchmark's hundred clients) they move into a radix
-// heap, and back into the array at kArrayAt.
+// kCalendarAbove events (the benchmark's hundred clients) they move into a
+// calendar queue, and back into the array at kArrayAt.
 //
-// The radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
-// the shortest path problem", J. ACM 37(2), 1990), with 4-bit digits, uses
-// what a simulation guarantees: no event is earlier than the last one
-// popped. `last` is the time of the last earliest. The front holds the
-// events at `last`, in sequence order; every other event is in the bucket
-// of the highest 4-bit digit in which its time differs from `last` (16
-// digit positions, 15 later values each), and the buckets in index order
-// hold ever later events. A push appends to its bucket; when the front runs
-// out, the lowest non-empty bucket's earliest time becomes `last` and its
-// events fall into the front or lower digits. An event moves down a few
-// times in all, in sequential passes, where a binary heap sifts along a path
-// of unpredictable branches on every push and pop (issue 15: the heap was a
-// sixth of the benchmark's instructions; bench/README.md, "A radix heap").
+// The calendar queue (R. Brown, "Calendar queues: a fast O(1) priority queue
+// implementation for the simulation event set problem", CACM 31(10), 1988)
+// cuts time into days of 2^kDayBits ns and keeps a year of kDays of them in
+// a wheel. The front holds the events of the current day, in (time,
+// sequence) order; each later day of the year is a list of nodes in no
+// order, sorted into the front when its day comes; an event a year or more
+// ahead waits in a binary heap (`later`) until its day is within the year.
+// A push is an append to a list (or an insertion into the few events of
+// today), a pop takes the front's next event, and the next non-empty day
+// is found in a bitmap a word at a time. Each event is written once and
+// read once where the radix heap before it moved each event down its
+// digits, bucket to bucket (issue 15; bench/README.md, "A calendar queue",
+// has the measurements).
+//
+// A timer moved earlier (rekey_armed) is not searched for: the queue knows
+// each process's one armed timer by its sequence number, and an ArmedTimer
+// event that is not it is dead, left where it lies and passed over when
+// its day comes. Only disarm() searches, and it is rare (a clock's drift
+// changing, a process resuming).
 //
 // Keys are unique, so the events leave in (time, sequence) order whichever
 // form holds them.
@@ -101,9 +107,9 @@ class EventQueue {
   void rekey_armed(const Event& e);
   // Process `pid`'s ArmedTimer event, if queued, becomes a plain Timer.
   void disarm(ProcId pid);
-  // The earliest event. REQUIRES: !empty(). (Not const: the radix heap may
-  // first bring its earliest events into bucket 0.)
-  const Event& top() { return radix_ ? radix_top() : events_[first_]; }
+  // The earliest event. REQUIRES: !empty(). (Not const: the calendar may
+  // first bring the next day into the front.)
+  const Event& top() { return calendar_ ? calendar_top() : events_[first_]; }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   std::uint64_t next_seq() { return seq_++; }
@@ -111,79 +117,95 @@ class EventQueue {
   // Every queued event, in no particular order.
   template <typename F>
   void for_each(F&& f) const {
-    if (!radix_) {
+    if (!calendar_) {
       for (const Event& e : events_) f(e);
       return;
     }
-    for (std::size_t i = r_->head; i < r_->front.size(); ++i) f(r_->front[i]);
-    for (const std::vector<Event>& bucket : r_->buckets)
-      for (const Event& e : bucket) f(e);
+    each_stored([&](const Event& e) {
+      if (live(e)) f(e);
+    });
   }
 
-  static constexpr std::size_t kRadixAbove = 24;
+  static constexpr std::size_t kCalendarAbove = 24;
   static constexpr std::size_t kArrayAt = 12;
+  // A year of 8,192 days. A day is 2^day_bits() ns, about a quarter of the
+  // time between events (Brown's rule of thumb is a few events a day; a
+  // quarter measured best): 2^14 ns at first, and every kRetuneEvery
+  // events the calendar measures the time they took, and is rebuilt with
+  // another width when the rule says 2 more or fewer bits. The benchmark's
+  // events come 50 us apart with 100 clients (2^14 ns days) and 5 us apart
+  // with 1000 (2^11). Widths measured: bench/README.md, "A calendar queue".
+  static constexpr std::uint32_t kDays = 8192;
+  static constexpr std::uint32_t kFirstDayBits = 14;
+  static constexpr std::uint64_t kRetuneEvery = 4096;
+  std::uint32_t day_bits() const { return day_bits_; }
 
  private:
-  static constexpr std::uint32_t kDigitBits = 4, kDigits = 16, kBuckets = (64 / kDigitBits) * kDigits;
-  static constexpr std::uint32_t kInArray = kBuckets;  // Where::bucket of an event in the array
-  static constexpr std::uint32_t kFront = kBuckets + 1;  // ... and of one in the front
-  // Where an event is: its bucket (or kInArray, kFront) and index.
-  struct Where {
-    std::uint32_t bucket, index;
-  };
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};  // the end of a day's list
   static bool before(const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
-  // The time as an unsigned key of the same order.
+  // The time as an unsigned key of the same order, and its day.
   static std::uint64_t key(Instant at) { return static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63); }
-  static std::uint64_t key(const Event& e) { return key(e.at); }
-  void note_armed(const Event& e, Where w) {
-    if (e.kind == Event::Kind::ArmedTimer) armed_[e.pid] = (std::uint64_t{w.bucket} << 32 | w.index) + 1;
+  std::uint64_t day(Instant at) const { return key(at) >> day_bits_; }
+  // Whether `e` is still queued: not an armed timer since moved (rekey_armed).
+  bool live(const Event& e) const {
+    return e.kind != Event::Kind::ArmedTimer || armed_[e.pid] == e.seq + 1;
   }
-  Event& at(Where w);
-  Where armed_where(ProcId pid) const {
-    const std::uint64_t v = armed_[pid] - 1;
-    return {static_cast<std::uint32_t>(v >> 32), static_cast<std::uint32_t>(v)};
-  }
-  // The radix heap: made at the first burst, kept for the next.
-  struct Radix {
-    std::vector<Event> front;  // at last, in sequence order, from `head` on
-    std::size_t head = 0;
-    std::uint64_t last = 0;
-    std::array<std::uint64_t, kBuckets / 64> nonempty{};  // a bit per bucket
-    std::array<std::vector<Event>, kBuckets> buckets;
+  // A day's events: a singly linked list of nodes (40 bytes), recycled.
+  struct Node {
+    Event e;
+    std::uint32_t next;
   };
-  const Event& radix_top();
-  Event radix_pop();
-  void append(const Event& e);  // into the front or its bucket
-  // Where an event of key k goes (the front or its bucket), and w its place
-  // once appended there.
-  std::vector<Event>& place_for(std::uint64_t k, Where& w);
-  // A new place at the end of place_for(k, w), every event re-bucketed
-  // first if k is before last.
-  Event& radix_slot(std::uint64_t k, Where& w);
-  void keep_front_order(std::uint64_t k, const Event& e);  // after e (of key k) was placed
-  void fill_front();             // the front ran out: the lowest non-empty bucket falls into lower ones
-  void sort_front();             // the front in sequence order, after events came into it unordered
-  void rebase(std::uint64_t k);  // an event earlier than last (after top() looked ahead): every event re-bucketed
-  void take_out(Where w);        // remove the event at w, in the radix heap (a rekeyed timer), size_ and all
-  void to_radix(std::uint64_t last);  // the array's events into the radix heap, `last` no later than any
+  struct Calendar {
+    std::uint64_t today = 0;   // the front's day
+    std::vector<Event> front;  // today's events, in (time, sequence) order, from `head` on
+    std::size_t head = 0;
+    std::array<std::uint32_t, kDays> first;  // each day of the year's list (day % kDays), kNone: empty
+    std::array<std::uint64_t, kDays / 64> nonempty{};  // a bit per day of the year
+    std::vector<Node> nodes;
+    std::uint32_t free = kNone;  // the list of unused nodes
+    std::vector<Event> later;    // a year or more ahead: a binary heap, earliest first
+  };
+  const Event& calendar_top();
+  // Where an event of day `d` goes, its fields to be written by the caller,
+  // then settle(d) to put it in order.
+  Event& calendar_slot(std::uint64_t d);
+  void settle(std::uint64_t d);
+  void place(const Event& e);  // calendar_slot + copy + settle
+  void next_day();             // the front ran out: the next day with events comes into it
+  void drain(std::uint32_t slot);  // a day's list into the front
+  template <typename F>
+  void each_stored(F&& f) const;  // every event the calendar holds, dead ones too
+  Event* find_armed(ProcId pid);  // pid's live ArmedTimer event
+  void to_calendar(std::uint64_t today);  // the array's events into the calendar, `today` no later than any
   void to_array();
-  // The array's parts.
-  void place(std::size_t i, const Event& e) {
-    events_[i] = e;
-    note_armed(e, {kInArray, static_cast<std::uint32_t>(i)});
-  }
   void find_first();
+  void retune(Instant now);  // kRetuneEvery events popped: the day's width again
 
-  std::size_t size_ = 0;
-  bool radix_ = false;         // the events are in *r_, not in the array
+  std::size_t size_ = 0;       // live events
+  bool calendar_ = false;      // the events are in *c_, not in the array
   std::vector<Event> events_;  // the array
   std::size_t first_ = 0;      // where the array's earliest event is
-  std::unique_ptr<Radix> r_;
-  std::vector<std::uint64_t> armed_;  // by process: 1 + where its ArmedTimer is (bucket << 32 | index), 0: none
+  std::unique_ptr<Calendar> c_;
+  std::vector<std::uint64_t> armed_;  // by process: 1 + the sequence number of its ArmedTimer event, 0: none
+  std::uint32_t day_bits_ = kFirstDayBits;
+  std::uint64_t until_retune_ = kRetuneEvery;  // events the calendar pops before retune()
+  Instant window_start_;                       // when those began
   std::uint64_t seq_ = 0;
 };
+
+template <typename F>
+void EventQueue::each_stored(F&& f) const {
+  const Calendar& c = *c_;
+  for (std::size_t i = c.head; i < c.front.size(); ++i) f(c.front[i]);
+  for (std::uint32_t w = 0; w < c.nonempty.size(); ++w)
+    for (std::uint64_t bits = c.nonempty[w]; bits != 0; bits &= bits - 1)
+      for (std::uint32_t n = c.first[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))]; n != kNone;
+           n = c.nodes[n].next)
+        f(c.nodes[n].e);
+  for (const Event& e : c.later) f(e);
+}
 
 // ---------------------------------------------------------------------------
 // A process: a client, a lock-service node, the storage.

@@ -1,5 +1,5 @@
 // What the kernel's speed-ups must not change: the event queue pops in
-// (time, sequence) order whatever its pushes, as an array or a radix heap; a Redis
+// (time, sequence) order whatever its pushes, as an array or a calendar queue; a Redis
 // node's keyspace (FlatMap) answers and iterates as std::map would; and the
 // small-object allocator (sim/alloc.cpp) hands a freed block out again,
 // aligned, on any thread.
@@ -48,10 +48,16 @@ TEST_CASE("the event queue pops in (time, sequence) order through interleaved pu
   CHECK(std::is_sorted(popped.begin(), popped.end()));
 }
 
-TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted reference pops, armed timers and all, pushed or emplaced") {
-  // A reference: every queued event by its key. Bursts take the queue past
-  // EventQueue::kRadixAbove (it becomes a radix heap) and drain it below kArrayAt
-  // (an array again); armed timers are moved earlier and disarmed on the way.
+namespace {
+
+// A reference: every queued event by its key. Bursts take the queue past
+// EventQueue::kCalendarAbove (it becomes a calendar queue) and drain it below
+// kArrayAt (an array again); armed timers are moved earlier and disarmed on
+// the way. Events lie up to 50 * `scale` ns ahead: with scale 1 all in one
+// day of the calendar, with 2^12 over a dozen days, with 2^23 past the
+// year, in its heap of later events.
+void check_against_reference(std::int64_t scale) {
+  CAPTURE(scale);
   EventQueue q;
   std::map<std::pair<std::int64_t, std::uint64_t>, Event> ref;
   Rng rng(11);
@@ -67,7 +73,7 @@ TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted 
     const std::uint64_t burst = round % 10 == 0 ? 40 : rng.below(4);
     for (std::uint64_t i = 0; i < burst; ++i) {
       Event e;
-      e.at = Instant::from_ns(now + static_cast<std::int64_t>(rng.below(50)));
+      e.at = Instant::from_ns(now + static_cast<std::int64_t>(rng.below(50)) * scale);
       e.seq = q.next_seq();
       e.pid = static_cast<ProcId>(rng.below(kProcs));
       e.kind = !q.armed(e.pid) && rng.chance(0.3) ? Event::Kind::ArmedTimer : Event::Kind::Deliver;
@@ -107,12 +113,49 @@ TEST_CASE("the event queue, as an array and as a radix heap, pops what a sorted 
       ++popped;
     }
     CHECK(q.size() == ref.size());
+    std::size_t listed = 0;  // for_each lists the queued events: not a timer since moved
+    q.for_each([&](const Event& e) {
+      ++listed;
+      CHECK(ref.count(std::pair{e.at.ns(), e.seq}) == 1);
+    });
+    CHECK(listed == ref.size());
   }
-  CHECK(largest > EventQueue::kRadixAbove);
+  CHECK(largest > EventQueue::kCalendarAbove);
   CHECK(popped > 1000);
 }
 
-TEST_CASE("the radix heap takes an event earlier than the earliest it showed, and orders times far apart") {
+}  // namespace
+
+TEST_CASE("the event queue, as an array and as a calendar queue, pops what a sorted reference pops, armed timers and all, pushed or emplaced") {
+  for (const std::int64_t scale : {std::int64_t{1}, std::int64_t{1} << 12, std::int64_t{1} << 23})
+    check_against_reference(scale);
+}
+
+TEST_CASE("the calendar queue's days become as wide as a quarter of the time between events, and the order stays") {
+  // 200 events queued at once, each popped one replaced by one `gap` ns
+  // after the latest: events `gap` ns apart for as long as it takes to retune.
+  for (const auto& [gap, bits] : {std::pair{std::int64_t{5'000}, 11u}, std::pair{std::int64_t{50'000}, 14u},
+                                  std::pair{std::int64_t{3'000'000}, 20u}}) {
+    CAPTURE(gap);
+    EventQueue q;
+    std::int64_t latest = 0, last_popped = -1;
+    for (int i = 0; i < 200; ++i) {
+      latest += gap;
+      q.emplace(Instant::from_ns(latest), q.next_seq(), 0, 0, 0, Event::Kind::Deliver);
+    }
+    for (std::uint64_t i = 0; i < 3 * EventQueue::kRetuneEvery; ++i) {
+      const Event e = q.pop();
+      CHECK(e.at.ns() > last_popped);
+      last_popped = e.at.ns();
+      latest += gap;
+      q.emplace(Instant::from_ns(latest), q.next_seq(), 0, 0, 0, Event::Kind::Deliver);
+    }
+    CHECK(q.day_bits() == bits);
+    CHECK(q.size() == 200);
+  }
+}
+
+TEST_CASE("the calendar queue takes an event earlier than the earliest it showed, and orders times far apart") {
   // run_until looks at top() and stops when it is past the end; the harness
   // may then queue something before it (a fault at the end instant). And the
   // benchmark's events lie microseconds to minutes ahead: many digits apart.
@@ -128,7 +171,7 @@ TEST_CASE("the radix heap takes an event earlier than the earliest it showed, an
   };
   std::int64_t now = 0;
   for (int round = 0; round < 300; ++round) {
-    for (int i = 0; i < 40; ++i)  // past kRadixAbove: the radix heap
+    for (int i = 0; i < 40; ++i)  // past kCalendarAbove: the calendar queue
       push(now + static_cast<std::int64_t>(rng.below(std::uint64_t{1} << rng.below(40))));
     REQUIRE(q.top().seq == ref.begin()->second.seq);  // looked ahead
     push(now);                                        // earlier than what it showed, not than now
