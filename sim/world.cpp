@@ -20,26 +20,19 @@ void EventQueue::emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcI
     armed_[pid] = seq + 1;
   }
   ++size_;
-  if (calendar_) {
-    const std::uint64_t d = day(at);
-    Event& e = calendar_slot(d);
-    e.at = at;
-    e.seq = seq;
-    e.arg = arg;
-    e.pid = pid;
-    e.epoch = epoch;
-    e.kind = kind;
-    settle(d);
-    return;
-  }
-  const std::size_t i = events_.size();
-  Event& e = events_.emplace_back();
+  const std::uint64_t d = calendar_ ? day(at) : 0;
+  Event& e = calendar_ ? calendar_slot(d) : events_.emplace_back();
   e.at = at;
   e.seq = seq;
   e.arg = arg;
   e.pid = pid;
   e.epoch = epoch;
   e.kind = kind;
+  if (calendar_) {
+    settle(d);
+    return;
+  }
+  const std::size_t i = events_.size() - 1;
   if (i == 0 || before(e, events_[first_])) first_ = i;
   if (i >= kCalendarAbove) to_calendar(day(events_[first_].at));
 }
