@@ -545,22 +545,38 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 Network::Link& Network::link(ProcId from, ProcId to) {
-  if (from >= link_width_ || to >= link_width_) {
-    const std::size_t width = std::max({world_.process_count(), std::size_t{from} + 1, std::size_t{to} + 1});
-    std::vector<std::uint32_t> wider(width * width, 0);
-    for (std::size_t f = 0; f < link_width_; ++f)
-      std::copy_n(link_slot_.begin() + static_cast<std::ptrdiff_t>(f * link_width_), link_width_,
-                  wider.begin() + static_cast<std::ptrdiff_t>(f * width));
-    link_slot_ = std::move(wider);
-    link_width_ = width;
-    if (links_.empty()) links_.reserve(width * 2);
-  }
-  std::uint32_t& slot = link_slot_[from * link_width_ + to];
-  if (slot == 0) {
+  std::uint32_t& cell = link_cell(from, to);
+  if (cell == 0) {
+    if (links_.empty()) links_.reserve(2 * world_.process_count());  // explore's worlds: made once per run
     links_.push_back(Link{from, to, std::nullopt, Instant::zero()});
-    slot = static_cast<std::uint32_t>(links_.size());
+    cell = static_cast<std::uint32_t>(links_.size());
   }
-  return links_[slot - 1];
+  return links_[cell - 1];
+}
+
+std::uint32_t& Network::link_cell(ProcId from, ProcId to) {
+  if (from >= link_rows_.size()) link_rows_.resize(std::max(world_.process_count(), std::size_t{from} + 1));
+  LinkRow& row = link_rows_[from];
+  if (to - row.lo < row.width) return link_cells_[row.at + (to - row.lo)];  // (unsigned: below lo wraps past width)
+  // Widen the row to take `to`, to at least twice its width (so that a row
+  // is copied a few times whatever order its receivers come in), its cells
+  // copied to the end of link_cells_.
+  std::uint64_t lo = to, hi = to;
+  if (row.width != 0) {
+    lo = std::min<std::uint64_t>(row.lo, to);
+    hi = std::max<std::uint64_t>(std::uint64_t{row.lo} + row.width - 1, to);
+    const std::uint64_t want = 2 * std::uint64_t{row.width};
+    if (hi - lo + 1 < want) {
+      if (to < row.lo) lo = hi + 1 >= want ? hi + 1 - want : 0;
+      else hi = lo + want - 1;
+    }
+  }
+  const std::size_t at = link_cells_.size();
+  link_cells_.resize(at + (hi - lo + 1), 0);
+  std::copy_n(link_cells_.begin() + static_cast<std::ptrdiff_t>(row.at), row.width,
+              link_cells_.begin() + static_cast<std::ptrdiff_t>(at + (row.lo - lo)));
+  row = {static_cast<ProcId>(lo), static_cast<std::uint32_t>(hi - lo + 1), at};
+  return link_cells_[at + (to - lo)];
 }
 
 // Each link draws from its own stream: adding a client leaves every other

@@ -558,13 +558,23 @@ class Network {
 
   World& world_;
   NetworkConfig config_;
-  // The links in order of first use. link_slot_[from * link_width_ + to]
-  // is 1 + the link's position in links_ (0: not used yet): one load per
-  // message. The table is as wide as the world was when its first message
-  // left, and widens (copying its rows) when a process added later sends.
+  // The links in order of first use, and where each is: for each sender a
+  // row of cells, 1 + a link's position in links_ (0: not made yet), one
+  // per receiver from the lowest it has sent to to the highest: a client's
+  // row spans the lock's nodes, a node's the clients. One look-up is two
+  // loads, the second into the sender's own few cells. (The table before,
+  // a cell for every pair of processes, grew as the square of them: the
+  // benchmark's workload with ten thousand clients peaked at 453 MB, 63 MB
+  // with rows; bench/README.md, "Links by sender".)
+  struct LinkRow {
+    ProcId lo = 0;            // the receiver of the row's first cell
+    std::uint32_t width = 0;  // cells
+    std::size_t at = 0;       // where they start in link_cells_
+  };
+  std::uint32_t& link_cell(ProcId from, ProcId to);  // made (0) if need be
   std::vector<Link> links_;
-  std::vector<std::uint32_t> link_slot_;
-  std::size_t link_width_ = 0;
+  std::vector<LinkRow> link_rows_;          // by sender
+  std::vector<std::uint32_t> link_cells_;   // the rows' cells, a row widened is copied to the end
   std::vector<Partition> partitions_;
   std::vector<LinkRule> rules_;
   std::uint64_t next_partition_ = 1;

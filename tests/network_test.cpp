@@ -1,6 +1,11 @@
 // The network: partitions, two-way and one-way, and hold rules.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/kernel_support.hpp"
 
 using namespace locksim;
@@ -76,4 +81,59 @@ TEST_CASE("a lossy network drops about the share of messages it is configured to
   CHECK(half > 400);
   CHECK(half < 600);
   CHECK(delivered(1.0) == 0);
+}
+
+TEST_CASE("a link draws its delays from its own stream whatever order the links were first used in") {
+  // Network::link's rows of cells widen, down and up, as a sender reaches
+  // receivers below and above the ones it knew: each send must still find
+  // its own link (scripts/mutants.txt network-link-row-copied-astray).
+  struct Timed : Process {
+    Timed(World& w, std::string name) : Process(w, std::move(name), ProcessRole::Client, {}) {}
+    std::map<std::pair<ProcId, int>, std::int64_t> arrivals;  // (sender, round) -> when
+    void on_message(Message& m) override {
+      const int round = world().now() < at_ms(5000) ? 1 : 2;
+      arrivals[{m.from, round}] = world().now().ns();
+    }
+  };
+  constexpr int kProcs = 40;
+  auto run = [](auto&& order) {
+    World w(3);
+    w.network().configure({DurationRange{Duration::ms(1), Duration::ms(1000)}, 0.0, false});
+    std::vector<Timed*> procs;
+    for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Timed>("p" + std::to_string(i)));
+    for (const Instant when : {at_ms(0), at_ms(5000)})
+      w.at(when, [&] {
+        for (Timed* from : procs)
+          for (const int to : order(from->id()))
+            if (procs[to] != from) from->send(procs[to]->id(), storage::Request{});
+      });
+    w.run_until(at_ms(10'000));
+    std::vector<std::map<std::pair<ProcId, int>, std::int64_t>> all;
+    for (Timed* p : procs) all.push_back(p->arrivals);
+    return all;
+  };
+  auto up = [](ProcId) {
+    std::vector<int> v;
+    for (int i = 0; i < kProcs; ++i) v.push_back(i);
+    return v;
+  };
+  auto down = [](ProcId) {
+    std::vector<int> v;
+    for (int i = kProcs - 1; i >= 0; --i) v.push_back(i);
+    return v;
+  };
+  auto middle_out = [](ProcId from) {  // from the sender's neighbour outwards, both ways
+    std::vector<int> v;
+    const int mid = static_cast<int>(from);
+    for (int d = 0; d < kProcs; ++d) {
+      if (mid + d < kProcs) v.push_back(mid + d);
+      if (d > 0 && mid - d >= 0) v.push_back(mid - d);
+    }
+    return v;
+  };
+  const auto a = run(up);
+  REQUIRE(a.size() == kProcs);
+  CHECK(a[0].size() == 2 * (kProcs - 1));
+  CHECK(run(down) == a);
+  CHECK(run(middle_out) == a);
 }
