@@ -85,7 +85,7 @@ static_assert(sizeof(Event) == 32);
 // each process's one armed timer by its sequence number, and an ArmedTimer
 // event that is not it is dead, left where it lies and passed over when
 // its day comes. Only disarm() searches, and it is rare (a clock's drift
-// changing, a process resuming).
+// changing, a process crashing).
 //
 // Keys are unique, so the events leave in (time, sequence) order whichever
 // form holds them.
