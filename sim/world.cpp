@@ -112,7 +112,6 @@ Event& EventQueue::calendar_slot(std::uint64_t d) {
 
 void EventQueue::settle(std::uint64_t d) {
   Calendar& c = *c_;
-  const auto later_first = [](const Event& a, const Event& b) { return before(b, a); };
   if (d == c.today) {  // into today's order: usually last already (the newest sequence number)
     std::vector<Event>& front = c.front;
     std::size_t i = front.size() - 1;
@@ -121,7 +120,7 @@ void EventQueue::settle(std::uint64_t d) {
     for (; i > c.head && before(e, front[i - 1]); --i) front[i] = front[i - 1];
     front[i] = e;
   } else if (d - c.today >= kDays) {
-    std::push_heap(c.later.begin(), c.later.end(), later_first);
+    std::push_heap(c.later.begin(), c.later.end(), after);
   }
 }
 
@@ -172,9 +171,8 @@ void EventQueue::next_day() {
   assert((next != ~std::uint64_t{0} || later != ~std::uint64_t{0}) && "next_day of an empty calendar");
   if (later <= next) {
     c.today = later;
-    const auto later_first = [](const Event& a, const Event& b) { return before(b, a); };
     while (!c.later.empty() && day(c.later.front().at) - c.today < kDays) {
-      std::pop_heap(c.later.begin(), c.later.end(), later_first);
+      std::pop_heap(c.later.begin(), c.later.end(), after);
       const Event e = c.later.back();
       c.later.pop_back();
       if (day(e.at) == c.today) c.front.push_back(e);  // in order: the heap gives them earliest first
@@ -242,7 +240,7 @@ void EventQueue::retune(Instant now) {
   if (bits + 1 >= day_bits_ && bits <= day_bits_ + 1) return;
   day_bits_ = bits;
   to_array();
-  to_calendar(day(events_[first_].at));
+  to_calendar(day(now));  // now, not the earliest queued: an event pushed for now stays in today
 }
 
 void EventQueue::rekey_armed(const Event& e) {

@@ -145,6 +145,9 @@ class EventQueue {
   static bool before(const Event& a, const Event& b) {
     return a.at != b.at ? a.at < b.at : a.seq < b.seq;
   }
+  // The order of a heap whose front is the earliest (std::push_heap keeps the greatest first).
+  // (A lambda, not a function: std::push_heap takes a function by pointer and calls it so.)
+  static constexpr auto after = [](const Event& a, const Event& b) { return before(b, a); };
   // The time as an unsigned key of the same order, and its day.
   static std::uint64_t key(Instant at) { return static_cast<std::uint64_t>(at.ns()) ^ (std::uint64_t{1} << 63); }
   std::uint64_t day(Instant at) const { return key(at) >> day_bits_; }
