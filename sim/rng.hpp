@@ -6,6 +6,7 @@
 // client or a fault changes only the draws of what it touches.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -95,6 +96,24 @@ class Rng {
     return Rng{splitmix64(mix)};
   }
 
+  // The four words a stream has reached, and a stream carried on from them:
+  // what a network link keeps (32 bytes, two links to a cache line; see
+  // Network). A stream made by reseed() or fork() is never all zero (its
+  // words are four outputs of splitmix64's bijective mix from four distinct
+  // states, so at most one is zero, and xoshiro256** never reaches zero from
+  // a state that is not), so all zero can mean "not made yet".
+  using State = std::array<std::uint64_t, 4>;
+  State state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  // For draws alone: its seed is 0, so fork() and position() are not its own.
+  static Rng resumed(const State& s) {
+    Rng r{Unseeded{}};
+    r.set_state(s);
+    return r;
+  }
+  void set_state(const State& s) {
+    for (std::size_t i = 0; i < 4; ++i) s_[i] = s[i];
+  }
+
   std::uint64_t next() {
     const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const std::uint64_t t = s_[1] << 17;
@@ -158,6 +177,8 @@ class Rng {
   }
 
  private:
+  struct Unseeded {};
+  explicit Rng(Unseeded) {}
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4]{};
   std::uint64_t seed_ = 0;

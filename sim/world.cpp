@@ -542,46 +542,62 @@ std::exception_ptr Process::failed_root() const {
 
 // --- Network ----------------------------------------------------------------
 
-Network::Link& Network::link(ProcId from, ProcId to) {
-  std::uint32_t& cell = link_cell(from, to);
-  if (cell == 0) {
-    if (links_.empty()) links_.reserve(2 * world_.process_count());  // explore's worlds: made once per run
-    links_.push_back(Link{from, to, std::nullopt, Instant::zero()});
-    cell = static_cast<std::uint32_t>(links_.size());
+std::size_t Network::link(ProcId from, ProcId to) {
+  const bool down = from > to;  // from the higher id to the lower: the pair's second link
+  const ProcId hi = down ? from : to, lo = down ? to : from;
+  if (hi >= link_rows_.size()) link_rows_.resize(std::max(world_.process_count(), std::size_t{hi} + 1));
+  LinkRow& row = link_rows_[hi];
+  const std::size_t pair =
+      lo - row.lo < row.width ? row.at + (lo - row.lo) : widen(row, hi, lo);  // (unsigned: below lo wraps past width)
+  const std::size_t k = 2 * pair + (down ? 1 : 0);
+  if (!made(stream(k)) && !link_info_[k].used) {  // its first message (a made stream has carried one)
+    link_info_[k].used = true;
+    links_used_.emplace_back(from, to);
   }
-  return links_[cell - 1];
+  return k;
 }
 
-std::uint32_t& Network::link_cell(ProcId from, ProcId to) {
-  if (from >= link_rows_.size()) link_rows_.resize(std::max(world_.process_count(), std::size_t{from} + 1));
-  LinkRow& row = link_rows_[from];
-  if (to - row.lo < row.width) return link_cells_[row.at + (to - row.lo)];  // (unsigned: below lo wraps past width)
-  // Widen the row to take `to`, to at least twice its width (so that a row
-  // is copied a few times whatever order its receivers come in), its cells
-  // copied to the end of link_cells_.
-  std::uint64_t lo = to, hi = to;
+std::size_t Network::widen(LinkRow& row, ProcId hi, ProcId lo) {
+  // To at least twice the width (so that a row is copied a few times
+  // whatever order its pairs come in), never past the row's own process.
+  std::uint64_t first = lo, last = lo;
   if (row.width != 0) {
-    lo = std::min<std::uint64_t>(row.lo, to);
-    hi = std::max<std::uint64_t>(std::uint64_t{row.lo} + row.width - 1, to);
+    first = std::min<std::uint64_t>(row.lo, lo);
+    last = std::max<std::uint64_t>(std::uint64_t{row.lo} + row.width - 1, lo);
     const std::uint64_t want = 2 * std::uint64_t{row.width};
-    if (hi - lo + 1 < want) {
-      if (to < row.lo) lo = hi + 1 >= want ? hi + 1 - want : 0;
-      else hi = lo + want - 1;
+    if (last - first + 1 < want) {
+      if (lo < row.lo) first = last + 1 >= want ? last + 1 - want : 0;
+      else last = std::min<std::uint64_t>(first + want - 1, hi);
     }
   }
-  const std::size_t at = link_cells_.size();
-  link_cells_.resize(at + (hi - lo + 1), 0);
-  std::copy_n(link_cells_.begin() + static_cast<std::ptrdiff_t>(row.at), row.width,
-              link_cells_.begin() + static_cast<std::ptrdiff_t>(at + (row.lo - lo)));
-  row = {static_cast<ProcId>(lo), static_cast<std::uint32_t>(hi - lo + 1), at};
-  return link_cells_[at + (to - lo)];
+  if (pairs_.empty()) {  // explore's worlds: made once per run
+    pairs_.reserve(2 * world_.process_count());
+    link_info_.reserve(4 * world_.process_count());
+  }
+  const std::size_t at = pairs_.size();
+  pairs_.resize(at + (last - first + 1));
+  link_info_.resize(2 * pairs_.size());
+  const auto from_at = static_cast<std::ptrdiff_t>(row.at), to_at = static_cast<std::ptrdiff_t>(at + (row.lo - first));
+  std::copy_n(pairs_.begin() + from_at, row.width, pairs_.begin() + to_at);
+  std::copy_n(link_info_.begin() + 2 * from_at, 2 * std::size_t{row.width}, link_info_.begin() + 2 * to_at);
+  row = {static_cast<ProcId>(first), static_cast<std::uint32_t>(last - first + 1), at};
+  return at + (lo - first);
+}
+
+std::optional<std::size_t> Network::find_link(ProcId from, ProcId to) const {
+  const bool down = from > to;
+  const ProcId hi = down ? from : to, lo = down ? to : from;
+  if (hi >= link_rows_.size()) return std::nullopt;
+  const LinkRow& row = link_rows_[hi];
+  if (lo - row.lo >= row.width) return std::nullopt;
+  return 2 * (row.at + (lo - row.lo)) + (down ? 1 : 0);
 }
 
 // Each link draws from its own stream: adding a client leaves every other
 // link's draws alone. The stream "link/<from>-><to>", its name hashed in
 // parts, not built (each run of explore makes its links anew).
-Rng Network::fork_link_rng(const Link& l) const {
-  return world_.fork_rng_parts({"link/", world_.trace().name(l.from), "->", world_.trace().name(l.to)});
+Rng Network::fork_link_rng(ProcId from, ProcId to) const {
+  return world_.fork_rng_parts({"link/", world_.trace().name(from), "->", world_.trace().name(to)});
 }
 
 bool Network::blocked(ProcId from, ProcId to) const {
@@ -640,17 +656,18 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   }
   // The common case (no partition, no rule, no loss) tests three things.
   if (!partitions_.empty() && blocked(from, to)) return drop(from, to, id, slot, content, "partition");
-  Link& l = link(from, to);
+  const std::size_t k = link(from, to);
+  LinkDraws rng(*this, from, to, k);
   for (LinkRule& r : rules_) {
     if (r.kind != LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
-    if (!rng_of(l).chance(r.probability)) continue;
+    if (!(*rng).chance(r.probability)) continue;
     if (r.remaining > 0) --r.remaining;
     return drop(from, to, id, slot, content, r.label);
   }
-  if (config_.loss > 0.0 && rng_of(l).chance(config_.loss))
+  if (config_.loss > 0.0 && (*rng).chance(config_.loss))
     return drop(from, to, id, slot, content, "lost (loss " + std::to_string(config_.loss) + ")");
 
-  const Duration delay = config_.delay.is_fixed() ? config_.delay.lo : config_.delay.draw(rng_of(l));
+  const Duration delay = config_.delay.is_fixed() ? config_.delay.lo : config_.delay.draw(*rng);
   Instant at = now + delay;
   for (LinkRule& r : rules_) {
     if (r.kind == LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
@@ -659,8 +676,9 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
     if (r.remaining > 0) --r.remaining;
   }
   if (config_.fifo) {
-    at = max(at, l.last_delivery);
-    l.last_delivery = at;
+    Instant& last = link_info_[k].last_delivery;
+    at = max(at, last);
+    last = at;
   }
   m.id = id;
   m.reply_to = reply_to;
@@ -855,9 +873,12 @@ void Network::digest(Digest& d) const {
       for (ProcId id : g) d.add(static_cast<std::uint64_t>(id));
     }
   }
-  for (const Link& l : links_) {
-    d.add(l.rng ? l.rng->position() : fork_link_rng(l).position());  // as if it had been made
-    d.add(l.last_delivery);
+  for (const auto& [from, to] : links_used_) {
+    const std::size_t k = *find_link(from, to);
+    Rng rng = fork_link_rng(from, to);  // its seed; its state as if it had been made, if it was not
+    if (made(pairs_[k >> 1].stream[k & 1])) rng.set_state(pairs_[k >> 1].stream[k & 1]);
+    d.add(rng.position());
+    d.add(link_info_[k].last_delivery);
   }
   d.add(static_cast<std::uint64_t>(rules_.size()));
   for (const LinkRule& r : rules_) {

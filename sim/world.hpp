@@ -541,43 +541,81 @@ class Network {
   void digest(Digest& d) const;  // partitions and rules
 
  private:
-  struct Link {
-    ProcId from, to;
-    // Made at the link's first random draw, not at its first message: a
-    // stream forked by name is the same whenever it is made, and a link
-    // with a fixed delay, no loss and no drop rule never draws.
-    std::optional<Rng> rng;
-    Instant last_delivery;
+  // Links are directed: a -> b draws its delays from its own stream, and
+  // keeps its own FIFO time. Two processes' two links share one cache line
+  // (a LinkPair), so a request and its reply touch one line of link state,
+  // and a client's ten links to the lock's five nodes five lines. (A link of
+  // 64 bytes of its own, found through a row of indices, missed the cache
+  // at each use with 1,000 clients: 4% slower; bench/README.md, "Links in
+  // pairs".)
+  struct alignas(64) LinkPair {
+    Rng::State stream[2]{};  // [0]: from the lower id to the higher; all zero: not made yet
   };
-  Link& link(ProcId from, ProcId to);
-  Rng fork_link_rng(const Link& l) const;
-  Rng& rng_of(Link& l) {
-    if (!l.rng) l.rng.emplace(fork_link_rng(l));
-    return *l.rng;
-  }
+  // What a message touches only in some worlds: a FIFO link's time, and
+  // whether a link whose stream is not made has carried a message (the
+  // world's digest lists the links in order of first use).
+  struct LinkInfo {
+    Instant last_delivery;
+    bool used = false;
+  };
+  static bool made(const Rng::State& s) { return (s[0] | s[1] | s[2] | s[3]) != 0; }
+  // The link from -> to, as 2 * its pair + its direction: found, or made.
+  std::size_t link(ProcId from, ProcId to);
+  // The same, if the link has carried a message.
+  std::optional<std::size_t> find_link(ProcId from, ProcId to) const;
+  Rng::State& stream(std::size_t k) { return pairs_[k >> 1].stream[k & 1]; }
+  Rng fork_link_rng(ProcId from, ProcId to) const;
+  // A link's stream for one message's draws: made at its first draw (a
+  // stream forked by name is the same whenever it is made, and a link with
+  // a fixed delay, no loss and no drop rule never draws), read from its
+  // pair at this message's first draw and written back once at the end.
+  class LinkDraws {
+   public:
+    LinkDraws(Network& n, ProcId from, ProcId to, std::size_t k) : n_(n), from_(from), to_(to), k_(k) {}
+    LinkDraws(const LinkDraws&) = delete;
+    LinkDraws& operator=(const LinkDraws&) = delete;
+    ~LinkDraws() {
+      if (rng_) n_.stream(k_) = rng_->state();
+    }
+    Rng& operator*() {
+      if (!rng_) {
+        const Rng::State& s = n_.stream(k_);
+        if (made(s)) rng_.emplace(Rng::resumed(s));
+        else rng_.emplace(n_.fork_link_rng(from_, to_));
+      }
+      return *rng_;
+    }
+
+   private:
+    Network& n_;
+    ProcId from_, to_;
+    std::size_t k_;
+    std::optional<Rng> rng_;
+  };
   // A message not sent on (a partition, a drop rule, loss): noted, its slot freed.
   std::uint64_t drop(ProcId from, ProcId to, std::uint64_t id, std::uint64_t slot, std::uint64_t content,
                      std::string_view why);
 
   World& world_;
   NetworkConfig config_;
-  // The links in order of first use, and where each is: for each sender a
-  // row of cells, 1 + a link's position in links_ (0: not made yet), one
-  // per receiver from the lowest it has sent to to the highest: a client's
-  // row spans the lock's nodes, a node's the clients. One look-up is two
-  // loads, the second into the sender's own few cells. (The table before,
-  // a cell for every pair of processes, grew as the square of them: the
-  // benchmark's workload with ten thousand clients peaked at 453 MB, 63 MB
-  // with rows; bench/README.md, "Links by sender".)
+  // Where the pairs are: each process has a row of them, one per process
+  // of a lower id (or its own) from the lowest it has exchanged messages
+  // with: a lock node's row spans the clients (whose ids come first). A row is
+  // widened to at least twice its width (copied to the end of pairs_), so
+  // memory stays linear in processes whatever order links come in. (A table
+  // with a cell for every pair of processes grew as the square of them: the
+  // benchmark's workload with ten thousand clients peaked at 453 MB;
+  // bench/README.md, "Links by sender".)
   struct LinkRow {
-    ProcId lo = 0;            // the receiver of the row's first cell
-    std::uint32_t width = 0;  // cells
-    std::size_t at = 0;       // where they start in link_cells_
+    ProcId lo = 0;            // the lower process of the row's first pair
+    std::uint32_t width = 0;  // pairs
+    std::size_t at = 0;       // where they start in pairs_
   };
-  std::uint32_t& link_cell(ProcId from, ProcId to);  // made (0) if need be
-  std::vector<Link> links_;
-  std::vector<LinkRow> link_rows_;          // by sender
-  std::vector<std::uint32_t> link_cells_;   // the rows' cells, a row widened is copied to the end
+  std::size_t widen(LinkRow& row, ProcId hi, ProcId lo);  // to take pair (lo, hi); returns its place
+  std::vector<LinkRow> link_rows_;  // by the higher process of a pair
+  std::vector<LinkPair> pairs_;
+  std::vector<LinkInfo> link_info_;  // by link: 2 * pair + direction
+  std::vector<std::pair<ProcId, ProcId>> links_used_;  // in order of first use (the digest's order)
   std::vector<Partition> partitions_;
   std::vector<LinkRule> rules_;
   std::uint64_t next_partition_ = 1;

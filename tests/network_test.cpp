@@ -84,8 +84,8 @@ TEST_CASE("a lossy network drops about the share of messages it is configured to
 }
 
 TEST_CASE("a link draws its delays from its own stream whatever order the links were first used in") {
-  // Network::link's rows of cells widen, down and up, as a sender reaches
-  // receivers below and above the ones it knew: each send must still find
+  // Network::link's rows of pairs widen, down and up, as a process reaches
+  // processes below and above the ones it knew: each send must still find
   // its own link (scripts/mutants.txt network-link-row-copied-astray).
   struct Timed : Process {
     Timed(World& w, std::string name) : Process(w, std::move(name), ProcessRole::Client, {}) {}
@@ -136,4 +136,33 @@ TEST_CASE("a link draws its delays from its own stream whatever order the links 
   CHECK(a[0].size() == 2 * (kProcs - 1));
   CHECK(run(down) == a);
   CHECK(run(middle_out) == a);
+}
+
+TEST_CASE("a FIFO link keeps its order when its pair's row is widened between two of its messages") {
+  // Network::widen copies a row's pairs and their links' FIFO times to the
+  // end: the second message on a link must not overtake the first because
+  // the row moved in between (scripts/mutants.txt network-link-info-not-copied).
+  struct Ordered : Process {
+    Ordered(World& w, std::string name) : Process(w, std::move(name), ProcessRole::Client, {}) {}
+    std::map<ProcId, std::vector<std::uint64_t>> ids;  // by sender, in order of arrival
+    void on_message(Message& m) override { ids[m.from].push_back(m.id); }
+  };
+  constexpr int kProcs = 40;
+  World w(11);
+  w.network().configure({DurationRange{Duration::ms(1), Duration::ms(1000)}, 0.0, true});
+  std::vector<Ordered*> procs;
+  for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Ordered>("p" + std::to_string(i)));
+  w.at(at_ms(0), [&] {
+    for (int i = 2; i < kProcs; ++i) {
+      procs[i]->send(procs[i - 1]->id(), storage::Request{});  // the row of p<i> holds p<i-1>
+      procs[i]->send(procs[0]->id(), storage::Request{});      // now p0 as well: widened, moved
+      procs[i]->send(procs[i - 1]->id(), storage::Request{});  // the same link as the first
+    }
+  });
+  w.run_until(at_ms(5000));
+  for (int i = 2; i < kProcs; ++i) {
+    const std::vector<std::uint64_t>& got = procs[i - 1]->ids[procs[i]->id()];
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] < got[1]);
+  }
 }
