@@ -67,7 +67,81 @@ inline std::uint64_t hash_mix(std::uint64_t h, std::string_view s) {
   return hash_mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56));
 }
 
-class Rng {
+// The draws every stream offers, written once over its next(): a stream that
+// owns its state (Rng) and one drawn from where a state is kept (Rng::Ref, a
+// network link's).
+template <typename Stream>
+class RngDraws {
+ public:
+  // Uniform in [0, n), unbiased (Lemire's multiply-and-reject). REQUIRES: n > 0.
+  std::uint64_t below(std::uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(self().next()) * n;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(self().next()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
+
+  // Uniform integer in [lo, hi] inclusive. REQUIRES: lo <= hi.
+  std::int64_t between(std::int64_t lo, std::int64_t hi) {
+    const auto span = static_cast<std::uint64_t>(hi - lo);
+    if (span == ~std::uint64_t{0}) return static_cast<std::int64_t>(self().next());
+    return lo + static_cast<std::int64_t>(below(span + 1));
+  }
+
+  // Uniform duration in [lo, hi], at nanosecond resolution.
+  Duration between(Duration lo, Duration hi) {
+    return Duration::ns(between(lo.count_ns(), hi.count_ns()));
+  }
+
+  // True with probability p, compared on 53 bits so the result is exact and portable.
+  bool chance(double p) {
+    if (p <= 0.0) return false;
+    if (p >= 1.0) return true;
+    const auto threshold = static_cast<std::uint64_t>(p * 9007199254740992.0);  // 2^53
+    return (self().next() >> 11) < threshold;
+  }
+
+  // `bytes` random bytes as lower-case hex: lock values, like the 20 urandom bytes of redlock-rb.
+  std::string hex_token(int bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(static_cast<std::size_t>(bytes) * 2);
+    std::uint64_t word = 0;
+    for (int i = 0; i < bytes; ++i) {
+      if (i % 8 == 0) word = self().next();
+      const auto byte = static_cast<unsigned>(word & 0xff);
+      word >>= 8;
+      out += digits[byte >> 4];
+      out += digits[byte & 0xf];
+    }
+    return out;
+  }
+
+ private:
+  Stream& self() { return static_cast<Stream&>(*this); }
+};
+
+// xoshiro256** (Blackman and Vigna): one step of the state, its output.
+constexpr std::uint64_t xoshiro_rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+constexpr std::uint64_t xoshiro_next(std::array<std::uint64_t, 4>& s) {
+  const std::uint64_t result = xoshiro_rotl(s[1] * 5, 7) * 9;
+  const std::uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = xoshiro_rotl(s[3], 45);
+  return result;
+}
+
+class Rng : public RngDraws<Rng> {
  public:
   explicit Rng(std::uint64_t seed = 0) { reseed(seed); }
 
@@ -96,91 +170,28 @@ class Rng {
     return Rng{splitmix64(mix)};
   }
 
-  // The four words a stream has reached, and a stream carried on from them:
-  // what a network link keeps (32 bytes, two links to a cache line; see
-  // Network). A stream made by reseed() or fork() is never all zero (its
-  // words are four outputs of splitmix64's bijective mix from four distinct
-  // states, so at most one is zero, and xoshiro256** never reaches zero from
-  // a state that is not), so all zero can mean "not made yet".
+  // The four words a stream has reached: what a network link keeps (32
+  // bytes, two links to a cache line; see Network), drawn from in place
+  // through a Ref. A stream made by reseed() or fork() is never all zero
+  // (its words are four outputs of splitmix64's bijective mix from four
+  // distinct states, so at most one is zero, and xoshiro256** never reaches
+  // zero from a state that is not), so all zero can mean "not made yet".
   using State = std::array<std::uint64_t, 4>;
-  State state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
-  // For draws alone: its seed is 0, so fork() and position() are not its own.
-  static Rng resumed(const State& s) {
-    Rng r{Unseeded{}};
-    r.set_state(s);
-    return r;
-  }
-  void set_state(const State& s) {
-    for (std::size_t i = 0; i < 4; ++i) s_[i] = s[i];
-  }
+  const State& state() const { return s_; }
+  void set_state(const State& s) { s_ = s; }
+  class Ref : public RngDraws<Ref> {
+   public:
+    explicit Ref(State& s) : s_(&s) {}
+    std::uint64_t next() { return xoshiro_next(*s_); }
 
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
+   private:
+    State* s_;
+  };
 
-  // Uniform in [0, n), unbiased (Lemire's multiply-and-reject). REQUIRES: n > 0.
-  std::uint64_t below(std::uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
-    auto low = static_cast<std::uint64_t>(m);
-    if (low < n) {
-      const std::uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
-        low = static_cast<std::uint64_t>(m);
-      }
-    }
-    return static_cast<std::uint64_t>(m >> 64);
-  }
-
-  // Uniform integer in [lo, hi] inclusive. REQUIRES: lo <= hi.
-  std::int64_t between(std::int64_t lo, std::int64_t hi) {
-    const auto span = static_cast<std::uint64_t>(hi - lo);
-    if (span == ~std::uint64_t{0}) return static_cast<std::int64_t>(next());
-    return lo + static_cast<std::int64_t>(below(span + 1));
-  }
-
-  // Uniform duration in [lo, hi], at nanosecond resolution.
-  Duration between(Duration lo, Duration hi) {
-    return Duration::ns(between(lo.count_ns(), hi.count_ns()));
-  }
-
-  // True with probability p, compared on 53 bits so the result is exact and portable.
-  bool chance(double p) {
-    if (p <= 0.0) return false;
-    if (p >= 1.0) return true;
-    const auto threshold = static_cast<std::uint64_t>(p * 9007199254740992.0);  // 2^53
-    return (next() >> 11) < threshold;
-  }
-
-  // `bytes` random bytes as lower-case hex: lock values, like the 20 urandom bytes of redlock-rb.
-  std::string hex_token(int bytes) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(static_cast<std::size_t>(bytes) * 2);
-    std::uint64_t word = 0;
-    for (int i = 0; i < bytes; ++i) {
-      if (i % 8 == 0) word = next();
-      const auto byte = static_cast<unsigned>(word & 0xff);
-      word >>= 8;
-      out += digits[byte >> 4];
-      out += digits[byte & 0xf];
-    }
-    return out;
-  }
+  std::uint64_t next() { return xoshiro_next(s_); }
 
  private:
-  struct Unseeded {};
-  explicit Rng(Unseeded) {}
-  static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::uint64_t s_[4]{};
+  State s_{};
   std::uint64_t seed_ = 0;
 };
 
@@ -189,7 +200,8 @@ struct DurationRange {
   Duration lo, hi;
   static DurationRange fixed(Duration d) { return {d, d}; }
   bool is_fixed() const { return lo == hi; }
-  Duration draw(Rng& rng) const { return is_fixed() ? lo : rng.between(lo, hi); }
+  template <typename Stream>  // an Rng, or an Rng::Ref made for the draw
+  Duration draw(Stream&& rng) const { return is_fixed() ? lo : rng.between(lo, hi); }
 };
 
 std::string format_range(const DurationRange& r);

@@ -657,17 +657,16 @@ std::uint64_t Network::send_stored(ProcId from, ProcId to, std::uint64_t reply_t
   // The common case (no partition, no rule, no loss) tests three things.
   if (!partitions_.empty() && blocked(from, to)) return drop(from, to, id, slot, content, "partition");
   const std::size_t k = link(from, to);
-  LinkDraws rng(*this, from, to, k);
   for (LinkRule& r : rules_) {
     if (r.kind != LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;
-    if (!(*rng).chance(r.probability)) continue;
+    if (!link_rng(k, from, to).chance(r.probability)) continue;
     if (r.remaining > 0) --r.remaining;
     return drop(from, to, id, slot, content, r.label);
   }
-  if (config_.loss > 0.0 && (*rng).chance(config_.loss))
+  if (config_.loss > 0.0 && link_rng(k, from, to).chance(config_.loss))
     return drop(from, to, id, slot, content, "lost (loss " + std::to_string(config_.loss) + ")");
 
-  const Duration delay = config_.delay.is_fixed() ? config_.delay.lo : config_.delay.draw(*rng);
+  const Duration delay = config_.delay.is_fixed() ? config_.delay.lo : config_.delay.draw(link_rng(k, from, to));
   Instant at = now + delay;
   for (LinkRule& r : rules_) {
     if (r.kind == LinkRule::Kind::Drop || !r.matches(from, to, now)) continue;

@@ -565,33 +565,14 @@ class Network {
   std::optional<std::size_t> find_link(ProcId from, ProcId to) const;
   Rng::State& stream(std::size_t k) { return pairs_[k >> 1].stream[k & 1]; }
   Rng fork_link_rng(ProcId from, ProcId to) const;
-  // A link's stream for one message's draws: made at its first draw (a
+  // A link's stream, drawn from in its pair: made at its first draw (a
   // stream forked by name is the same whenever it is made, and a link with
-  // a fixed delay, no loss and no drop rule never draws), read from its
-  // pair at this message's first draw and written back once at the end.
-  class LinkDraws {
-   public:
-    LinkDraws(Network& n, ProcId from, ProcId to, std::size_t k) : n_(n), from_(from), to_(to), k_(k) {}
-    LinkDraws(const LinkDraws&) = delete;
-    LinkDraws& operator=(const LinkDraws&) = delete;
-    ~LinkDraws() {
-      if (rng_) n_.stream(k_) = rng_->state();
-    }
-    Rng& operator*() {
-      if (!rng_) {
-        const Rng::State& s = n_.stream(k_);
-        if (made(s)) rng_.emplace(Rng::resumed(s));
-        else rng_.emplace(n_.fork_link_rng(from_, to_));
-      }
-      return *rng_;
-    }
-
-   private:
-    Network& n_;
-    ProcId from_, to_;
-    std::size_t k_;
-    std::optional<Rng> rng_;
-  };
+  // a fixed delay, no loss and no drop rule never draws).
+  Rng::Ref link_rng(std::size_t k, ProcId from, ProcId to) {
+    Rng::State& s = stream(k);
+    if (!made(s)) s = fork_link_rng(from, to).state();
+    return Rng::Ref(s);
+  }
   // A message not sent on (a partition, a drop rule, loss): noted, its slot freed.
   std::uint64_t drop(ProcId from, ProcId to, std::uint64_t id, std::uint64_t slot, std::uint64_t content,
                      std::string_view why);
