@@ -122,7 +122,32 @@ void release(void* p) noexcept {
   std::free(raw);
 }
 
+// A block aligned to `align` (more than 16: an alignas type, such as the
+// network's cache-line pairs of links), carved from a pooled block `align`
+// bytes longer; the pooled block's address is kept in the word before it.
+// (Left to the default, it went to glibc's memalign and free each time:
+// explore makes a world's links anew in each run.)
+void* allocate_aligned(std::size_t n, std::align_val_t al) {
+  const auto align = static_cast<std::size_t>(al);
+  char* raw = static_cast<char*>(allocate(n + align));
+  const auto at = (reinterpret_cast<std::uintptr_t>(raw) + align) & ~(std::uintptr_t{align} - 1);
+  char* p = raw + (at - reinterpret_cast<std::uintptr_t>(raw));  // 16 bytes past raw at least: room for the word
+  reinterpret_cast<void**>(p)[-1] = raw;
+  return p;
+}
+
+void release_aligned(void* p) noexcept {
+  if (p) release(static_cast<void**>(p)[-1]);
+}
+
 }  // namespace
+
+void* operator new(std::size_t n, std::align_val_t al) { return allocate_aligned(n, al); }
+void* operator new[](std::size_t n, std::align_val_t al) { return allocate_aligned(n, al); }
+void operator delete(void* p, std::align_val_t) noexcept { release_aligned(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release_aligned(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release_aligned(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release_aligned(p); }
 
 void* operator new(std::size_t n) { return allocate(n); }
 void* operator new[](std::size_t n) { return allocate(n); }

@@ -573,6 +573,7 @@ std::size_t Network::widen(LinkRow& row, ProcId hi, ProcId lo) {
   if (pairs_.empty()) {  // explore's worlds: made once per run
     pairs_.reserve(2 * world_.process_count());
     link_info_.reserve(4 * world_.process_count());
+    links_used_.reserve(2 * world_.process_count());
   }
   const std::size_t at = pairs_.size();
   pairs_.resize(at + (last - first + 1));
