@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -128,16 +129,15 @@ class RngDraws {
 };
 
 // xoshiro256** (Blackman and Vigna): one step of the state, its output.
-constexpr std::uint64_t xoshiro_rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 constexpr std::uint64_t xoshiro_next(std::array<std::uint64_t, 4>& s) {
-  const std::uint64_t result = xoshiro_rotl(s[1] * 5, 7) * 9;
+  const std::uint64_t result = std::rotl(s[1] * 5, 7) * 9;
   const std::uint64_t t = s[1] << 17;
   s[2] ^= s[0];
   s[3] ^= s[1];
   s[1] ^= s[2];
   s[0] ^= s[3];
   s[2] ^= t;
-  s[3] = xoshiro_rotl(s[3], 45);
+  s[3] = std::rotl(s[3], 45);
   return result;
 }
 

@@ -543,13 +543,12 @@ std::exception_ptr Process::failed_root() const {
 // --- Network ----------------------------------------------------------------
 
 std::size_t Network::link(ProcId from, ProcId to) {
-  const bool down = from > to;  // from the higher id to the lower: the pair's second link
-  const ProcId hi = down ? from : to, lo = down ? to : from;
-  if (hi >= link_rows_.size()) link_rows_.resize(std::max(world_.process_count(), std::size_t{hi} + 1));
-  LinkRow& row = link_rows_[hi];
-  const std::size_t pair =
-      lo - row.lo < row.width ? row.at + (lo - row.lo) : widen(row, hi, lo);  // (unsigned: below lo wraps past width)
-  const std::size_t k = 2 * pair + (down ? 1 : 0);
+  const Ends e = ends(from, to);
+  if (e.hi >= link_rows_.size()) link_rows_.resize(std::max(world_.process_count(), std::size_t{e.hi} + 1));
+  LinkRow& row = link_rows_[e.hi];
+  const std::size_t pair = e.lo - row.lo < row.width ? row.at + (e.lo - row.lo)  // (unsigned: below lo wraps past width)
+                                                     : widen(row, e.hi, e.lo);
+  const std::size_t k = 2 * pair + e.down;
   if (!made(stream(k)) && !link_info_[k].used) {  // its first message (a made stream has carried one)
     link_info_[k].used = true;
     links_used_.emplace_back(from, to);
@@ -586,12 +585,11 @@ std::size_t Network::widen(LinkRow& row, ProcId hi, ProcId lo) {
 }
 
 std::optional<std::size_t> Network::find_link(ProcId from, ProcId to) const {
-  const bool down = from > to;
-  const ProcId hi = down ? from : to, lo = down ? to : from;
-  if (hi >= link_rows_.size()) return std::nullopt;
-  const LinkRow& row = link_rows_[hi];
-  if (lo - row.lo >= row.width) return std::nullopt;
-  return 2 * (row.at + (lo - row.lo)) + (down ? 1 : 0);
+  const Ends e = ends(from, to);
+  if (e.hi >= link_rows_.size()) return std::nullopt;
+  const LinkRow& row = link_rows_[e.hi];
+  if (e.lo - row.lo >= row.width) return std::nullopt;
+  return 2 * (row.at + (e.lo - row.lo)) + e.down;
 }
 
 // Each link draws from its own stream: adding a client leaves every other
@@ -876,7 +874,7 @@ void Network::digest(Digest& d) const {
   for (const auto& [from, to] : links_used_) {
     const std::size_t k = *find_link(from, to);
     Rng rng = fork_link_rng(from, to);  // its seed; its state as if it had been made, if it was not
-    if (made(pairs_[k >> 1].stream[k & 1])) rng.set_state(pairs_[k >> 1].stream[k & 1]);
+    if (made(stream(k))) rng.set_state(stream(k));
     d.add(rng.position());
     d.add(link_info_[k].last_delivery);
   }

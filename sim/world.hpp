@@ -559,11 +559,19 @@ class Network {
     bool used = false;
   };
   static bool made(const Rng::State& s) { return (s[0] | s[1] | s[2] | s[3]) != 0; }
+  // The pair of processes a link joins, by the row it lies in (its higher
+  // process) and its place there (its lower one), and which of the two it is.
+  struct Ends {
+    ProcId hi, lo;
+    std::size_t down;  // 1: from the higher id to the lower
+  };
+  static Ends ends(ProcId from, ProcId to) { return from > to ? Ends{from, to, 1} : Ends{to, from, 0}; }
   // The link from -> to, as 2 * its pair + its direction: found, or made.
   std::size_t link(ProcId from, ProcId to);
   // The same, if the link has carried a message.
   std::optional<std::size_t> find_link(ProcId from, ProcId to) const;
   Rng::State& stream(std::size_t k) { return pairs_[k >> 1].stream[k & 1]; }
+  const Rng::State& stream(std::size_t k) const { return pairs_[k >> 1].stream[k & 1]; }
   Rng fork_link_rng(ProcId from, ProcId to) const;
   // A link's stream, drawn from in its pair: made at its first draw (a
   // stream forked by name is the same whenever it is made, and a link with
