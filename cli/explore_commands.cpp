@@ -332,7 +332,7 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
     for (const auto& [kind, f] : s.first) {
       const std::string path = (fs::path(a.out) / fmt::format("{}-exhaustive-{}.toml", fs::path(base.path).stem().string(),
                                                                violation_name(kind))).string();
-      write_file(path, to_toml(exhaustive_scenario(base, o, f)));
+      write_file(path, to_toml(exhaustive_scenario(base, o, f, kind)));
       found[std::string(violation_name(kind))] = path;
     }
   }

@@ -71,7 +71,10 @@ ExhaustiveSummary explore_exhaustive(const Scenario& base, const ExploreOptions&
                                      const Progress& progress = {});
 
 // The scenario with a finding's faults (and its expect saying what it shows).
-Scenario exhaustive_scenario(const Scenario& base, const ExploreOptions& o, const ExhaustiveFinding& f);
+// Throws std::logic_error if, run on its own, it does not show `kind`, the
+// violation the search found it for.
+Scenario exhaustive_scenario(const Scenario& base, const ExploreOptions& o, const ExhaustiveFinding& f,
+                             ViolationKind kind);
 
 // "no overlap, stale-write or lost-update in any schedule of ≤ 2 faults
 // (pause, crash) over 25 anchors × 7 lengths".

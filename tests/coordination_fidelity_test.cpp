@@ -4,7 +4,10 @@
 // gives the reference's file and line.
 #include <doctest/doctest.h>
 
+#include <cstring>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "harness/run.hpp"
 #include "harness/sim_client.hpp"
@@ -230,6 +233,59 @@ target = "chubby"
   REQUIRE(taken.size() == 1);
   CHECK(taken[0]->at - expired[0]->at >= Duration::s(60));
   CHECK(taken[0]->at - expired[0]->at < Duration::s(61));
+}
+
+TEST_CASE("a KeepAlive whose session ended before the paused master took it up is answered SESSION_EXPIRED at once") {
+  // client2's Ping is delivered at 12.502 s, as the master resumes from a
+  // pause that outlasted client2's lease; the lease's expiry runs before the
+  // handler of the KeepAlive starts, which must then find no session to hold
+  // it for (chubby.cpp, keep_alive). It once read the lease of the session
+  // map's end: whatever the memory held. Memory filled with 0x7f first makes
+  // that a lease far in the future (the KeepAlive held for ever), as a
+  // thread of explore --exhaustive once had it.
+  for (std::size_t size = 16; size <= 4096; size += 16) {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 4; ++i) blocks.push_back(std::memset(::operator new(size), 0x7f, size));
+    for (void* b : blocks) ::operator delete(b);
+  }
+  const RunResult r = run_scenario(parse_scenario(R"(
+title = "a Ping into a pause longer than the lease"
+source = "coordination_fidelity_test.cpp"
+about = "found by explore --exhaustive on lock-delay-zero-sequencer.toml"
+seed = 1
+duration = "30s"
+[lock]
+algorithm = "chubby"
+lock_delay = "0s"
+[network]
+delay = "1ms"
+[[node]]
+name = "chubby"
+[[client]]
+name = "client1"
+work = "4s"
+[[client]]
+name = "client2"
+start = "500ms"
+work = "1s"
+[[fault]]
+on = "client1 started"
+kind = "pause"
+target = "client1"
+duration = "501ms"
+[[fault]]
+on = "client1 resumed"
+kind = "pause"
+target = "chubby"
+duration = "12.001s"
+)",
+                                                  "ping-into-pause.toml"));
+  const ProcId client2 = *r.world->find("client2");
+  std::vector<Instant> answered;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Command && e.peer == client2 && e.detail == "PING session=1 -> ERROR SESSION_EXPIRED")
+      answered.push_back(e.at);
+  CHECK(answered == std::vector<Instant>{at(Duration::ms(12502))});
 }
 
 TEST_CASE("Chubby refuses a lock-delay over one minute, naming the paper's bound") {

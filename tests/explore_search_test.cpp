@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <stdexcept>
 
 #include "harness/explore.hpp"
 #include "harness/explore_boundary.hpp"
@@ -250,10 +251,22 @@ TEST_CASE("the exhaustive search finds the fenced read-modify-write window with 
   REQUIRE(s.by_kind.count(StaleWrite) == 1);
   REQUIRE(s.first.at(StaleWrite).faults.size() == 1);
   // The finding replays as a scenario file with the stale write it shows.
-  const Scenario found = parse_scenario(to_toml(exhaustive_scenario(base, ExploreOptions{}, s.first.at(StaleWrite))), "found.toml");
+  const Scenario found = parse_scenario(to_toml(exhaustive_scenario(base, ExploreOptions{}, s.first.at(StaleWrite), StaleWrite)), "found.toml");
   CHECK(run_scenario(found).verdict.count(StaleWrite) == 1);
   const std::string text = exhaustive_text(base, ExploreOptions{}, x, s);
   CHECK(text.find("Shown: no foreign-release or stuck in any schedule of 1 fault (pause, crash) over 24 anchors") != std::string::npos);
+}
+
+TEST_CASE("a finding that does not replay on its own is refused as a bug of ours, not written as a scenario") {
+  // The search's runs (fingerprints, timers left stale in the queue) and a
+  // plain run of the same schedule must be one run; a difference once came
+  // from Chubby's KeepAlive reading a session that had ended (chubby.cpp).
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  ExhaustiveFinding nothing;  // no fault: no stale write
+  nothing.described = "(none)";
+  CHECK_THROWS_WITH_AS(exhaustive_scenario(base, ExploreOptions{}, nothing, StaleWrite),
+                       doctest::Contains("found stale-write with the schedule \"(none)\", but the schedule run on its own does not show it"),
+                       std::logic_error);
 }
 
 TEST_CASE("pruning explores fewer schedules than no pruning and finds the same kinds") {

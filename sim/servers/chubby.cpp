@@ -155,11 +155,13 @@ class ChubbyServer final : public CoordinationServer {
 
   // §2.8: the master holds a KeepAlive until the lease is close to its end,
   // then extends the lease and answers with what remains.
+  // The session may have ended before this coroutine starts: a pause of the
+  // master between the Ping and its start lets the lease's expiry run first.
+  // Then nothing is held: the KeepAlive hears SESSION_EXPIRED at once.
   Task<void> keep_alive(Held held, std::int64_t session) {
+    const Duration hold_for = until_keep_alive_answer(session);
+    if (hold_for > Duration::zero()) co_await sleep(hold_for);
     auto it = sessions_.find(session);
-    const Instant at = it->second.lease_end - kReplyMargin;
-    if (at > mono_now()) co_await sleep(at - mono_now());
-    it = sessions_.find(session);
     if (it == sessions_.end()) {
       answer(held, error("SESSION_EXPIRED"));
       co_return;
@@ -169,6 +171,14 @@ class ChubbyServer final : public CoordinationServer {
     r.id = session;
     r.ttl = kLease;
     answer(held, std::move(r));
+  }
+
+  // How long a KeepAlive of `session` is held from now: until kReplyMargin
+  // before its lease ends; zero for a session that has ended.
+  Duration until_keep_alive_answer(std::int64_t session) const {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return Duration::zero();
+    return max(it->second.lease_end - kReplyMargin - mono_now(), Duration::zero());
   }
 
   void extend(std::int64_t id, Session& s) {
