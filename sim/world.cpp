@@ -468,7 +468,7 @@ void Process::rearm_timers() {
 
 void Process::cancel_timer(std::uint64_t id) {
   // The queued event stays; when it comes it finds the timer gone and re-arms.
-  std::erase_if(timers_, [id](const Timer& t) { return t.id == id; });
+  timers_.erase_if([id](const Timer& t) { return t.id == id; });
 }
 
 void Process::fire_timer(std::uint64_t generation) {
@@ -481,7 +481,7 @@ void Process::fire_timer(std::uint64_t generation) {
     return;
   }
   const Timer t = *due;
-  std::erase_if(timers_, [&](const Timer& x) { return x.id == t.id; });
+  timers_.erase_if([&](const Timer& x) { return x.id == t.id; });
   // One timer per event: another one due now gets its own event, queued after
   // whatever this instant already holds.
   if (const Timer* next = earliest_timer()) arm_timer(*next);

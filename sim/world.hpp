@@ -26,6 +26,7 @@
 
 #include "sim/clock.hpp"
 #include "sim/digest.hpp"
+#include "sim/inline_vector.hpp"
 #include "sim/message.hpp"
 #include "sim/rng.hpp"
 #include "sim/task.hpp"
@@ -388,11 +389,13 @@ class Process {
   std::vector<Task<void>> roots_;
   std::size_t sweep_at_ = 16;  // sweep finished roots when there are this many
   std::vector<Event> held_;  // events that came due while paused
-  std::vector<PendingCall> calls_;  // in flight: a handful per process (small: moved as calls end)
+  // In flight: a handful per process, kept in it (inline_vector.hpp); the
+  // last takes the place of one that ends.
+  InlineVector<PendingCall, 6> calls_;
   // A reply for a coroutine waiter (CallAwaiter), from its delivery to the
   // waiter's await_resume, which follows at once: at most one at a time.
   std::optional<std::pair<std::uint64_t, Payload>> waiter_reply_;
-  std::vector<Timer> timers_;
+  InlineVector<Timer, 6> timers_;  // in the order they were set (the digest's)
   std::uint64_t next_timer_ = 1;
   std::optional<Instant> armed_at_;       // true time of the queued timer event, if one is
   Instant armed_deadline_;                // the monotonic deadline it was queued for (with armed_at_)
