@@ -6,17 +6,21 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "live/blocking_client.hpp"
@@ -243,6 +247,59 @@ std::vector<Endpoint> listening_addresses(pid_t pid) {
   return out;
 }
 
+std::optional<std::string> process_identity(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const std::size_t name_end = stat.rfind(')');  // the name may hold spaces and parentheses
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(name_end + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return std::to_string(pid) + " " + field;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr std::string_view kRootPrefix = "locksim-live-";
+constexpr const char* kOwnerFile = "owner";
+
+bool abandoned(const fs::path& root) {
+  std::ifstream in(root / kOwnerFile);
+  std::string pid_text, start;
+  if (!(in >> pid_text >> start)) {
+    // No owner named: a root of a version before owners, or one being made
+    // this instant. Only the first grows old.
+    std::error_code ec;
+    const auto modified = fs::last_write_time(root, ec);
+    return !ec && fs::file_time_type::clock::now() - modified > std::chrono::hours(1);
+  }
+  pid_t pid = 0;
+  const auto [end, err] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+  if (err != std::errc() || end != pid_text.data() + pid_text.size() || pid <= 0) return false;  // not ours to judge
+  return process_identity(pid) != pid_text + " " + start;
+}
+
+}  // namespace
+
+std::size_t remove_abandoned_roots(const fs::path& dir) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& root = it->path();
+    const std::string name = root.filename().string();
+    if (name.size() != kRootPrefix.size() + 6 || name.compare(0, kRootPrefix.size(), kRootPrefix) != 0) continue;
+    struct stat st {};
+    if (::lstat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) continue;
+    if (!abandoned(root)) continue;
+    std::error_code gone;
+    if (fs::remove_all(root, gone) > 0 && !gone) ++removed;
+  }
+  return removed;
+}
+
 Supervisor::Supervisor(SupervisorOptions options)
     : options_(std::move(options)),
       server_binary_(find_binary(options_.redis_server, "redis-server")),
@@ -252,10 +309,12 @@ Supervisor::Supervisor(SupervisorOptions options)
     fs::create_directories(root_);
     return;
   }
-  std::string pattern = (fs::temp_directory_path() / "locksim-live-XXXXXX").string();
+  remove_abandoned_roots(fs::temp_directory_path());
+  std::string pattern = (fs::temp_directory_path() / (std::string(kRootPrefix) + "XXXXXX")).string();
   if (!::mkdtemp(pattern.data())) throw Error(std::string("mkdtemp: ") + std::strerror(errno));
   root_ = pattern;
   remove_root_ = true;
+  std::ofstream(root_ / kOwnerFile) << process_identity(::getpid()).value_or("") << "\n";
 }
 
 Supervisor::~Supervisor() {

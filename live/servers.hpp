@@ -16,6 +16,8 @@
 //     from a thread that lives as long as locksim (the main thread). A runner
 //     that wants its temporary directories removed on SIGINT too catches the
 //     signal (boost::asio::signal_set) and unwinds, so that ~Supervisor runs.
+//     After SIGKILL the temporary root stays behind; the next supervisor
+//     removes it (remove_abandoned_roots, below).
 //
 // Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
 // 12's redis-server and redis-sentinel packages). Not thread-safe: one thread
@@ -83,6 +85,21 @@ struct NodeInfo {
   pid_t pid = 0;  // 0: not running
   std::filesystem::path dir;
 };
+
+// A temporary root whose supervisor was killed with SIGKILL (or died in a
+// crash) outlives it: no destructor ran. Its nodes are gone (they asked for
+// SIGKILL with their parent), its directory is not. Each root names its owner
+// in a file `owner` (pid and start time, as /proc/PID/stat gives it); this
+// removes the `locksim-live-XXXXXX` directories in `dir` of this user whose
+// owner is no longer running, and those without an owner file older than an
+// hour (made before roots named their owner). Returns how many it removed.
+// Never throws. Each supervisor that makes a temporary root calls it first.
+std::size_t remove_abandoned_roots(const std::filesystem::path& dir);
+// "PID STARTTIME" of a running process (STARTTIME: field 22 of
+// /proc/PID/stat, in clock ticks since boot): a pid with the start time it
+// had when recorded is the same process, not a later one given its number.
+// nullopt: no such process.
+std::optional<std::string> process_identity(pid_t pid);
 
 class Supervisor {
  public:

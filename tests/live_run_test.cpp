@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "harness/run.hpp"
 #include "live/live_run.hpp"
@@ -131,12 +133,24 @@ TEST_CASE("a SIGKILLed locksim live leaves no redis-server behind") {
   std::vector<pid_t> servers;
   REQUIRE(eventually([&] { return !(servers = children_of(locksim.pid())).empty(); }, Duration::s(20)));
   for (pid_t p : servers) CHECK(process_alive(p));
+  // The run's temporary root: a server's working directory is its node's,
+  // once the server has read its config (before, it is locksim's).
+  std::filesystem::path root;
+  REQUIRE(eventually([&] {
+    std::error_code ec;
+    root = std::filesystem::read_symlink("/proc/" + std::to_string(servers[0]) + "/cwd", ec).parent_path();
+    return !ec && std::filesystem::exists(root / "owner");
+  }, Duration::s(10)));
   locksim.kill(SIGKILL);
   locksim.wait();
   for (pid_t p : servers) {
     CHECK(eventually([&] { return !process_alive(p); }, Duration::s(10)));
     if (process_alive(p)) ::kill(p, SIGKILL);  // never left behind, even when the test fails
   }
+  // Its directory stays, until the next supervisor's sweep.
+  CHECK(std::filesystem::exists(root / "owner"));
+  CHECK(live::remove_abandoned_roots(root.parent_path()) >= 1);
+  CHECK(!std::filesystem::exists(root));
 }
 
 TEST_CASE("a locksim live stopped by SIGINT stops its servers and exits 130") {

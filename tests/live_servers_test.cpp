@@ -3,8 +3,12 @@
 // even a SIGKILLed one.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "live/blocking_client.hpp"
@@ -108,6 +112,67 @@ TEST_CASE("starting and stopping servers and a sentinel leaves no process and no
   CHECK(!fs::exists(root));
 }
 
+TEST_CASE("a root whose owner is gone is removed by the next supervisor, while a living owner's and another name's are kept") {
+  TempDir tmp;
+  const auto root = [&](const std::string& name, const std::string& owner) {
+    const fs::path p = tmp.path() / name;
+    fs::create_directories(p / "redis1");
+    std::ofstream(p / "redis1" / "redis.log") << "left behind\n";
+    if (!owner.empty()) std::ofstream(p / "owner") << owner << "\n";
+    return p;
+  };
+  const std::optional<std::string> me = process_identity(::getpid());
+  REQUIRE(me);
+  const std::string my_pid = std::to_string(::getpid());
+  const fs::path dead = root("locksim-live-dead01", "999999999 12345");          // no such process
+  const fs::path reused = root("locksim-live-reuse1", my_pid + " 1");            // our pid, another start time
+  const fs::path alive = root("locksim-live-alive1", *me);                       // this very process
+  const fs::path fresh = root("locksim-live-fresh1", "");                        // being made this instant
+  const fs::path old = root("locksim-live-old001", "");                          // before roots named owners
+  fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  const fs::path test_dir = root("locksim-live-test-abcdef", "999999999 1");     // not a supervisor's name
+  const fs::path other = root("redis-dead01", "999999999 1");
+  std::ofstream(tmp.path() / "locksim-live-file01") << "999999999 1\n";         // a file, not a root
+
+  CHECK(remove_abandoned_roots(tmp.path()) == 3);
+  CHECK(!fs::exists(dead));
+  CHECK(!fs::exists(reused));
+  CHECK(!fs::exists(old));
+  for (const fs::path& kept : {alive, fresh, test_dir, other, tmp.path() / "locksim-live-file01"}) {
+    INFO(kept.string());
+    CHECK(fs::exists(kept));
+  }
+  CHECK(remove_abandoned_roots(tmp.path()) == 0);
+}
+
+TEST_CASE("a supervisor killed with SIGKILL leaves its root, which the next supervisor removes") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    Supervisor sup;
+    const std::string path = sup.root().string() + "\n";
+    if (::write(fds[1], path.data(), path.size()) < 0) ::_exit(1);
+    for (;;) ::pause();  // until SIGKILL: no destructor runs
+  }
+  ::close(fds[1]);
+  std::string path;
+  char c;
+  while (::read(fds[0], &c, 1) == 1 && c != '\n') path += c;
+  ::close(fds[0]);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  REQUIRE(!path.empty());
+  CHECK(fs::is_directory(path));
+  {
+    Supervisor next;
+    CHECK(next.root() != fs::path(path));
+    CHECK(!fs::exists(path));
+  }
+}
+
 TEST_CASE("every node listens on 127.0.0.1 and nowhere else") {
   Supervisor sup;
   sup.start_server("m");
@@ -198,8 +263,11 @@ TEST_CASE("a SIGKILLed locksim leaves no redis-server or redis-sentinel behind")
     CHECK(eventually([&] { return gone(s.pid, s.port); }, Duration::s(10)));
     if (process_alive(s.pid)) ::kill(s.pid, SIGKILL);  // not ours to leave behind, even when the test fails
   }
-  // A SIGKILLed process cannot remove its directory: the one thing left, removed here.
+  // A SIGKILLed process cannot remove its directory: the one thing left,
+  // which the next supervisor's sweep removes.
   REQUIRE(fs::exists(run.root));
+  CHECK(remove_abandoned_roots(run.root.parent_path()) >= 1);
+  CHECK(!fs::exists(run.root));
   fs::remove_all(run.root);
 }
 
