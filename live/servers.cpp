@@ -113,13 +113,23 @@ bool file_mentions(const fs::path& file, std::string_view what) {
   return text.find(what) != std::string::npos;
 }
 
-// The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 if there is no such process.
-char process_state(pid_t pid) {
+// The fields of /proc/<pid>/stat after the command name: the state letter
+// (field 3) first. None if there is no such process.
+std::vector<std::string> stat_fields(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto paren = stat.rfind(')');  // the command name may itself hold ") "
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
-  return stat[paren + 2];
+  if (paren == std::string::npos) return {};
+  std::istringstream rest(stat.substr(paren + 1));
+  std::vector<std::string> fields;
+  for (std::string f; rest >> f;) fields.push_back(std::move(f));
+  return fields;
+}
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 if there is no such process.
+char process_state(pid_t pid) {
+  const std::vector<std::string> f = stat_fields(pid);
+  return f.empty() ? 0 : f[0][0];
 }
 
 // Starts `exe` in a process group of its own, with PR_SET_PDEATHSIG so that
@@ -248,17 +258,10 @@ std::vector<Endpoint> listening_addresses(pid_t pid) {
 }
 
 std::optional<std::string> process_identity(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  const std::size_t name_end = stat.rfind(')');  // the name may hold spaces and parentheses
-  if (name_end == std::string::npos) return std::nullopt;
-  std::istringstream rest(stat.substr(name_end + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 22) return std::to_string(pid) + " " + field;
-  }
-  return std::nullopt;
+  const std::vector<std::string> f = stat_fields(pid);
+  constexpr std::size_t kStartTime = 22 - 3;  // field 22, counted from the state's 3
+  if (f.size() <= kStartTime) return std::nullopt;
+  return std::to_string(pid) + " " + f[kStartTime];
 }
 
 namespace {

@@ -48,8 +48,9 @@ class InlineVector {
     if (size_ == capacity_) grow();
     return *::new (static_cast<void*>(data_ + size_++)) T();
   }
+  // REQUIRES: `x` is not one of our elements (growing would move it).
   void push_back(const T& x) {
-    if (size_ == capacity_) grow();  // `x` is not ours: growing cannot move it
+    if (size_ == capacity_) grow();
     data_[size_++] = x;
   }
   void pop_back() { --size_; }
