@@ -4,6 +4,8 @@
 // the field; the rest is its text. parse_duration is also called directly,
 // with its invariants: what it accepts is not "too long", and formats back
 // to a text that parses to the same duration.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -62,8 +64,8 @@ void check_duration(std::string_view text) {
   const std::string again = format_duration(*d);
   const auto back = parse_duration(again);
   if (!back || *back != *d)
-    fuzz::fail("\"" + std::string(text) + "\" is " + std::to_string(d->count_ns()) + " ns, formatted \"" + again +
-               "\", which parses " + (back ? "to " + std::to_string(back->count_ns()) + " ns" : "not at all"));
+    fuzz::fail(fmt::format("\"{}\" is {} ns, formatted \"{}\", which parses {}", text, d->count_ns(), again,
+                           back ? fmt::format("to {} ns", back->count_ns()) : "not at all"));
 }
 
 void check_range(const DurationRange& r, const char* what) {

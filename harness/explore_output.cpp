@@ -25,7 +25,7 @@ namespace {
 // "pause,clock-jump": as --faults takes them.
 std::string kinds_list(const std::vector<FaultKind>& kinds) {
   std::string s;
-  for (FaultKind k : kinds) s += (s.empty() ? "" : ",") + std::string(fault_kind_name(k));
+  for (FaultKind k : kinds) (s += s.empty() ? "" : ",") += fault_kind_name(k);
   return s;
 }
 // "client1 read 40, a time 35, ...": the most frequent first, at most `top`.

@@ -132,7 +132,7 @@ std::string to_toml(const Scenario& s) {
     if (f.at) {
       line("at", dur(*f.at));
     } else {
-      line("on", quote(f.on_process + " " + f.on_event + (f.on_occurrence != 1 ? "#" + std::to_string(f.on_occurrence) : "")));
+      line("on", quote(fmt::format("{} {}{}", f.on_process, f.on_event, f.on_occurrence != 1 ? fmt::format("#{}", f.on_occurrence) : "")));
       if (!f.after.is_zero()) line("after", dur(f.after));
     }
     line("kind", quote(std::string(fault_kind_name(f.kind))));

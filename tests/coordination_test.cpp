@@ -1,6 +1,7 @@
 // ZooKeeper and etcd pinned to their references (algorithms.md §5, §6), and
 // the catalogue's thresholds for them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
@@ -163,7 +164,7 @@ TEST_CASE("the ZooKeeper server clamps a session timeout to between 2 and 20 tic
 TEST_CASE("in a run, the server expires the paused holder's session at the tick after its last word plus the timeout") {
   for (std::int64_t tick_ms : {2000, 3000}) {
     Scenario s = catalogue("scenarios/zookeeper/session-expiry-pause.toml");
-    set_lock_option(s, "tick_time", "\"" + std::to_string(tick_ms) + "ms\"");
+    set_lock_option(s, "tick_time", fmt::format("\"{}ms\"", tick_ms));
     const RunResult r = run_scenario(s);
     const ProcId zk = *r.world->find("zk"), c1 = *r.world->find("client1");
     const TraceEvent* expired = first_of(r, Ev::Expired, zk);

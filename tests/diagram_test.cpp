@@ -303,7 +303,7 @@ std::vector<std::string> texts_of(const std::string& svg, const std::string& cls
   for (auto p = svg.find("class=\"" + cls + "\""); p != std::string::npos; p = svg.find("class=\"" + cls + "\"", p + 1)) {
     const auto a = svg.find('>', p) + 1;
     std::string text = svg.substr(a, svg.find('<', a) - a);
-    for (auto q = text.find("&#39;"); q != std::string::npos; q = text.find("&#39;")) text.replace(q, 5, "'");
+    for (auto q = text.find("&#39;"); q != std::string::npos; q = text.find("&#39;")) text.replace(q, 5, 1, '\'');
     out.push_back(text);
   }
   return out;

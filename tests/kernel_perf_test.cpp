@@ -4,6 +4,7 @@
 // small-object allocator (sim/alloc.cpp) hands a freed block out again,
 // aligned, on any thread.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -198,7 +199,7 @@ TEST_CASE("a FlatMap finds, makes and erases as std::map does, and iterates in k
   Rng rng(5);
   for (int step = 0; step < 3000; ++step) {
     // Up to 40 keys: past the few searched by equality, into binary search.
-    const std::string key = "k" + std::to_string(rng.below(step < 1500 ? 6 : 40));
+    const std::string key = fmt::format("k{}", rng.below(step < 1500 ? 6 : 40));
     switch (rng.below(4)) {
       case 0: flat[key] += step; ref[key] += step; break;
       case 1: CHECK(flat.erase(key) == ref.erase(key)); break;

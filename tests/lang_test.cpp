@@ -68,7 +68,7 @@ std::vector<std::string> english_words(const std::string& report, const RunResul
     for (auto open = line.find("“"); open != std::string::npos; open = line.find("“", open)) {
       const auto close = line.find("”", open);
       if (close == std::string::npos) break;
-      line.replace(open, close + std::string("”").size() - open, " ");
+      line.replace(open, close + std::string("”").size() - open, 1, ' ');
     }
     const std::string text = std::regex_replace(line, kept, " ");
     for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it) {
@@ -147,13 +147,12 @@ TEST_CASE("the phrasebook turns a detail the layers below write in English into 
     INFO(word_id_name(id));
     const std::set<std::string> names = placeholders(word(Lang::En, id));  // the args' names point into it
     std::vector<WordArg> args;
-    for (const std::string& name : names) args.push_back({name, "x" + std::to_string(args.size()) + "9"});
+    for (const std::string& name : names) args.push_back({name, fmt::format("x{}9", args.size())});
     std::string en(word(Lang::En, id)), zh(word(Lang::Zh, id));
     for (const WordArg& a : args) {
-      for (auto at = en.find("{" + std::string(a.name) + "}"); at != std::string::npos; at = en.find("{" + std::string(a.name) + "}"))
-        en.replace(at, a.name.size() + 2, a.value);
-      for (auto at = zh.find("{" + std::string(a.name) + "}"); at != std::string::npos; at = zh.find("{" + std::string(a.name) + "}"))
-        zh.replace(at, a.name.size() + 2, a.value);
+      const std::string slot = fmt::format("{{{}}}", a.name);
+      for (auto at = en.find(slot); at != std::string::npos; at = en.find(slot)) en.replace(at, slot.size(), a.value);
+      for (auto at = zh.find(slot); at != std::string::npos; at = zh.find(slot)) zh.replace(at, slot.size(), a.value);
     }
     CHECK(translate_detail(Lang::Zh, en) == zh);
     CHECK(translate_detail(Lang::En, en) == en);
@@ -286,7 +285,7 @@ TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness li
     const auto report_at = zh.output.find("\n\n");
     REQUIRE(report_at != std::string::npos);
     std::string head = zh.output.substr(0, report_at);
-    head.replace(head.find(file), file.size(), " ");
+    head.replace(head.find(file), file.size(), 1, ' ');
     for (const std::string& left : english_words(head, r, 0)) CHECK_MESSAGE(false, left);
     for (const std::string& left : english_words(zh.output.substr(report_at + 2), r, 4, {"probe"})) CHECK_MESSAGE(false, left);
     // The check finds the English line where there is one.

@@ -1,5 +1,6 @@
 // The network: partitions, two-way and one-way, and hold rules.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <string>
@@ -100,7 +101,7 @@ TEST_CASE("a link draws its delays from its own stream whatever order the links 
     World w(3);
     w.network().configure({DurationRange{Duration::ms(1), Duration::ms(1000)}, 0.0, false});
     std::vector<Timed*> procs;
-    for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Timed>("p" + std::to_string(i)));
+    for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Timed>(fmt::format("p{}", i)));
     for (const Instant when : {at_ms(0), at_ms(5000)})
       w.at(when, [&] {
         for (Timed* from : procs)
@@ -151,7 +152,7 @@ TEST_CASE("a FIFO link keeps its order when its pair's row is widened between tw
   World w(11);
   w.network().configure({DurationRange{Duration::ms(1), Duration::ms(1000)}, 0.0, true});
   std::vector<Ordered*> procs;
-  for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Ordered>("p" + std::to_string(i)));
+  for (int i = 0; i < kProcs; ++i) procs.push_back(&w.add<Ordered>(fmt::format("p{}", i)));
   w.at(at_ms(0), [&] {
     for (int i = 2; i < kProcs; ++i) {
       procs[i]->send(procs[i - 1]->id(), storage::Request{});  // the row of p<i> holds p<i-1>

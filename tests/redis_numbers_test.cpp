@@ -1,6 +1,7 @@
 // The Redis server's numbers, pinned to redis 7.0.15 (sim/redis.hpp), and
 // the scenario keys that set them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "harness/run.hpp"
 #include "sim/redis.hpp"
@@ -56,11 +57,11 @@ TEST_CASE("active expiry samples again while more than 10 percent of a sample ha
     World w(seed);
     auto& redis = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
     for (int i = 0; i < 100; ++i)
-      redis.execute({.op = redis::Op::Set, .key = "k" + std::to_string(i), .value = "v",
+      redis.execute({.op = redis::Op::Set, .key = fmt::format("k{}", i), .value = "v",
                      .px = Duration::ms(i < 50 ? 150 : 100'000)}, kNoProc);
     w.run_until(at_ms(250));  // one cycle, at the 200 ms tick
     std::size_t expired_left = 0;
-    for (int i = 0; i < 50; ++i) expired_left += redis.keyspace().count("k" + std::to_string(i));
+    for (int i = 0; i < 50; ++i) expired_left += redis.keyspace().count(fmt::format("k{}", i));
     left_total += expired_left;
     CHECK(redis.keyspace().size() >= 50);  // nothing live is touched
   }

@@ -54,7 +54,7 @@ TEST_CASE("call timeouts cancelled by their replies leave nothing in the queue")
   a.spawn([](Probe& self, ProcId to, int& answered) -> Task<void> {
     for (int i = 0; i < 1000; ++i) {
       redis::Request req;
-      req.key = "k";
+      req.key.assign(1, 'k');  // not = "k": a g++ 12 -Wrestrict false positive
       auto r = co_await self.call(to, std::move(req), Duration::s(10));
       answered += r.has_value();
     }
@@ -92,7 +92,7 @@ TEST_CASE("compact timers move a superseded timer event instead of leaving it st
     a.spawn([](Probe& self, ProcId to, std::vector<std::pair<std::int64_t, char>>& log) -> Task<void> {
       for (int i = 0; i < 300; ++i) {
         redis::Request req;
-        req.key = "k";
+        req.key.assign(1, 'k');  // not = "k": a g++ 12 -Wrestrict false positive
         auto r = co_await self.call(to, std::move(req), Duration::s(10));
         log.emplace_back((self.world().now() - Instant::zero()).count_ns(), r ? 'r' : 't');
         co_await self.sleep(Duration::ms(3));
