@@ -1,5 +1,6 @@
 #include "cli/live_commands.hpp"
 #include "cli/choice.hpp"
+#include "cli/exit_reason.hpp"
 
 #include "cli/output_file.hpp"
 
@@ -20,6 +21,7 @@
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -59,6 +61,7 @@ CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
 
 int cmd_live(const LiveArgs& a) {
   int status = kExitOk;
+  std::vector<std::string> not_expected;
   for (const std::string& file : a.files) {
     const Scenario s = load_scenario(file);
     if (auto why = live::live_unsupported(s)) {
@@ -105,7 +108,16 @@ int cmd_live(const LiveArgs& a) {
       if (a.files.size() > 1) path += "." + fs::path(file).stem().string() + (html ? ".html" : ".svg");
       write_whole(path, html ? html_report(r, {}) : svg_diagram(r, {}));
     }
-    if (!r.as_expected()) status = std::max(status, kExitUnexpected);
+    if (r.as_expected()) continue;
+    status = std::max(status, kExitUnexpected);
+    not_expected.push_back(say(Lang::En, W::ExitNotAsExpected,
+                               {{"file", file}, {"found", kinds_text(r.verdict)},
+                                {"expected", s.expect.present ? kinds_text(s.expect.violations) : kinds_text({})}}));
+  }
+  if (status == kExitUnexpected) {
+    std::string why;
+    for (const std::string& w : not_expected) why += (why.empty() ? "" : "; ") + w;
+    return exit_because(status, "live", why);
   }
   return status;
 }
@@ -174,8 +186,12 @@ int cmd_check_live(const std::vector<std::string>& files, const CheckLiveArgs& a
   }
   std::cout << "\n" << files.size() << " scenarios: " << agreed << " agree, " << disagreed << " disagree, " << unsupported
             << " not yet supported live\n";
-  if (files.empty()) return kExitBadInput;
-  return disagreed ? kExitUnexpected : kExitOk;
+  if (files.empty()) return exit_because(kExitBadInput, "check --live", "no scenario files found");
+  if (disagreed)
+    return exit_because(kExitUnexpected, "check --live",
+                        std::to_string(disagreed) + " of " + std::to_string(files.size()) +
+                            " scenarios: the live runs' verdicts differ from the simulator's (the NO lines above)");
+  return kExitOk;
 }
 
 }  // namespace locksim
@@ -215,7 +231,10 @@ std::function<std::optional<int>()> add_diff_redis_command(CLI::App& app) {
               << (a->replica ? ", a primary and a replica" : ", one node") << "), " << sum.commands
               << " commands compared, " << sum.mismatches << " mismatches, " << std::fixed << std::setprecision(1)
               << secs << " s\n";
-    return sum.mismatches ? kExitUnexpected : kExitOk;
+    if (sum.mismatches)
+      return exit_because(kExitUnexpected, "diff-redis",
+                          std::to_string(sum.mismatches) + " replies of the model differ from redis-server's (each is shown above, shrunk)");
+    return kExitOk;
   };
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <iostream>
 
 #include "cli/choice.hpp"
+#include "cli/exit_reason.hpp"
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
@@ -39,6 +41,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2, kExitBug = 3;
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  return fmt::format("{}", fmt::join(parts, separator));
+}
 
 bool use_colour() { return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr; }
 
@@ -114,6 +120,7 @@ constexpr std::uint64_t kWholeKeep = 2'000'000;
 
 int cmd_run(const RunArgs& a) {
   int status = kExitOk;
+  std::vector<std::string> why;  // each file's reason for exit 1
   const Lang lang = lang_flag(a.lang);
   if ((a.quiz || a.predict) && a.format == Format::Json)
     throw ScenarioError("--quiz and --predict tell a person the run; use them without --format json");
@@ -185,6 +192,7 @@ int cmd_run(const RunArgs& a) {
       if (!diff.empty() || again.trace_hash != r.trace_hash) {
         std::cout << "NOT deterministic: the second run diverged at " << diff << "\n";
         status = std::max(status, kExitUnexpected);
+        why.push_back(say(lang, W::ExitNotDeterministic, {{"file", file}}));
       } else {
         std::cout << "deterministic: a second run gave the same " << r.stats.events << " events (trace "
                   << r.trace_hash << ")\n";
@@ -192,8 +200,19 @@ int cmd_run(const RunArgs& a) {
     }
     if (predicted) std::cout << "\n" << score_text(*predicted, r.verdict, lang) << say(lang, W::QuizAbout, {{"file", file}});
     const bool ok = predicted ? *predicted == r.verdict : r.as_expected();
-    if (!ok) status = std::max(status, kExitUnexpected);
+    if (ok) continue;
+    status = std::max(status, kExitUnexpected);
+    const std::string found = kinds_text(r.verdict, lang);
+    if (predicted)
+      why.push_back(say(lang, W::ExitPrediction, {{"file", file}, {"predicted", kinds_text(*predicted, lang)}, {"found", found}}));
+    else if (a.ignore_expect)
+      why.push_back(say(lang, W::ExitViolations, {{"file", file}, {"found", found}}));
+    else if (!s.expect.present)
+      why.push_back(not_allowed_words(lang, s, r.verdict, true));
+    else
+      why.push_back(say(lang, W::ExitNotAsExpected, {{"file", file}, {"found", found}, {"expected", kinds_text(s.expect.violations, lang)}}));
   }
+  if (status != kExitOk) return exit_because(status, "run", join(why, "; "));
   return status;
 }
 
@@ -217,6 +236,7 @@ int cmd_check(const std::vector<std::string>& args, Format format, const std::st
   const Lang lang = lang_flag(lang_option);
   const std::vector<std::string> files = scenario_files(args);
   int ok = 0, failed = 0, bad = 0;
+  std::vector<std::string> failed_files, bad_files;
   for (const std::string& file : files) {
     try {
       const Scenario s = load_scenario(file);
@@ -226,18 +246,24 @@ int cmd_check(const std::vector<std::string>& args, Format format, const std::st
       if (format == Format::Json) std::cout << json_report(r) << "\n";
       else std::cout << check_line(r, lang) << "\n";
       (r.as_expected() ? ok : failed)++;
+      if (!r.as_expected()) failed_files.push_back(file);
     } catch (const ScenarioError& e) {
       std::cout << "BAD  " << e.what() << "\n";
       ++bad;
+      bad_files.push_back(file);
     }
   }
   if (format != Format::Json)
     std::cout << "\n" << check_summary(lang, files.size(), ok, failed, bad) << "\n";
-  if (files.empty()) {
-    std::cerr << "locksim check: no scenario files found\n";
-    return kExitBadInput;
-  }
-  return bad ? kExitBadInput : failed ? kExitUnexpected : kExitOk;
+  if (files.empty()) return exit_because(kExitBadInput, "check", "no scenario files found in " + join(args, ", "));
+  const std::string scenarios = say_count(lang, files.size(), W::ScenarioOne, W::ScenarioMany);
+  if (bad)
+    return exit_because(kExitBadInput, "check",
+                        say(lang, W::ExitCheckBad, {{"n", std::to_string(bad)}, {"scenarios", scenarios}, {"files", join(bad_files, ", ")}}));
+  if (failed)
+    return exit_because(kExitUnexpected, "check",
+                        say(lang, W::ExitCheckFailed, {{"n", std::to_string(failed)}, {"scenarios", scenarios}, {"files", join(failed_files, ", ")}}));
+  return kExitOk;
 }
 
 int cmd_list() {
@@ -292,9 +318,11 @@ int cmd_new(const NewArgs& a) {
   const std::string& out = a.out;
   const AlgorithmInfo* algorithm = find_algorithm(name);
   if (!algorithm) {
-    std::string names;
-    for (const AlgorithmInfo& a : algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
-    throw ScenarioError("new: \"" + name + "\" is not an algorithm (" + names + ")");
+    std::vector<std::string> names;
+    for (const AlgorithmInfo& a : algorithms()) names.emplace_back(a.name);
+    const auto best = closest_name(name, names);
+    throw ScenarioError("new: \"" + name + "\" is not an algorithm (" + (best ? "did you mean \"" + *best + "\"? " : "") +
+                        "known: " + join(names, ", ") + ")");
   }
   const std::string text = new_scenario(*algorithm);
   if (out.empty() || out == "-") {

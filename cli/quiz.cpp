@@ -102,15 +102,17 @@ std::string client_words(const ClientConfig& c, Lang lang) {
   return out;
 }
 
-std::string fault_words(const FaultSpec& f) {
-  std::string when = f.at ? "at " + format_duration(*f.at)
-                          : "on " + f.on_process + " " + f.on_event +
-                                (f.on_occurrence != 1 ? "#" + std::to_string(f.on_occurrence) : "") +
-                                (f.after.is_zero() ? "" : " + " + format_duration(f.after));
+std::string fault_words(const FaultSpec& f, Lang lang) {
+  const std::string event = f.on_event + (f.on_occurrence != 1 ? fmt::format("#{}", f.on_occurrence) : "");
+  const std::string when = f.at ? say(lang, W::QuizFaultAt, {{"t", format_duration(*f.at)}})
+                                : say(lang, f.after.is_zero() ? W::QuizFaultOn : W::QuizFaultOnAfter,
+                                      {{"process", f.on_process}, {"event", event}, {"d", format_duration(f.after)}});
   std::string keys;
   FaultWriter w(keys);
   fault_kind(f.kind).write(w, f);
-  return fmt::format("{:<22} {:<12} {}", when, fault_kind_name(f.kind), one_line(keys));
+  // Padded as shown: a CJK character is two columns wide.
+  const std::size_t pad = 22 - std::min<std::size_t>(22, display_width(when));
+  return fmt::format("{}{} {:<12} {}", when, std::string(pad, ' '), fault_kind_name(f.kind), one_line(keys));
 }
 
 // Consecutive clients set up alike, as one line: "client1..client20 (20 alike)".
@@ -158,7 +160,7 @@ std::string setup_text(const Scenario& s, Lang lang) {
   block(out, W::QuizStorage, {storage});
   block(out, W::QuizClients, client_lines(s.clients, lang));
   std::vector<std::string> faults;
-  for (const FaultSpec& f : s.faults) faults.push_back(fault_words(f));
+  for (const FaultSpec& f : s.faults) faults.push_back(fault_words(f, lang));
   block(out, W::QuizFaults, faults.empty() ? std::vector<std::string>{say(lang, W::QuizNone)} : faults);
   block(out, W::QuizSimulated, {say(lang, W::QuizSeed, {{"d", format_duration(s.duration)}, {"seed", std::to_string(s.seed)}})});
   return out;

@@ -10,9 +10,12 @@
 #include <memory>
 
 #include "cli/choice.hpp"
+#include "cli/exit_reason.hpp"
 #include "cli/output_file.hpp"
 #include "harness/sweep.hpp"
 #include "reports/heatmap.hpp"
+#include "reports/report.hpp"
+#include "reports/words.hpp"
 
 namespace locksim::cli {
 
@@ -53,16 +56,12 @@ int cmd_sweep(const SweepArgs& a) {
     std::cout << sweep_json(r, ok) << "\n";
   } else {
     std::cout << sweep_text(r, title);
-    if (!ok) {
-      std::string kinds;
-      for (ViolationKind k : r.found())
-        if (!s.expect.violations.count(k)) kinds += (kinds.empty() ? "" : ", ") + std::string(violation_name(k));
-      std::cout << fmt::format("\nNOT as expected: runs showed {}, which {} does not allow{}\n", kinds, a.file,
-                               s.expect.present ? " in its [expect]" : " (it has no [expect]: no violation at all)");
-    }
   }
-  if (r.internal_errors()) return kExitBug;
-  return ok ? kExitOk : kExitUnexpected;
+  std::cout << std::flush;
+  if (r.internal_errors())
+    return exit_because(kExitBug, "sweep", say(Lang::En, W::ExitBug, {{"n", std::to_string(r.internal_errors())}}));
+  if (!ok) return exit_because(kExitUnexpected, "sweep", not_allowed_words(Lang::En, s, r.found()));
+  return kExitOk;
 }
 
 }  // namespace

@@ -238,8 +238,8 @@ Scenario with_algorithm(const Scenario& base, const AlgorithmInfo& a, const std:
     const bool listed = std::any_of(a.options.begin(), a.options.end(), [&](const OptionInfo& o) { return o.key == w.key; });
     if (!common && !listed) changes.push_back({w.key, std::nullopt});
   }
-  changes.push_back({"algorithm", "\"" + std::string(a.name) + "\""});
-  if (!flavour.empty()) changes.push_back({"flavour", "\"" + flavour + "\""});
+  changes.push_back({"algorithm", fmt::format("\"{}\"", a.name)});
+  if (!flavour.empty()) changes.push_back({"flavour", fmt::format("\"{}\"", flavour)});
   Scenario s = base;
   try {
     set_lock_options(s, changes);
@@ -266,10 +266,17 @@ std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions
     const std::string algorithm = v.substr(0, colon);
     const std::string flavour = colon == std::string::npos ? "" : v.substr(colon + 1);
     const AlgorithmInfo* a = find_algorithm(algorithm);
-    if (!a) throw ScenarioError("--matrix: \"" + algorithm + "\" is not an algorithm (see locksim list)");
+    if (!a) {
+      std::vector<std::string> names;
+      for (const AlgorithmInfo& x : algorithms()) names.emplace_back(x.name);
+      throw ScenarioError("--matrix: \"" + algorithm + "\" is not an algorithm" + did_you_mean(algorithm, names) + " (see locksim list)");
+    }
     if (!flavour.empty() &&
-        std::none_of(a->flavours.begin(), a->flavours.end(), [&](const OptionInfo& f) { return f.key == flavour; }))
-      throw ScenarioError("--matrix: \"" + flavour + "\" is not a flavour of " + algorithm);
+        std::none_of(a->flavours.begin(), a->flavours.end(), [&](const OptionInfo& f) { return f.key == flavour; })) {
+      std::vector<std::string> flavours;
+      for (const OptionInfo& f : a->flavours) flavours.emplace_back(f.key);
+      throw ScenarioError("--matrix: \"" + flavour + "\" is not a flavour of " + algorithm + did_you_mean(flavour, flavours));
+    }
     if (a->needs_ttl && !base.lock.ttl)
       throw ScenarioError("--matrix: " + algorithm + " needs a ttl, and " + base.path + " sets none");
     if (base.lock.fencing == Fencing::Token && !a->monotonic_token)

@@ -18,7 +18,8 @@ std::optional<Ev> event_from_name(std::string_view name) {
 }
 
 bool fault_may_wait_for(Ev e) {
-  return e != Ev::Sent && e != Ev::Delivered && e != Ev::Dropped && e != Ev::Command && e != Ev::Fault && e != Ev::Holder;
+  return e != Ev::Sent && e != Ev::Delivered && e != Ev::Dropped && e != Ev::Command && e != Ev::Fault && e != Ev::Holder &&
+         e != Ev::Retrying;
 }
 
 ProcId FaultContext::id(const std::string& name) const {
@@ -83,6 +84,13 @@ void FaultEngine::digest(Digest& d) const {
     d.add(static_cast<std::uint64_t>(t.event));
     d.add(t.fault->on_occurrence - t.seen);
   }
+}
+
+std::vector<FaultFate> FaultEngine::fates() const {
+  std::vector<FaultFate> out(applied_.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].applied = applied_[i];
+  for (const Trigger& t : triggers_) out[static_cast<std::size_t>(t.fault - ctx_.scenario.faults.data())].seen = t.seen;
+  return out;
 }
 
 void FaultEngine::heal_all() {

@@ -12,6 +12,12 @@
 
 namespace locksim {
 
+// What became of one [[fault]] by the end of a run.
+struct FaultFate {
+  bool applied = false;
+  int seen = 0;  // an `on` fault: how many times its event came (it waits for on_occurrence)
+};
+
 class FaultEngine {
  public:
   // REQUIRES: the scenario outlives the engine; every name in it is a process of `world`.
@@ -34,6 +40,9 @@ class FaultEngine {
   // The faults still to come (not applied yet), for explore --exhaustive's
   // fingerprint of a state: what is applied lives on in the world.
   void digest(Digest& d) const;
+  // Each of the scenario's faults, by position: applied, or not (its time or
+  // the time after its event lay past the run's end, or its event never came).
+  std::vector<FaultFate> fates() const;
 
  private:
   struct Trigger {
@@ -55,7 +64,9 @@ class FaultEngine {
 // Ev from its trace name ("acquired"), for `on = "client1 acquired"`.
 std::optional<Ev> event_from_name(std::string_view name);
 // Whether `on = "<process> <event>"` may name `e`: not the network's and the
-// commands' events, too many to count by hand, nor a fault's own.
+// commands' events, nor a retry loop's waits, too many to count by hand (and
+// not among explore's anchors, whose schedules stay as they were before
+// `retrying` was traced), nor a fault's own.
 bool fault_may_wait_for(Ev e);
 
 }  // namespace locksim

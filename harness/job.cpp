@@ -100,7 +100,13 @@ Task<void> Job::read_modify_write() {
     }
   }
 
-  if (write && !lock_.still_held()) write = false;  // the lock already said so (Ev::Lost)
+  if (write && !lock_.still_held()) {
+    // The lock said so already (Ev::Lost); that the client therefore does
+    // not write is its own decision, which no other event shows.
+    write = false;
+    env_.note(Ev::WriteSkipped, {.value = counter + 1});
+    co_await env_.yield();
+  }
 
   if (write) {
     const std::int64_t token = fenced ? grant->token : -1;

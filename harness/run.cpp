@@ -70,7 +70,8 @@ void watch_anchors(World& world, const FaultEngine& faults, const decltype(RunOp
 // triggers and the liveness watch. The world's trace keeps the listener: it
 // is shared with the run, or kept by the caller's RunReuse.
 struct Watchers {
-  static constexpr EvSet kTallied{Ev::Acquired, Ev::AttemptFailed};  // delivered messages: the world counts them
+  // A failed try: a multi-step acquire's (AttemptFailed) or a single node's (Retrying).
+  static constexpr EvSet kTallied{Ev::Acquired, Ev::AttemptFailed, Ev::Retrying};  // delivered messages: the world counts them
 
   Watchers(const Trace& trace, const CheckOptions& check) : judge(trace, check) {}
   Judge judge;
@@ -117,7 +118,7 @@ struct Watchers {
     if (judging && Judge::reads(e.kind)) judge.observe(e);
     switch (e.kind) {
       case Ev::Acquired: ++tally.acquisitions; break;
-      case Ev::AttemptFailed: ++tally.failed_attempts; break;
+      case Ev::AttemptFailed: case Ev::Retrying: ++tally.failed_attempts; break;
       default: break;
     }
     if (faults) faults->observe(e);
@@ -264,6 +265,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
 
   const Instant end = Instant::zero() + s.duration;
   result.budget_exhausted = !world.run_until(end, options.max_events);
+  result.faults = faults.fates();  // before the liveness phase, which applies nothing
 
   watchers.judging = false;
   result.violations = watchers.judge.finish(world.now());

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/faults.hpp"
 #include "harness/liveness.hpp"
 #include "harness/scenario.hpp"
 #include "judge/checkers.hpp"
@@ -39,6 +40,9 @@ struct RunResult {
   // The command that replays this run, when it is not `locksim run FILE
   // --seed N` (an explored run: its schedule is drawn, not in the file).
   std::string replay;
+  // What became of each of the scenario's faults by the end of its duration
+  // (by position in it): a replay marks those that never fired.
+  std::vector<FaultFate> faults;
   // Explore's liveness phase, when asked for (RunOptions::liveness).
   std::optional<LivenessVerdict> liveness;
 

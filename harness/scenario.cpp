@@ -36,6 +36,26 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+}  // namespace
+
+std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& known) {
+  std::optional<std::string> best;
+  std::size_t best_d = 3;
+  for (const auto& k : known)
+    if (const auto d = edit_distance(name, k); d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  return best;
+}
+
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& known) {
+  const auto best = closest_name(name, known);
+  return best ? " (did you mean '" + *best + "'?)" : "";
+}
+
+namespace {
+
 std::string join(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
@@ -73,8 +93,7 @@ class Loader {
       root = toml::parse(text, path_);
     } catch (const toml::parse_error& e) {
       throw ScenarioError(path_ + ":" + std::to_string(e.source().begin.line) + ":" +
-                          std::to_string(e.source().begin.column) + ": TOML syntax error: " +
-                          std::string(e.description()));
+                          std::to_string(e.source().begin.column) + ": not TOML: " + toml_error_words(e.description()));
     }
     Scenario s;
     s.path = path_;
@@ -133,16 +152,7 @@ class Loader {
     for (auto&& [k, v] : t) {
       const std::string key(k.str());
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      std::string msg = why;
-      std::string best;
-      std::size_t best_d = 3;
-      for (const auto& a : allowed)
-        if (const auto d = edit_distance(key, a); d < best_d) {
-          best_d = d;
-          best = a;
-        }
-      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
-      fail(static_cast<int>(k.source().begin.line), where, key, msg);
+      fail(static_cast<int>(k.source().begin.line), where, key, why + did_you_mean(key, allowed));
     }
   }
 
@@ -333,7 +343,9 @@ class Loader {
     if (!algo) {
       std::vector<std::string> known;
       for (const AlgorithmInfo& a : algorithms()) known.emplace_back(a.name);
-      fail(key_line(t, "algorithm"), w, "algorithm", "unknown algorithm \"" + c.algorithm + "\" (known: " + join(known) + ")");
+      const auto best = closest_name(c.algorithm, known);
+      fail(key_line(t, "algorithm"), w, "algorithm",
+           "unknown algorithm \"" + c.algorithm + "\" (" + (best ? "did you mean \"" + *best + "\"? " : "") + "known: " + join(known) + ")");
     }
     std::vector<std::string> allowed{"algorithm", "flavour", "fencing"};
     if (algo->takes_ttl) allowed.emplace_back("ttl");
@@ -352,7 +364,8 @@ class Loader {
       std::vector<std::string> fl;
       for (const OptionInfo& known : algo->flavours) fl.emplace_back(known.key);
       if (std::find(fl.begin(), fl.end(), *f) == fl.end()) {
-        fail(key_line(t, "flavour"), w, "flavour", "\"" + *f + "\" is not a flavour of " + c.algorithm + " (flavours: " + join(fl) + ")");
+        fail(key_line(t, "flavour"), w, "flavour",
+             "\"" + *f + "\" is not a flavour of " + c.algorithm + did_you_mean(*f, fl) + " (flavours: " + join(fl) + ")");
       }
       c.flavour = *f;
     }
@@ -706,8 +719,15 @@ class Loader {
     if (std::find(names_.begin(), names_.end(), f.on_process) == names_.end())
       fail(key_line(t, "on"), w, "on", "no process named \"" + f.on_process + "\" (processes: " + join(names_) + ")");
     const auto ev = event_from_name(event);
-    if (!ev || !fault_may_wait_for(*ev))
-      fail(key_line(t, "on"), w, "on", "\"" + event + "\" is not an event a fault can wait for (see `locksim list`)");
+    if (!ev || !fault_may_wait_for(*ev)) {
+      std::vector<std::string> events;
+      for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
+        if (fault_may_wait_for(static_cast<Ev>(i))) events.emplace_back(event_name(static_cast<Ev>(i)));
+      const auto best = closest_name(event, events);
+      fail(key_line(t, "on"), w, "on",
+           "\"" + event + "\" is not an event a fault can wait for (" + (best ? "did you mean \"" + *best + "\"? " : "") +
+               "events: " + join(events) + ")");
+    }
   }
 
   // Partition groups: two or more non-empty arrays of process names, none in two.
@@ -824,7 +844,7 @@ void set_lock_options(Scenario& s, const std::vector<LockOptionChange>& changes)
     root = toml::parse(std::string_view(doc), std::string_view(s.path));
   } catch (const toml::parse_error& e) {
     throw ScenarioError(s.path + ":" + std::to_string(line) + ": [lock]: the table does not read as TOML: " +
-                        std::string(e.description()));
+                        toml_error_words(e.description()));
   }
   LockConfig lock;
   lock.line = s.lock.line;

@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/faults/table.hpp"
@@ -26,6 +27,12 @@ class ScenarioError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The one of `known` a misspelt `name` most likely meant: the nearest within
+// two edits (insertions, deletions, substitutions), the first of equals; none.
+std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string>& known);
+// " (did you mean 'work'?)", or "" when nothing is near.
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& known);
 
 // [sentinel]: the Sentinel processes; they watch the masters and fail over
 // one that is down (sim/sentinel.hpp).

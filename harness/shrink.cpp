@@ -218,12 +218,16 @@ ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t m
   s.expect.liveness_window = failing.expect.liveness_window;
   s.expect.violations = run_scenario(s, o).verdict;
 
-  const std::string what(violation_name(kind));
+  // Named by every kind the shrunk run shows: shrunk for another kind, the
+  // same schedule is the same file (the command line writes it once).
+  std::string what;
+  for (ViolationKind v : s.expect.violations) what += (what.empty() ? "" : ", ") + std::string(violation_name(v));
   s.title = fmt::format("Found by explore: {} in \"{}\"", what, failing.title);
-  s.source = fmt::format("explore: {}, run seed {}, shrunk in {}", failing.path, failing.seed, counted(static_cast<std::uint64_t>(k.trials), "run"));
+  s.source = fmt::format("explore: {}, run seed {}", failing.path, failing.seed);
   std::string about = fmt::format(
-      "locksim explore ran {} under random fault schedules and found {}. Shrunk to\n"
-      "the smallest schedule that still shows it, the run needs these faults:\n",
+      "locksim explore ran {} under random fault schedules\n"
+      "and found {}. Shrunk to the smallest schedule that still fails\n"
+      "the same way, the run needs these faults:\n",
       failing.path, what);
   for (const FaultSpec& f : s.faults) about += "  - " + describe_fault(f) + "\n";
   if (s.faults.empty()) about += "  - none: the algorithm fails on its own with this seed\n";

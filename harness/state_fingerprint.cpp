@@ -9,6 +9,7 @@ void StateFingerprint::observe(const TraceEvent& e) {
     case Ev::Paused: case Ev::Resumed: case Ev::ClockJumped: case Ev::ClockDrift:
     case Ev::Expired: case Ev::KeyDeleted: case Ev::Promoted: case Ev::Holder:
     case Ev::StorageRead: case Ev::StorageWrite: case Ev::StorageReject:
+    case Ev::Retrying:  // a client between tries is still acquiring: the phase it was in
       return;  // the world's state, or not a step of a client's lock
     default: break;
   }

@@ -128,4 +128,60 @@ class HeaderScan {
 
 void refuse_bad_table_headers(std::string_view text, const std::string& path) { HeaderScan(text, path).run(); }
 
+namespace {
+
+// A character toml++ quotes ("'\n'", "'s'", "EOF") as a reader says it.
+std::string character(std::string_view saw) {
+  if (saw == "EOF" || saw == "'\\0'") return "the end of the file";
+  if (saw == "'\\n'" || saw == "'\n'" || saw == "'\\r'") return "the end of the line";
+  return std::string(saw);
+}
+
+// toml++'s "X, saw Y" (what it expected, and what came instead) as "X, not Y".
+std::string expected_saw(std::string_view reason) {
+  const auto saw = reason.rfind(", saw ");
+  if (saw == std::string_view::npos) return std::string(reason);
+  std::string wanted(reason.substr(0, saw));
+  if (wanted.rfind("expected ", 0) == 0) wanted = wanted.substr(9);
+  return wanted + " was expected here, not " + character(reason.substr(saw + 6));
+}
+
+}  // namespace
+
+std::string toml_error_words(std::string_view description) {
+  // On one line, whatever toml++ quoted ("expected 'true', saw 'tru\n'").
+  std::string text;
+  for (char c : description) text += c == '\n' ? std::string("\\n") : c == '\r' ? std::string() : std::string(1, c);
+  std::string_view d(text), what;
+  constexpr std::string_view prefix = "Error while parsing ";
+  if (d.substr(0, prefix.size()) == prefix) {
+    d.remove_prefix(prefix.size());
+    const auto colon = d.find(": ");
+    what = d.substr(0, colon);
+    d = colon == std::string_view::npos ? std::string_view() : d.substr(colon + 2);
+  }
+  const auto has = [&](std::string_view s) { return d.find(s) != std::string_view::npos; };
+  const bool number = what.find("integer") != std::string_view::npos || what.find("floating-point") != std::string_view::npos;
+  if (what == "table header" && has("expected ']'"))
+    return "the table header is not closed: its ']' is missing before the end of the line";
+  if (what == "string" && (has("control characters") || has("end-of-file")))
+    return "the string is not closed: its '\"' is missing before the end of the line";
+  if (has("could not determine value type"))
+    return "what follows '=' is not a value: a string or a duration needs quotes (\"client1\", \"10s\"), a list brackets ([...])";
+  if (number && has("saw '") && !has("saw '.'") && !has("saw '\\n'"))
+    return "a number is digits only: a duration needs quotes and a unit (\"30s\", \"250ms\")";
+  if (has("cannot redefine existing")) {
+    const auto quote = d.find('\'');
+    return "the key " + std::string(quote == std::string_view::npos ? d : d.substr(quote)) + " is given twice";
+  }
+  if (what == "boolean") return "true and false are written as they are, in lower case and without quotes";
+  if (has("encountered end-of-file"))
+    return "the file ends inside " + (what.empty() ? std::string("a value") : "this " + std::string(what)) + ": a closing bracket or quote is missing";
+  if (what == "key-value pair" && has("expected '='")) return "a key and its value are joined by '=': " + expected_saw(d);
+  if (what == "key-value pair" && has("expected a comment or whitespace"))
+    return "only a comment (# ...) may follow a value on its line: " + expected_saw(d);
+  const std::string reason = has(", saw ") ? expected_saw(d) : std::string(d);
+  return what.empty() ? reason : "in this " + std::string(what) + ", " + reason;
+}
+
 }  // namespace locksim

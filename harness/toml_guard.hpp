@@ -20,4 +20,10 @@ void refuse_control_characters(std::string_view text, const std::string& path);
 // upstream by #301). Lines inside strings and arrays are not headers.
 void refuse_bad_table_headers(std::string_view text, const std::string& path);
 
+// What toml++'s description of a syntax error ("Error while parsing table
+// header: expected ']', saw '\n'") says, in the loader's words and on one
+// line ("the table header is not closed: ']' is missing before the end of
+// the line"). The loader puts the file, line and column before it.
+std::string toml_error_words(std::string_view description);
+
 }  // namespace locksim

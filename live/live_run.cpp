@@ -422,7 +422,7 @@ void LiveRun::run() {
   trace.add_listener([judge = judge_, tally](const TraceEvent& e) {
     judge->observe(e);
     if (e.kind == Ev::Acquired) ++tally->acquisitions;
-    if (e.kind == Ev::AttemptFailed) ++tally->failed_attempts;
+    if (e.kind == Ev::AttemptFailed || e.kind == Ev::Retrying) ++tally->failed_attempts;
   });
 
   clock_ = ScenarioClock(RealClock::now(), o_.time_scale);

@@ -19,6 +19,7 @@ class GetSet final : public Lock {
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
+      const ProcId tried = node_.id();  // a failed call may move node_ to a new master
       const auto current = co_await node_.get(c.key);
       if (current && current->is_nil()) {
         const LockValue value = LockValue::random(env_.rng(), 16);
@@ -27,7 +28,7 @@ class GetSet final : public Lock {
         if (set && set->is_ok()) co_return Grant{value.text(), -1, std::nullopt, node_.name()};
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
-      co_await retries_.pause();
+      co_await retries_.pause(tried);
     }
   }
 

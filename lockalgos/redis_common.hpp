@@ -45,7 +45,13 @@ class Retries {
   Retries(ClientEnv& env, const SingleNodeOptions& o) : env_(env), count_(o.retry_count), delay_(o.retry_delay) {}
   // After try number `attempt` (from 0) failed: is that the last one?
   bool spent(int attempt) const { return count_ != kForever && attempt >= count_; }
-  auto pause() { return env_.sleep(delay_.draw(env_.rng())); }
+  // The wait before the next try, noted (Ev::Retrying: the story tells the
+  // tries that did not get the lock, `node` the one tried) and slept.
+  auto pause(ProcId node) {
+    const Duration wait = delay_.draw(env_.rng());
+    env_.note(Ev::Retrying, {.peer = node, .value = wait.count_ns()});
+    return env_.sleep(wait);
+  }
 
  private:
   ClientEnv& env_;

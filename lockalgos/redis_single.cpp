@@ -25,6 +25,7 @@ class RedisSingle final : public Lock {
     const LockConfig& c = config_;
     const bool fenced = c.fencing == Fencing::Token;
     for (int attempt = 0;; ++attempt) {
+      const ProcId tried = node_.id();  // a failed call may move node_ to a new master
       const LockValue value = LockValue::random(env_.rng(), 20);
       const Instant start = env_.mono_now();
       std::optional<redis::Reply> reply;
@@ -37,7 +38,7 @@ class RedisSingle final : public Lock {
         co_return Grant{value.text(), fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
-      co_await retries_.pause();
+      co_await retries_.pause(tried);
     }
   }
 

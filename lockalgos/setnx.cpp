@@ -19,11 +19,12 @@ class SetNx final : public Lock {
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
+      const ProcId tried = node_.id();  // a failed call may move node_ to a new master
       const LockValue value = LockValue::random(env_.rng(), 20);
       if (RedisConnection::is_one(co_await node_.setnx(c.key, value)))
         co_return Grant{value.text(), -1, std::nullopt, node_.name()};
       if (retries_.spent(attempt)) co_return std::nullopt;
-      co_await retries_.pause();
+      co_await retries_.pause(tried);
     }
   }
 

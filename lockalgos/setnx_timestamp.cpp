@@ -25,6 +25,7 @@ class SetNxTimestamp final : public Lock {
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
     for (int attempt = 0;; ++attempt) {
+      const ProcId tried = node_.id();  // a failed call may move node_ to a new master
       const Instant start = env_.mono_now();
       std::string expires = timestamp(env_.wall_now() + *c.ttl + Duration::ms(1));
       if (RedisConnection::is_one(co_await node_.setnx(c.key, expires))) co_return grant(expires, start);
@@ -38,7 +39,7 @@ class SetNxTimestamp final : public Lock {
         if (RedisConnection::is_one(co_await node_.setnx(c.key, expires))) co_return grant(expires, start);
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
-      co_await retries_.pause();
+      co_await retries_.pause(tried);
     }
   }
 

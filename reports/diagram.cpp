@@ -61,7 +61,9 @@ Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, con
   Canvas c{.run = r, .trace = trace, .lanes = lanes, .axis = axis, .clock_notes = clock_notes(*r.scenario, o.lang)};
   c.slides = o.slides;
   c.lang = o.lang;
-  c.font = o.slides ? 1.6 : 1;
+  // Type a page is read at: its smallest label 11 px (9 px at scale 1 were
+  // too small to read at 1,400 px, issue 38); a slide's larger still.
+  c.font = o.slides ? 1.6 : 1.25;
   double name_w = 60;
   for (ProcId p = 0; p < trace.processes().size(); ++p)
     name_w = std::max({name_w, markup::text_width(trace.name(p), c.fs(11)), lanes.shown[p] ? markup::text_width(c.clock_note(p), c.fs(9)) : 0.0});
@@ -70,6 +72,13 @@ Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, con
   c.lane = c.fs(lanes.count <= 8 ? 58 : lanes.count <= 16 ? 46 : 36);
   c.total_w = c.left + axis.width() + 60;
   c.title_h = c.fs(26);
+  // The axis's caption beside the title where both fit on the line, else under it.
+  const double beside = 8 + markup::text_width(r.scenario->title, c.fs(14)) + c.fs(16) + markup::text_width(diagram::axis_caption(c), c.fs(10));
+  c.caption_y = c.fs(16);
+  if (beside > c.left + axis.width()) {
+    c.caption_y = c.title_h + c.fs(4);
+    c.title_h += c.fs(14);
+  }
 
   // Violation labels in up to four rows above the axis; one that finds no
   // room is left out (its box and its line below the lanes remain).

@@ -166,7 +166,8 @@ struct Canvas {
   double left = 0;          // px: x of the axis's start (after the lane names)
   double lane = 0;          // px per lane
   double total_w = 0;       // px: the whole diagram's width
-  double title_h = 26;      // px of the title
+  double title_h = 26;      // px of the title (and of the axis's caption, when it has a line of its own)
+  double caption_y = 16;    // px: the axis caption's baseline: beside the title, or under it
   double axis_y = 0;        // px: y of the axis line
   double top = 0;           // px: y of the first lane's top
   double lanes_bottom = 0;  // px: y below the last lane
@@ -213,6 +214,8 @@ struct EventInk {
 std::string draw_lanes(const Canvas& c);
 // The axis line, its ticks per linear stretch and a break per elided stretch (time_axis.cpp).
 std::string draw_axis(const Canvas& c);
+// What the axis is, said on the picture: to scale, or compressed (time_axis.cpp).
+std::string axis_caption(const Canvas& c);
 
 // Each event layer draws its part of one event (and ignores the others).
 // Critical sections as bars, the lease as the client believes it, pauses and down times.

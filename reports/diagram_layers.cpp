@@ -9,6 +9,9 @@
 
 namespace locksim::diagram {
 
+// A label's white halo: a line or a bar it crosses does not hide its letters.
+constexpr const char* kHalo = R"( stroke="white" stroke-width="3" paint-order="stroke")";
+
 using markup::esc;
 using markup::text_width;
 
@@ -85,8 +88,8 @@ void draw_believed_lease(const Canvas& c, EventInk& ink, const TraceEvent& e, In
   std::string label;
   if (runs_out && !over)
     if (const auto at = lane_label(c, ink, p, c.x(end) + 3, c.say(W::LabelLeaseEnds)))
-      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#186">{}</text>)~", at->x,
-                          at->y, c.fs(10), esc(c.say(W::LabelLeaseEnds)));
+      label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#186"{}>{}</text>)~", at->x,
+                          at->y, c.fs(10), kHalo, esc(c.say(W::LabelLeaseEnds)));
   ink.marks += fmt::format(R"~(<g class="lease-believed{}"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="4 3"/>{}{}<title>{}</title></g>)~",
                            over ? " lease-over" : "", c.x(e.at), y, c.x(end), y, over ? "#e70" : "#2b7", tick, label,
                            c.say(W::TipLease, {{"who", c.name(p)}, {"until", format_instant(Instant::from_ns(e.value))}, {"t", format_instant(believed_end)},
@@ -144,8 +147,8 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         // How long, written on the picture: the point of a pause story.
         const std::string text = c.say(W::LabelPaused, {{"d", short_duration(e.at - from)}});
         if (const auto at = lane_label(c, ink, p, c.x(from) + 2, text, true))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444">{}</text>)~", at->x, at->y,
-                                   c.fs(10), esc(text));
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444"{}>{}</text>)~", at->x, at->y,
+                                   c.fs(10), kHalo, esc(text));
         ink.pause_open.erase(p);
       }
       break;
@@ -159,8 +162,8 @@ void draw_holding(const Canvas& c, EventInk& ink, const TraceEvent& e) {
         bar(c, ink, "down", p, from, e.at, "#e4e4e4", 18, c.say(W::TipDown, {{"who", c.trace.name(p)}}));
         const std::string text = c.say(W::LabelDown, {{"d", short_duration(e.at - from)}});
         if (const auto at = lane_label(c, ink, p, c.x(from) + 8, text))
-          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444">{}</text>)~", at->x, at->y,
-                                   c.fs(10), esc(text));
+          ink.marks += fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#444"{}>{}</text>)~", at->x, at->y,
+                                   c.fs(10), kHalo, esc(text));
         ink.down_open.erase(p);
       }
       break;
@@ -224,7 +227,7 @@ void draw_key_tick(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   const std::string text = c.say(W::LabelExpires, {{"who", c.trace.name(e.owner)}, {"what", c.say(what)}});
   std::string label;
   if (const auto at = lane_label(c, ink, p, c.x(e.at) + 3, text))
-    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#c22">{}</text>)~", at->x, at->y, c.fs(10), esc(text));
+    label = fmt::format(R"~(<text class="moment" x="{:.1f}" y="{:.1f}" font-size="{:g}" fill="#c22"{}>{}</text>)~", at->x, at->y, c.fs(10), kHalo, esc(text));
   ink.marks += fmt::format(R"~(<g class="key-expired"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#d33" stroke-width="3"/>{}<title>{}</title></g>)~",
                            c.x(e.at), c.y(p) - 12, c.x(e.at), c.y(p) + 12, label,
                            c.say(W::TipKeyExpires, {{"node", c.name(p)}, {"key", esc(e.key)}, {"owner", esc(c.trace.name(e.owner))},
@@ -235,13 +238,17 @@ void draw_storage_write(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   if (e.kind != Ev::StorageWrite && e.kind != Ev::StorageReject) return;
   const ProcId p = e.process;
   const bool ok = e.kind == Ev::StorageWrite;
-  const std::string label = (ok ? "=" : "✕") + std::to_string(e.value) + (e.token >= 0 ? " t" + std::to_string(e.token) : "");
+  // "1 (token 34)", "✕ 1 (token 33)": the value written, and its token.
+  const std::string label = (ok ? "" : "✕ ") + std::to_string(e.value) +
+                            (e.token >= 0 ? c.say(W::TokenSuffix, {{"token", std::to_string(e.token)}}) : "");
   const double x = c.x(e.at), w = text_width(label, c.fs(10));
   // Its label only where there is room for it (a run of hundreds of
   // writes keeps its dots, and the values in their tooltips).
   const auto row = ink.labels(c, p).free_row(x - w / 2, x + w / 2);
-  const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}">{}</text>)~", x,
-                                             *row == 0 ? c.y(p) - c.fs(9) : c.y(p) + c.fs(19), c.fs(10), esc(label))
+  const double y = row && *row == 0 ? c.y(p) - c.fs(9) : c.y(p) + c.fs(19);
+  if (row) ink.label_boxes.push_back({x - w / 2, y - c.fs(9), x + w / 2, y + c.fs(2)});
+  const std::string text = row ? fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}"{}>{}</text>)~", x,
+                                             y, c.fs(10), kHalo, esc(label))
                                : "";
   ink.marks += fmt::format(R"~(<g class="{}"><circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}"/>{}<title>{}</title></g>)~",
                            ok ? "write-accepted" : "write-rejected", x, c.y(p), c.fs(5), ok ? "#3a3" : "#d33", text,

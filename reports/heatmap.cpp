@@ -56,6 +56,61 @@ std::string kinds_legend(const SweepResult& r) {
   return s;
 }
 
+// Rows of cells, each column as wide as its widest text.
+std::string table_text(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string l = "  ";
+    for (std::size_t i = 0; i < row.size(); ++i) l += fmt::format("{}{:<{}}", i == 0 ? "" : "  ", row[i], width[i]);
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  }
+  return out;
+}
+
+// One number: a row per value.
+std::string list_text(const SweepResult& r) {
+  std::vector<std::vector<std::string>> rows{{r.axes[0].knob.parameter, "violated"}};
+  for (std::size_t i = 0; i < r.rows(); ++i) rows.push_back({value_text(r.axes[0], i), cell_text(r.at(i, 0))});
+  return table_text(rows);
+}
+
+// Two numbers, as the heatmap lays them out: the first across, the second
+// up. Columns that would not fit a terminal's 100 are cut into blocks, one
+// under the other, each with the rows' values.
+std::string grid_text(const SweepResult& r) {
+  const SweepAxis &x = r.axes[0], &y = r.axes[1];
+  const std::string corner = y.knob.parameter + " \\ " + x.knob.parameter;
+  std::size_t label = corner.size();
+  for (std::size_t j = 0; j < y.values.size(); ++j) label = std::max(label, value_text(y, j).size());
+  std::string out;
+  for (std::size_t from = 0; from < x.values.size();) {
+    std::size_t to = from, used = 2 + label;
+    while (to < x.values.size()) {
+      std::size_t w = value_text(x, to).size();
+      for (std::size_t j = 0; j < y.values.size(); ++j) w = std::max(w, cell_text(r.at(to, j)).size());
+      if (to > from && used + 2 + w > 100) break;
+      used += 2 + w;
+      ++to;
+    }
+    std::vector<std::vector<std::string>> rows{{corner}};
+    for (std::size_t i = from; i < to; ++i) rows[0].push_back(value_text(x, i));
+    for (std::size_t j = y.values.size(); j-- > 0;) {
+      rows.push_back({value_text(y, j)});
+      for (std::size_t i = from; i < to; ++i) rows.back().push_back(cell_text(r.at(i, j)));
+    }
+    out += (from > 0 ? "\n" : "") + table_text(rows);
+    from = to;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<SweepFlip> sweep_flips(const SweepResult& r) {
@@ -70,34 +125,18 @@ std::string sweep_text(const SweepResult& r, const std::string& title) {
   const SweepAxis& a = r.axes.front();
   std::string out = fmt::format("{} — sweep of {}{}\n  {}\n", r.path, a.knob.parameter,
                                 r.axes.size() > 1 ? " and " + r.axes[1].knob.parameter : "", title);
-  out += fmt::format("  rows: {} ({})", a.knob.parameter, a.knob.subject);
-  if (r.axes.size() > 1) out += fmt::format("; columns: {} ({})", r.axes[1].knob.parameter, r.axes[1].knob.subject);
+  // Laid out as the heatmap draws it (sweep_svg): the first number across,
+  // the second up (its first value in the bottom row); one number: a list.
+  if (r.axes.size() > 1)
+    out += fmt::format("  columns: {} ({}); rows: {} ({}), from the bottom up, as in the heatmap", a.knob.parameter, a.knob.subject,
+                       r.axes[1].knob.parameter, r.axes[1].knob.subject);
+  else
+    out += fmt::format("  rows: {} ({})", a.knob.parameter, a.knob.subject);
   out += fmt::format("\n  {} x {} (1..{}) = {}; a cell: the share of its runs that violated something",
                      counted(r.cells.size(), "point"), counted(r.seeds, "seed"), r.seeds, counted(r.cells.size() * r.seeds, "run"));
   const std::string legend = kinds_legend(r);
   out += legend.empty() ? "\n\n" : ", and which kinds (" + legend + ")\n\n";
-
-  // The columns as wide as their widest text.
-  std::vector<std::string> head{r.axes.size() > 1 ? a.knob.parameter + " \\ " + r.axes[1].knob.parameter : a.knob.parameter};
-  for (std::size_t c = 0; c < r.columns(); ++c) head.push_back(r.axes.size() > 1 ? value_text(r.axes[1], c) : "violated");
-  std::vector<std::size_t> width(head.size());
-  for (std::size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
-  for (std::size_t row = 0; row < r.rows(); ++row) {
-    width[0] = std::max(width[0], value_text(a, row).size());
-    for (std::size_t c = 0; c < r.columns(); ++c) width[c + 1] = std::max(width[c + 1], cell_text(r.at(row, c)).size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l = "  ";
-    for (std::size_t i = 0; i < cells.size(); ++i) l += fmt::format("{}{:<{}}", i == 0 ? "" : "  ", cells[i], width[i]);
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(head);
-  for (std::size_t row = 0; row < r.rows(); ++row) {
-    std::vector<std::string> cells{value_text(a, row)};
-    for (std::size_t c = 0; c < r.columns(); ++c) cells.push_back(cell_text(r.at(row, c)));
-    line(cells);
-  }
+  out += r.axes.size() > 1 ? grid_text(r) : list_text(r);
 
   out += "\nWhere safe (no run violated anything) and unsafe meet along " + a.knob.parameter + ":\n";
   const std::vector<SweepFlip> flips = sweep_flips(r);

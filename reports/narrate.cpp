@@ -147,6 +147,7 @@ class Narrator {
   std::string token_text(std::int64_t token) const { return locksim::token_text(lang_, token); }
   std::string peer(const TraceEvent& e) const { return trace_.name(e.peer); }
   bool lock_node(ProcId p) const { return p < trace_.processes().size() && trace_.processes()[p].role == ProcessRole::LockNode; }
+  bool is_client(ProcId p) const { return p < trace_.processes().size() && trace_.processes()[p].role == ProcessRole::Client; }
   // The wall clock's reading, where the process's clock is off from true
   // time: only then is the reading worth a mention.
   std::string local(const TraceEvent& e) const {
@@ -155,10 +156,42 @@ class Narrator {
     return say(lang_, W::LocalReading, {{"reading", clock_reading(e, true)}});
   }
 
-  // The commands the nodes applied, by client and content: where a renewal is told.
+  // The commands the nodes applied, by client and content: where a renewal is
+  // told; and who holds the lock's key on each node, and whom each client's
+  // last command reached: why a try failed.
   void follow_commands(const TraceEvent& e) {
     if (e.kind == Ev::Command && e.peer != kNoProc && e.content != 0) applied_[{e.peer, e.content}] = e.at;
+    if (!lock_node(e.process)) return;
+    if (e.kind == Ev::Command && e.owner != kNoProc && e.key == lock_.key) key_holder_[e.process] = e.owner;
+    if (e.kind == Ev::Command && is_client(e.peer)) {
+      const auto held = key_holder_.find(e.process);
+      answered_[e.peer] = {e.process, held == key_holder_.end() ? kNoProc : held->second};
+    }
+    if ((e.kind == Ev::Expired || e.kind == Ev::KeyDeleted) && e.key == lock_.key) key_holder_.erase(e.process);
+    if (e.kind == Ev::Crashed || e.kind == Ev::Restarted || e.kind == Ev::Promoted) key_holder_.erase(e.process);
   }
+
+  // A try that did not get the lock, and the wait before the next
+  // (Ev::Retrying): the node held another's key, refused, or did not answer.
+  std::string try_failed(const TraceEvent& e) {
+    const auto reached = answered_.find(e.process);
+    const bool answered = reached != answered_.end() && reached->second.node == e.peer;
+    // Whose key the node held when it answered (it may have gone since).
+    const ProcId holder = answered ? reached->second.holder : kNoProc;
+    if (reached != answered_.end()) answered_.erase(reached);
+    const bool other = holder != kNoProc && holder != e.process;
+    using Why = TryOutcome::Why;
+    tried_ = {.why = !answered ? Why::NoAnswer : other ? Why::Held : Why::Refused, .holder = other ? holder : kNoProc};
+    const WordArgs args{{"who", who(e)}, {"node", peer(e)}, {"holder", other ? trace_.name(holder) : ""},
+                        {"d", format_duration(Duration::ns(e.value))}};
+    return say(lang_, tried_.why == Why::NoAnswer ? W::TryNoAnswer : tried_.why == Why::Held ? W::TryHeld : W::TryRefused, args);
+  }
+
+ public:
+  // The outcome of the last failed try told (tell() of an Ev::Retrying).
+  const TryOutcome& last_try() const { return tried_; }
+
+ private:
 
   std::string renewed(const TraceEvent& e) const {
     std::string s = e.detail.empty() ? say(lang_, W::Renews, {{"who", who(e)}}) : say(lang_, W::RenewsWith, {{"who", who(e)}, {"detail", detail(e)}});
@@ -250,6 +283,7 @@ class Narrator {
     const std::string w = who(e);
     switch (e.kind) {
       case Ev::Acquiring:
+        answered_.erase(e.process);
         return say(lang_, W::AsksForLock, {{"who", w}});
       case Ev::Acquired:
         // A belief, not a grant: judge/checkers.hpp, Belief (K7).
@@ -275,6 +309,10 @@ class Narrator {
         return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});
       case Ev::Lost:
         return say(lang_, W::GivesUpLock, {{"who", w}, {"detail", detail(e)}});
+      case Ev::WriteSkipped:
+        return say(lang_, W::SkipsWrite, {{"who", w}, {"value", std::to_string(e.value)}});
+      case Ev::Retrying:
+        return try_failed(e);
       case Ev::Writing:
         return say(lang_, W::SendsWrite, {{"who", w}, {"value", std::to_string(e.value)}, {"token", token_text(e.token)}});
       case Ev::WriteRejected:
@@ -351,6 +389,12 @@ class Narrator {
   std::vector<bool> clock_moved_;                // whose clock is off from true time
   std::map<ProcId, ReleaseExchange> releasing_;  // clients between `releasing` and the release's end
   std::map<std::pair<ProcId, std::uint64_t>, Instant> applied_;  // (client, command content) -> when a node applied it
+  std::map<ProcId, ProcId> key_holder_;  // node -> the client whose value the lock's key holds there
+  struct Answer {
+    ProcId node, holder;  // the lock node that answered, and whose key it held then
+  };
+  std::map<ProcId, Answer> answered_;    // client -> the last answer to a command of its since its last try
+  TryOutcome tried_;                     // the last failed try told
 };
 
 }  // namespace
@@ -392,7 +436,8 @@ std::vector<Step> narrate_with(const Trace& trace, const LockConfig& lock, bool 
   std::vector<Step> steps;
   Narrator narrator(trace, lock, deferred, lang);
   for (const TraceEvent& e : trace.events())
-    if (auto text = narrator.tell(e)) steps.push_back({narrator.told_at(e), std::move(*text), &e});
+    if (auto text = narrator.tell(e))
+      steps.push_back({narrator.told_at(e), std::move(*text), &e, e.kind == Ev::Retrying ? narrator.last_try() : TryOutcome{}});
   // A renewal told when its node applied it may come before steps traced earlier.
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
   return steps;

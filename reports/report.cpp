@@ -13,18 +13,38 @@ namespace locksim {
 
 namespace {
 
-std::string kinds_text(const std::set<ViolationKind>& kinds, Lang lang = Lang::En) {
+std::string paint(bool colour, const char* code, const std::string& s) {
+  return colour ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
+}
+
+}  // namespace
+
+std::string kinds_text(const std::set<ViolationKind>& kinds, Lang lang) {
   if (kinds.empty()) return say(lang, W::NoViolation);
   std::string s;
   for (ViolationKind k : kinds) s += (s.empty() ? "" : std::string(word(lang, W::KindSeparator))) + kind_words(lang, k);
   return s;
 }
 
-std::string paint(bool colour, const char* code, const std::string& s) {
-  return colour ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
+std::string not_allowed_words(Lang lang, const Scenario& s, const std::set<ViolationKind>& found, bool one_run) {
+  std::set<ViolationKind> extra;
+  for (ViolationKind k : found)
+    if (!s.expect.present || !s.expect.violations.count(k)) extra.insert(k);
+  return say(lang, one_run ? W::ExitNotAllowedRun : W::ExitNotAllowed,
+             {{"kinds", kinds_text(extra, lang)}, {"file", s.path}, {"how", say(lang, s.expect.present ? W::ExitInExpect : W::ExitNoExpect)}});
 }
 
-}  // namespace
+std::string fault_listing(Lang lang, const FaultSpec& f, const FaultFate& fate, Duration run) {
+  const std::string fault = translate_detail(lang, describe_fault(f));
+  if (fate.applied) return fault;
+  // An `on` fault whose event came as often as it waits for, or an `at`
+  // fault, was due when the run had ended.
+  if (f.at || fate.seen >= f.on_occurrence) return say(lang, W::FaultDueAfterEnd, {{"fault", fault}, {"end", format_duration(run)}});
+  const WordArgs args{{"fault", fault}, {"process", f.on_process}, {"event", f.on_event},
+                      {"times", say_count(lang, static_cast<std::uint64_t>(fate.seen), W::TimeOne, W::TimeMany)},
+                      {"n", std::to_string(f.on_occurrence)}};
+  return say(lang, fate.seen == 0 ? W::FaultNeverCame : W::FaultCameOnly, args);
+}
 
 std::string replay_command(const RunResult& r) {
   if (!r.replay.empty()) return r.replay;

@@ -10,10 +10,19 @@
 
 namespace locksim {
 
+// Why a single node's try did not get the lock (a step of Ev::Retrying).
+struct TryOutcome {
+  enum class Why : std::uint8_t { Held, Refused, NoAnswer };
+  Why why = Why::NoAnswer;
+  ProcId holder = kNoProc;  // Held: whose value the key held
+  bool operator==(const TryOutcome&) const = default;
+};
+
 struct Step {
   Instant at;
   std::string text;
   const TraceEvent* event = nullptr;  // the event the step tells (in the trace it was told from)
+  TryOutcome tried;                   // a failed try's (Ev::Retrying): what a folded retry line counts
 };
 
 // A failed attempt's tally as the algorithms trace it: Redlock's "G of N
@@ -83,6 +92,17 @@ std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& s
 // The violations a report tells one by one: all of them when they are few,
 // else the first three of each kind (the story keeps the steps these rest on).
 std::vector<Violation> told_violations(const std::vector<Violation>& all);
+
+// Violation kinds in words, "overlap, stale-write" ("no violation": none).
+std::string kinds_text(const std::set<ViolationKind>& kinds, Lang lang = Lang::En);
+// Why a search is not as `s` expects: the kinds its runs (one run's, if
+// `one_run`) showed that its [expect] does not allow.
+std::string not_allowed_words(Lang lang, const Scenario& s, const std::set<ViolationKind>& found, bool one_run = false);
+
+// A fault of a run as a listing of its faults says it (explore --replay):
+// what it does and when, and, if it never fired, why not: its event never
+// came (or came too few times), or it was due after the run's end.
+std::string fault_listing(Lang lang, const FaultSpec& f, const FaultFate& fate, Duration run);
 
 // The command that replays this run exactly.
 std::string replay_command(const RunResult& r);

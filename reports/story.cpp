@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -107,11 +108,12 @@ std::vector<bool> decisive_steps(const Trace& trace, const std::vector<Step>& st
 }
 
 // The client whose retry loop a step belongs to: its attempt that failed for
-// too few nodes, or a message of its lost while it tries for the lock. An
-// attempt that failed otherwise (its validity used up after a pause, its
-// session gone) is told on its own.
+// too few nodes, a single node's try that failed, or a message of its lost
+// while it tries for the lock. An attempt that failed otherwise (its
+// validity used up after a pause, its session gone) is told on its own.
 std::optional<ProcId> retry_client(const Trace& trace, const Step& step, const std::set<ProcId>& trying) {
   const TraceEvent& e = *step.event;
+  if (e.kind == Ev::Retrying) return e.process;
   if (e.kind == Ev::AttemptFailed) {
     const auto t = parse_tally(e.detail);
     return t && t->too_few() ? std::optional(e.process) : std::nullopt;
@@ -125,33 +127,91 @@ std::optional<ProcId> retry_client(const Trace& trace, const Step& step, const s
 constexpr std::size_t kFoldRetries = 3;  // failed attempts in a row worth one line
 constexpr std::size_t kFoldAlike = 3;    // alike steps in a row worth one line
 
-// One line for a client's retry loop: how many tries, over what time, why
-// they failed, and what the network lost meanwhile.
-std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
-                       const StoryClock& clock, Lang lang) {
-  // Every attempt here failed for too few (retry_client): how many were granted, each time.
-  std::vector<std::pair<long long, std::size_t>> granted;  // in order of first appearance, with counts
-  std::optional<AttemptTally> first;
-  std::size_t attempts = 0, lost = 0;
+// "; the network loses 3 of its messages (partition), to redis1": the
+// messages of a retry loop's client lost meanwhile (none: nothing).
+std::string lost_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx, Lang lang) {
+  std::size_t lost = 0;
   bool only_its_own = true;  // every message lost was one it sent
   std::set<std::string> why_lost;
   std::vector<std::string> peers;
   for (std::size_t i : idx) {
     const TraceEvent& e = *steps[i].event;
-    if (e.kind == Ev::AttemptFailed) {
-      ++attempts;
-      const auto t = parse_tally(e.detail);
-      if (!first) first = t;
-      auto it = std::find_if(granted.begin(), granted.end(), [&](const auto& p) { return p.first == t->granted; });
-      if (it == granted.end()) granted.emplace_back(t->granted, 1);
-      else ++it->second;
-      continue;
-    }
+    if (e.kind != Ev::Dropped) continue;
     ++lost;
     only_its_own = only_its_own && e.process == who;
     why_lost.insert(e.detail.substr(0, e.detail.find(':')));
     const std::string other = trace.name(e.process == who ? e.peer : e.process);
     if (std::find(peers.begin(), peers.end(), other) == peers.end()) peers.push_back(other);
+  }
+  if (lost == 0) return "";
+  std::vector<std::string> why;
+  for (const std::string& w : why_lost) why.push_back(translate_detail(lang, w));
+  return say(lang, only_its_own ? W::RetryLostTo : W::RetryLostToOrFrom,
+             {{"lost", std::to_string(lost)}, {"why", say_list(lang, why)}, {"peers", say_list(lang, peers)}});
+}
+
+// One line for a single node's tries that failed (Ev::Retrying): how many,
+// over what time, why (whose key the node held, a refusal, no answer: each
+// with its count when they differ), the wait between them, and what the
+// network lost meanwhile.
+std::string tries_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
+                       const StoryClock& clock, Lang lang) {
+  struct Reason {
+    ProcId node;
+    TryOutcome outcome;
+    std::size_t times;
+  };
+  std::vector<Reason> reasons;  // in order of first appearance
+  std::size_t tries = 0;
+  Duration shortest = Duration::ns(INT64_MAX), longest = Duration::zero();
+  for (std::size_t i : idx) {
+    const TraceEvent& e = *steps[i].event;
+    if (e.kind != Ev::Retrying) continue;
+    ++tries;
+    shortest = std::min(shortest, Duration::ns(e.value));
+    longest = std::max(longest, Duration::ns(e.value));
+    const TryOutcome& o = steps[i].tried;
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const Reason& r) { return r.node == e.peer && r.outcome == o; });
+    if (it == reasons.end()) reasons.push_back({e.peer, o, 1});
+    else ++it->times;
+  }
+  std::vector<std::string> why;
+  for (const Reason& r : reasons) {
+    const bool each = reasons.size() == 1;
+    const WordArgs args{{"node", trace.name(r.node)},
+                        {"holder", r.outcome.holder == kNoProc ? "" : trace.name(r.outcome.holder)},
+                        {"times", say_count(lang, r.times, W::TimeOne, W::TimeMany)}};
+    switch (r.outcome.why) {
+      case TryOutcome::Why::Held: why.push_back(say(lang, each ? W::RetryHeldEach : W::RetryHeldTimes, args)); break;
+      case TryOutcome::Why::Refused: why.push_back(say(lang, each ? W::RetryRefusedEach : W::RetryRefusedTimes, args)); break;
+      case TryOutcome::Why::NoAnswer: why.push_back(say(lang, each ? W::RetryNoAnswerEach : W::RetryNoAnswerTimes, args)); break;
+    }
+  }
+  const std::string wait = shortest == longest ? format_duration(shortest) : format_duration(shortest) + "–" + format_duration(longest);
+  return say(lang, W::RetryHead,
+             {{"who", trace.name(who)}, {"n", std::to_string(tries)}, {"span", clock.span(steps[idx.front()].at, steps[idx.back()].at)}}) +
+         say_list(lang, why) + say(lang, W::RetryWaits, {{"d", wait}}) + lost_text(trace, who, steps, idx, lang);
+}
+
+// One line for a client's retry loop: how many tries, over what time, why
+// they failed, and what the network lost meanwhile.
+std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& steps, const std::vector<std::size_t>& idx,
+                       const StoryClock& clock, Lang lang) {
+  const bool single_node = std::any_of(idx.begin(), idx.end(), [&](std::size_t i) { return steps[i].event->kind == Ev::Retrying; });
+  if (single_node) return tries_text(trace, who, steps, idx, clock, lang);
+  // Every attempt here failed for too few (retry_client): how many were granted, each time.
+  std::vector<std::pair<long long, std::size_t>> granted;  // in order of first appearance, with counts
+  std::optional<AttemptTally> first;
+  std::size_t attempts = 0;
+  for (std::size_t i : idx) {
+    const TraceEvent& e = *steps[i].event;
+    if (e.kind != Ev::AttemptFailed) continue;
+    ++attempts;
+    const auto t = parse_tally(e.detail);
+    if (!first) first = t;
+    auto it = std::find_if(granted.begin(), granted.end(), [&](const auto& p) { return p.first == t->granted; });
+    if (it == granted.end()) granted.emplace_back(t->granted, 1);
+    else ++it->second;
   }
   std::string s = say(lang, W::RetryHead,
                       {{"who", trace.name(who)}, {"n", std::to_string(attempts)}, {"span", clock.span(steps[idx.front()].at, steps[idx.back()].at)}});
@@ -168,24 +228,23 @@ std::string retry_text(const Trace& trace, ProcId who, const std::vector<Step>& 
   }
   // What the client does after each failure ("; it unlocks every node"), said once.
   s += translate_detail(lang, first->rest);
-  if (lost > 0) {
-    std::vector<std::string> why;
-    for (const std::string& w : why_lost) why.push_back(translate_detail(lang, w));
-    s += say(lang, only_its_own ? W::RetryLostTo : W::RetryLostToOrFrom,
-             {{"lost", std::to_string(lost)}, {"why", say_list(lang, why)}, {"peers", say_list(lang, peers)}});
-  }
-  return s;
+  return s + lost_text(trace, who, steps, idx, lang);
 }
 
 // A step's shape: its words with its own process's name as '@' and every
 // shortened value as '…', so that "client3 asks for the lock" is alike
 // "client4 asks for the lock" but "0 of 5 granted it" is not alike "2 of 5".
 std::string shape(const std::string& text, const std::string& who) {
-  std::string s = text;
-  for (auto at = s.find(who); !who.empty() && at != std::string::npos; at = s.find(who, at + 1)) {
-    const bool end = at + who.size() == s.size() || !std::isalnum(static_cast<unsigned char>(s[at + who.size()]));
-    if ((at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]))) && end) s.replace(at, who.size(), "@");
+  // Copied across, not replaced in place (a g++ 12 -Wrestrict false positive inside std::string::replace).
+  std::string s;
+  std::size_t from = 0;
+  for (auto at = text.find(who); !who.empty() && at != std::string::npos; at = text.find(who, std::max(at + 1, from))) {
+    const bool end = at + who.size() == text.size() || !std::isalnum(static_cast<unsigned char>(text[at + who.size()]));
+    if ((at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1]))) || !end) continue;
+    s.append(text, from, at - from) += '@';
+    from = at + who.size();
   }
+  s.append(text, from);
   // "9925…" (narrate.cpp's shortened values) as "…".
   const std::string ellipsis = "…";
   for (auto at = s.find(ellipsis); at != std::string::npos; at = s.find(ellipsis, at + 1))
@@ -260,7 +319,7 @@ std::vector<StoryLine> fold_story(const Trace& trace, const std::vector<Step>& s
     std::vector<StoryLine> told;
     for (const auto& [who, idx] : open) {
       std::size_t attempts = 0;
-      for (std::size_t i : idx) attempts += steps[i].event->kind == Ev::AttemptFailed;
+      for (std::size_t i : idx) attempts += steps[i].event->kind == Ev::AttemptFailed || steps[i].event->kind == Ev::Retrying;
       if (attempts < kFoldRetries) {
         for (std::size_t i : idx) told.push_back(single(i));
         continue;

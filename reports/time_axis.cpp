@@ -194,32 +194,42 @@ std::string draw_ticks(const Canvas& c) {
 // Which axis this is, on the picture: to scale, or compressed with quiet
 // stretches cut out (so a long pause is not as wide as it is long).
 std::string draw_caption(const Canvas& c) {
-  std::string text = c.axis.linear()
-                         ? c.say(W::AxisToScale, {{"d", short_duration(Duration::ns(static_cast<std::int64_t>(100 / c.axis.scale())))}})
-                         : c.say(W::AxisCompressed);
-  if (c.axis.end() < c.run.stats.sim_time)
-    text += c.say(W::AxisQuietEnd, {{"from", format_duration(c.axis.end() - Instant::zero())}, {"end", format_duration(c.run.stats.sim_time - Instant::zero())}});
   return fmt::format(R"~(<text class="axis-caption axis-{}" x="{:.1f}" y="{:.1f}" text-anchor="end" font-size="{:g}" fill="#666">{}</text>)~",
-                     c.axis.linear() ? "linear" : "compressed", c.left + c.axis.width(), c.fs(16), c.fs(10), esc(text));
+                     c.axis.linear() ? "linear" : "compressed", c.left + c.axis.width(), c.caption_y, c.fs(10), esc(axis_caption(c)));
 }
 
-// An elided stretch: a grey band across the lanes, a break in the axis, its length.
+// An elided stretch: a grey band across the lanes, a break in the axis, its
+// length (where it does not run into the length of the one before).
 std::string draw_breaks(const Canvas& c) {
   std::string out;
+  double free_from = -1e9;  // px: where the last length written ends
   for (const TimeAxis::Break& b : c.axis.breaks()) {
     const double x = c.left + b.x;
     const double mid = x + TimeAxis::kElided / 2;
+    const std::string length = "≈" + short_duration(b.to - b.from);
+    const double w = text_width(length, c.fs(10));
+    const bool room = mid - w / 2 > free_from + 4;
+    if (room) free_from = mid + w / 2;
     out += fmt::format(R"~(<g class="elided"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f2f2f2"/>)~"
                        R"~(<path d="M{:.1f},{:.1f} l4,-5 l4,10 l4,-5" fill="none" stroke="#333"/>)~"
                        R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="{:g}" fill="#666">{}</text><title>{}</title></g>)~",
                        x + 4, c.axis_y + 2, TimeAxis::kElided - 8, c.lanes_bottom - c.axis_y - 2, mid - 6, c.axis_y, mid, c.axis_y + c.fs(12), c.fs(10),
-                       esc("≈" + short_duration(b.to - b.from)),
+                       room ? esc(length) : "",
                        esc(c.say(W::TipElided, {{"d", format_duration(b.to - b.from)}, {"from", format_instant(b.from)}, {"to", format_instant(b.to)}})));
   }
   return out;
 }
 
 }  // namespace
+
+std::string axis_caption(const Canvas& c) {
+  std::string text = c.axis.linear()
+                         ? c.say(W::AxisToScale, {{"d", short_duration(Duration::ns(static_cast<std::int64_t>(100 / c.axis.scale())))}})
+                         : c.say(W::AxisCompressed);
+  if (c.axis.end() < c.run.stats.sim_time)
+    text += c.say(W::AxisQuietEnd, {{"from", format_duration(c.axis.end() - Instant::zero())}, {"end", format_duration(c.run.stats.sim_time - Instant::zero())}});
+  return text;
+}
 
 std::string draw_axis(const Canvas& c) {
   // The axis: a tick row per linear stretch, at a spacing that suits its

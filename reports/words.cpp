@@ -160,6 +160,12 @@ bool known(const std::string& english) {
 
 std::string translate_detail(Lang lang, const std::string& english) {
   if (lang == Lang::En || english.empty()) return english;
+  // A prefix before a whole detail ("on client1 read: ", "at 5s ") is read
+  // first: the detail after it may end in a suffix of its own, which must
+  // not be taken for one wrapping the prefix ("on client1 read: client1
+  // pauses for 5s" is on-read of a pause for 5 s, not 5 s of "client1 pauses").
+  for (W prefix : {W::DetailFaultAt, W::DetailFaultOnAfter, W::DetailFaultOn, W::DetailHealed})
+    if (auto out = translate_by(lang, prefix, english)) return *out;
   // A suffix a lower layer appends ("drop messages on a -> b (at most 3) for
   // 5s") wraps the detail before it: tried first, where what it wraps is a
   // detail the phrasebook knows (else "nobody waited for the lock…" would be

@@ -73,9 +73,15 @@ enum class Ev : std::uint8_t {
   Holder,  // key: the lock; owner: the client the node now holds it for (kNoProc: nobody). The
            // coordination services' statement of who holds a lock, made when it changes (the judge's
            // ServiceHoldings); detail: why
+  // Clients, again: decisions a client takes because of what it believes,
+  // which no other event shows.
+  WriteSkipped,  // the job did not write: its lock had said the lock was lost (Lock::still_held);
+                 // value: the counter it would have written
+  Retrying,      // a try to acquire did not get the lock, and the client waits before the next;
+                 // peer: the node it tried; value: the wait (ns, on its monotonic clock)
 };
 // The last event kind: every kind is in [Started, kLastEvent].
-inline constexpr Ev kLastEvent = Ev::Holder;
+inline constexpr Ev kLastEvent = Ev::Retrying;
 
 // The name used in the trace and in `on = "<process> <event>"` fault triggers.
 std::string_view event_name(Ev kind);

@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -249,4 +252,103 @@ TEST_CASE("run --axis chooses the diagram's time axis, and --full tells every st
   CHECK(folded.output.find("client2 tries and fails") != std::string::npos);
   CHECK(full.output.find("client2 tries and fails") == std::string::npos);
   CHECK(full.output.size() > 10 * folded.output.size());
+}
+
+namespace {
+
+// A command's exit status and what it said on stderr alone.
+Outcome stderr_of(const std::string& args) {
+  return shell("cd " + std::string(LOCKSIM_SOURCE_DIR) + " && " + LOCKSIM_BINARY + " " + args + " 2>&1 >/dev/null");
+}
+
+}  // namespace
+
+TEST_CASE("every command that exits 1 says why on stderr, in one line") {
+  const fs::path dir = fs::temp_directory_path() / "locksim-cli-exit-1";
+  fs::create_directories(dir);
+  // gc-pause without its [expect]: no violation is expected, and it shows three.
+  const std::string no_expect = (dir / "no-expect.toml").string();
+  {
+    std::ifstream in(source("scenarios/kleppmann/gc-pause.toml"));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(no_expect) << text.substr(0, text.find("[expect]"));
+  }
+  const std::string shard = (dir / "shard.json").string();
+  REQUIRE(stderr_of("explore scenarios/kleppmann/gc-pause.toml --runs 20 --shard 1/2 --result " + shard).status == 0);
+  // (command, the start of its one line on stderr)
+  const std::pair<std::string, std::string> cases[] = {
+      {"run scenarios/kleppmann/gc-pause.toml --predict none",
+       "locksim run: the prediction for scenarios/kleppmann/gc-pause.toml was no violation, and the run showed overlap"},
+      {"run scenarios/kleppmann/gc-pause.toml --ignore-expect",
+       "locksim run: scenarios/kleppmann/gc-pause.toml showed overlap, stale-write, lost-update (--ignore-expect"},
+      {"run scenarios/kleppmann/gc-pause.toml " + no_expect,
+       "locksim run: NOT as expected: this run showed overlap, stale-write, lost-update, which " + no_expect +
+           " does not allow (it has no [expect]: no violation at all)"},
+      {"check scenarios/kleppmann/gc-pause.toml " + no_expect, "locksim check: 1 of 2 scenarios NOT as expected: " + no_expect},
+      {"explore scenarios/kleppmann/gc-pause-fenced.toml --runs 3000 --faults pause,clock-jump",
+       "locksim explore: NOT as expected: runs showed stale-write, lost-update, which scenarios/kleppmann/gc-pause-fenced.toml does not allow in its [expect]"},
+      {"explore scenarios/kleppmann/gc-pause-fenced.toml --replay 7505579150628244444 --faults pause,clock-jump",
+       "locksim explore: NOT as expected: this run showed stale-write, lost-update, which scenarios/kleppmann/gc-pause-fenced.toml"},
+      {"explore scenarios/kleppmann/gc-pause-fenced.toml --exhaustive --depth 1",
+       "locksim explore: NOT as expected: runs showed "},
+      {"merge " + shard, "locksim merge: shards missing: 2"},
+      {"shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + (dir / "found").string(),
+       "locksim shrink: nothing was shrunk: no run of scenarios/kleppmann/gc-pause-fenced.toml showed a violation"},
+      {"sweep " + no_expect + " --set fault[1].duration=20s,40s",
+       "locksim sweep: NOT as expected: runs showed overlap, stale-write, lost-update, which " + no_expect + " does not allow"},
+  };
+  for (const auto& [args, why] : cases) {
+    INFO(args);
+    const Outcome o = stderr_of(args);
+    INFO(o.output);
+    CHECK(o.status == 1);
+    CHECK(o.output.rfind(why, 0) == 0);
+    CHECK(std::count(o.output.begin(), o.output.end(), '\n') == 1);  // one line
+  }
+  // The same in the story's language, where the command has one.
+  CHECK(stderr_of("run scenarios/kleppmann/gc-pause.toml --ignore-expect --lang zh").output.find("（--ignore-expect：运行出现违规时退出状态为 1）") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a TOML syntax error is one line in the loader's words, naming file, line and column") {
+  // (what the line becomes, its line and column, what the message says)
+  const std::tuple<std::string, std::string, std::string, std::string> cases[] = {
+      {"[lock]", "[lock", "6:6", "the table header is not closed: its ']' is missing before the end of the line"},
+      {"ttl = \"5s\"", "ttl = 5s", "8:8", "a number is digits only: a duration needs quotes and a unit (\"30s\", \"250ms\")"},
+      {"ttl = \"5s\"", "ttl = \"5s", "8:", "the string is not closed: its '\"' is missing before the end of the line"},
+      {"name = \"redis1\"", "name = redis1", "11:8", "what follows '=' is not a value: a string or a duration needs quotes"},
+      {"work = \"1s\"", "work: \"1s\"", "15:5", "a key and its value are joined by '=': '=' was expected here, not ':'"},
+      {"title = \"t\"", "title = \"t\"\ntitle = \"u\"", "2:", "the key 'title' is given twice"},
+      {"work = \"1s\"", "work = \"1s\" \"2s\"", "15:", "only a comment (# ...) may follow a value on its line"},
+  };
+  for (const auto& [from, to, at, words] : cases) {
+    const std::string file = write_variant("syntax-words", from, to);
+    const Outcome o = locksim("run " + file);
+    INFO(to);
+    INFO(o.output);
+    CHECK(o.status == 2);
+    CHECK(o.output.rfind("locksim: " + file + ":" + at, 0) == 0);
+    CHECK(o.output.find(": not TOML: " + words) != std::string::npos);
+    CHECK(std::count(o.output.begin(), o.output.end(), '\n') == 1);
+    CHECK(o.output.find("Error while parsing") == std::string::npos);  // not the parser's own text
+  }
+}
+
+TEST_CASE("a misspelt algorithm, flavour or event gets a \"did you mean\", and a bad event the list of events") {
+  const Outcome algorithm = locksim("run " + write_variant("algo", "redis-single", "redis-singel"));
+  CHECK(algorithm.output.find("unknown algorithm \"redis-singel\" (did you mean \"redis-single\"? known: ") != std::string::npos);
+  const Outcome far = locksim("run " + write_variant("algo-far", "redis-single", "zzzzzzzz"));
+  CHECK(far.output.find("unknown algorithm \"zzzzzzzz\" (known: ") != std::string::npos);  // nothing near: no guess
+  const Outcome made = locksim("new redlok");
+  CHECK(made.status == 2);
+  CHECK(made.output.find("\"redlok\" is not an algorithm (did you mean \"redlock\"? known: ") != std::string::npos);
+  const Outcome event = locksim("run " + write_variant("event", "at = \"1s\"", "on = \"client1 aquired\""));
+  CHECK(event.status == 2);
+  CHECK(event.output.find("\"aquired\" is not an event a fault can wait for (did you mean \"acquired\"? events: started, paused, ") !=
+        std::string::npos);
+  CHECK(event.output.find("write-skipped") != std::string::npos);  // a client's decision can be waited for
+  CHECK(event.output.find("retrying") == std::string::npos);       // a retry loop's waits cannot: too many
+  const Outcome matrix = locksim("explore " + source("scenarios/kleppmann/gc-pause.toml") + " --runs 1 --matrix redis-singel");
+  CHECK(matrix.output.find("\"redis-singel\" is not an algorithm (did you mean 'redis-single'?)") != std::string::npos);
 }

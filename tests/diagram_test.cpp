@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reports/diagram.hpp"
+#include "reports/markup.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
@@ -62,7 +63,90 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
+// A <text>'s box as the layout estimates it (markup::text_width, the font
+// size, the anchor): from a little above its baseline to a little below.
+struct TextBox {
+  double x0, y0, x1, y1, size;
+  std::string text;
+};
+
+std::string attribute(const std::string& tag, const std::string& name) {
+  const auto at = tag.find(" " + name + "=\"");
+  if (at == std::string::npos) return "";
+  const auto from = at + name.size() + 3;
+  return tag.substr(from, tag.find('"', from) - from);
+}
+
+std::string unescaped(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    bool entity = false;
+    for (const auto& [name, c] : {std::pair{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}})
+      if (s.compare(i, std::string_view(name).size(), name) == 0) {
+        out += c;
+        i += std::string_view(name).size() - 1;
+        entity = true;
+        break;
+      }
+    if (!entity) out += s[i];
+  }
+  return out;
+}
+
+// The words written on a picture (not its tooltips, nor a text drawn turned,
+// nor a one-glyph mark: a ✕ where a message was lost, a ↻ of a restart).
+std::vector<TextBox> text_boxes(const std::string& svg) {
+  const double base = std::stod(attribute(svg.substr(0, svg.find('>')), "font-size"));
+  std::vector<TextBox> out;
+  for (auto at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+    const auto close = svg.find('>', at);
+    const std::string tag = svg.substr(at, close - at);
+    const std::string text = unescaped(svg.substr(close + 1, svg.find("</text>", close) - close - 1));
+    if (!attribute(tag, "transform").empty() || markup::text_width(text, 1) <= 1.2) continue;
+    const std::string fs = attribute(tag, "font-size"), anchor = attribute(tag, "text-anchor");
+    const double size = fs.empty() ? base : std::stod(fs), w = markup::text_width(text, size);
+    const double x = std::stod(attribute(tag, "x")), y = std::stod(attribute(tag, "y"));
+    const double x0 = anchor == "middle" ? x - w / 2 : anchor == "end" ? x - w : x;
+    out.push_back({x0, y - 0.75 * size, x0 + w, y + 0.2 * size, size, text});
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("the text-box measure sees two labels that overlap, and not two that only touch") {
+  const std::string svg = R"(<svg font-size="11"><text x="0" y="20">write 1</text><text x="30" y="22">=1 t34</text>)"
+                          R"(<text x="0" y="60" font-size="12">apart</text><text x="0" y="40" text-anchor="end">left</text></svg>)";
+  const auto boxes = text_boxes(svg);
+  REQUIRE(boxes.size() == 4);
+  CHECK(boxes[0].x1 > boxes[1].x0);  // overlapping in x, and in y (20 and 22)
+  CHECK(boxes[1].y1 > boxes[0].y0);
+  CHECK(boxes[2].size == 12);
+  CHECK(boxes[3].x1 == doctest::Approx(0));
+}
+
+TEST_CASE("on a catalogue scenario's HTML page, no two of the diagram's words overlap and none is under 11 px") {
+  // The page's diagram as `run --html` draws it, 1,200 px of axis: what a
+  // 1,400 px window shows at its own size (issue 38: "=1 t34" under an
+  // arrow, 9 px labels).
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(LOCKSIM_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    const RunResult r = run_scenario(load_scenario(entry.path().string()));
+    const std::string svg = svg_diagram(r, DiagramOptions{});
+    INFO(entry.path().string());
+    const std::vector<TextBox> boxes = text_boxes(svg);
+    for (const TextBox& b : boxes) {
+      INFO(b.text);
+      CHECK(b.size >= 11);
+    }
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+        const TextBox &a = boxes[i], &b = boxes[j];
+        const bool overlap = a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+        CHECK_MESSAGE(!overlap, "\"" << a.text << "\" overlaps \"" << b.text << "\"");
+      }
+  }
+}
 
 TEST_CASE("the well-formedness check itself catches broken markup") {
   CHECK(xml_problem("<svg><g></g></svg>").empty());

@@ -301,11 +301,12 @@ TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink,
   const auto zh = locksim_in_source(shrink + " --faults pause,clock-jump --lang zh");
   INFO(zh.output);
   CHECK(zh.status == 0);
-  CHECK(zh.output.find("  过期写入 (stale-write)：缩减为 ") != std::string::npos);
+  CHECK(zh.output.find("  重叠持有 (overlap)、过期写入 (stale-write)、更新丢失 (lost-update)：缩减为 ") != std::string::npos);
   CHECK(zh.output.find(" 个故障，用了 ") != std::string::npos);
   CHECK(zh.output.find("shrunk to") == std::string::npos);
   // English as it was.
-  CHECK(locksim_in_source(shrink + " --faults pause,clock-jump").output.find("  stale-write: shrunk to ") != std::string::npos);
+  CHECK(locksim_in_source(shrink + " --faults pause,clock-jump").output.find("  overlap, stale-write, lost-update: shrunk to ") !=
+        std::string::npos);
   // Drawn from every kind, the run shows nothing: said in Chinese, the flags named as they are typed.
   const auto nothing = locksim_in_source(shrink + " --lang zh");
   INFO(nothing.output);

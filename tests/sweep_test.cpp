@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -104,6 +105,45 @@ TEST_CASE("a sweep's table: a pause shorter than what is left of the lease is sa
   CHECK(csv.rfind("fault[1].duration,fault[1].duration_ns,lock.ttl,lock.ttl_ns,runs,violating,rate,", 0) == 0);
   CHECK(csv.find("\n3s,3000000000,5s,5000000000,1,0,0.0000,0,0,0,0,0,0,0\n") != std::string::npos);
   CHECK(csv.find("\n5s,5000000000,5s,5000000000,1,1,1.0000,1,") != std::string::npos);
+}
+
+TEST_CASE("a sweep's table is laid out as its heatmap: the first --set across, the second up from the bottom") {
+  const SweepResult r = tiny_sweep(1);
+  const std::string text = sweep_text(r, "tiny");
+  // The table's head row: the first number's values, left to right, as the heatmap's x axis.
+  const auto head = text.find("  lock.ttl \\ fault[1].duration  1s");
+  REQUIRE(head != std::string::npos);
+  const std::string head_line = text.substr(head, text.find('\n', head) - head);
+  CHECK(head_line.find("1s") < head_line.find("3s"));
+  CHECK(head_line.find("9s") < head_line.find("11s"));
+  // Then the second number's rows from its last value down to its first: the heatmap's y runs up.
+  const auto row11 = text.find("\n  11s "), row5 = text.find("\n  5s ");
+  REQUIRE(row11 != std::string::npos);
+  REQUIRE(row5 != std::string::npos);
+  CHECK(head < row11);
+  CHECK(row11 < row5);
+  // ttl 5 s: unsafe from the 5 s pause on (the third column).
+  const std::string row = text.substr(row5, text.find('\n', row5 + 1) - row5);
+  CHECK(row.find("0%") < row.find("100%"));
+  CHECK(text.find("columns: fault[1].duration") != std::string::npos);
+  // The heatmap: the first number on x (its title under the cells), the second up the y axis, its first value lowest.
+  const std::string svg = sweep_svg(r, "tiny");
+  CHECK(svg.find(">fault[1].duration (s)</text>") != std::string::npos);
+  CHECK(svg.find("rotate(-90") != std::string::npos);
+}
+
+TEST_CASE("a sweep too wide for a terminal is cut into blocks of columns, each under the one before") {
+  const Scenario s = parse_scenario(kTiny, "tiny.toml");
+  const SweepResult r = run_sweep(s, {parse_sweep_axis(s, "fault[1].duration=1s..40s:40"), parse_sweep_axis(s, "lock.ttl=5s,11s")}, {});
+  const std::string text = sweep_text(r, "tiny");
+  std::istringstream in(text);
+  std::size_t heads = 0;
+  for (std::string line; std::getline(in, line);) {
+    const bool head = line.rfind("  lock.ttl \\ fault[1].duration", 0) == 0;
+    if (head || line.rfind("  5s ", 0) == 0 || line.rfind("  11s ", 0) == 0) CHECK(line.size() <= 100);
+    heads += head;
+  }
+  CHECK(heads >= 2);
 }
 
 TEST_CASE("a sweep gives the same cells for any number of threads") {

@@ -248,3 +248,23 @@ TEST_CASE("the ClientEnv check itself catches a simulator header, a world and a 
   fs::remove_all(tmp);
   CHECK(hits.size() == 4);
 }
+
+// The suite leaves nothing in /tmp (issue 38: 14 files a run): tests/main.cpp
+// points TMPDIR into a directory of the test process's own, removed when it
+// ends, so a test's temporary files go where temp_directory_path() says,
+// never to a path of its own making.
+TEST_CASE("the suite's temporary files are in a directory of its own, and no test names /tmp") {
+  const fs::path tmp = fs::temp_directory_path();
+  CHECK(tmp.filename().string().rfind("locksim-tests-", 0) == 0);
+  CHECK(fs::is_directory(tmp));
+  static const std::regex named_tmp(R"re(["']/tmp\b)re");
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::directory_iterator(fs::path(LOCKSIM_SOURCE_DIR) / "tests")) {
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::regex_search(line, named_tmp)) hits.push_back(entry.path().filename().string() + ":" + std::to_string(n) + ": " + line);
+  }
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
