@@ -101,7 +101,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::OwnerChecked, "{who} 用 GET 读到键上是自己的值：于是接着用另一条命令 DEL 它"},
     {W::Reads, "{who} 从存储读到 counter = {value}"},
     {W::ChecksOwnClock, "{who} 按自己的时钟检查锁：{detail}，于是继续写入"},
-    {W::ChecksWithNodes, "{who} 向各节点询问锁是否仍然有效（Valid()）：{detail}，于是继续写入"},
+    {W::ChecksWithNodes, "{who} 向各节点询问锁是否仍然有效：{detail}，于是继续写入"},
     {W::GivesUpLock, "{who} 放弃了锁：{detail}"},
     {W::SendsWrite, "{who} 发出写入：counter = {value}{token}"},
     {W::ClaimRefused, "{who} 的认领被拒绝：它不做任何工作"},
