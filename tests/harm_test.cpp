@@ -139,6 +139,8 @@ TEST_CASE("harm over runs: half the runs lose both increments, half none: 0.5 wi
   CHECK(ci->first == doctest::Approx(0.451).epsilon(0.02));
   CHECK(ci->second == doctest::Approx(0.549).epsilon(0.02));
   CHECK(ci->second - ci->first > 0.085);
+  CHECK(ci->first > 0.44);   // the 2.5th and 97.5th percentiles, not the extremes
+  CHECK(ci->second < 0.56);
   // The interval depends on the counts alone: the same tally merged from parts.
   HarmTally a, b;
   for (int i = 0; i < 200; ++i) (i % 2 ? a : b).add(Harm{2, 2, 2});

@@ -67,8 +67,8 @@ TEST_CASE("each unsafe incident has a twin, and the twin's verdict is not the in
 }
 
 TEST_CASE("redsync Valid(): a holder whose keys another client has taken is told false, and writes nothing") {
-  // client1 is paused past its 2 s expiry before its check; client2 takes
-  // the lock on every node. Valid() finds client2's value, not client1's.
+  // client1 works past its 2 s expiry before its check; client2 takes the
+  // lock on every node at about 2 s. Valid() at 3 s finds client2's value, not client1's.
   const std::string text = R"(title = "t"
 source = "s"
 about = "a"
@@ -87,7 +87,7 @@ name = "redis2"
 name = "redis3"
 [[client]]
 name = "client1"
-work = "5s"
+work = "3s"
 check_before_write = true
 [[client]]
 name = "client2"
