@@ -1,6 +1,6 @@
 // Consul's lock as the Go client runs it (hashicorp/consul api/lock.go
 // @32759fd6dd1d, api/session.go RenewPeriodic @deb43fea6b7c), with the
-// leader of sim/servers/consul.cpp:
+// leader of sim/servers/consul/model.cpp:
 //
 //   Lock():   create a session (TTL, LockDelay, Behavior, the serfHealth check)
 //             and renew it in the background (lock.go:162-164); then:

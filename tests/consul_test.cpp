@@ -1,4 +1,4 @@
-// Consul's lock (lockalgos/consul.cpp) and its leader (sim/servers/consul.cpp)
+// Consul's lock (lockalgos/consul.cpp) and its leader (sim/servers/consul/model.cpp)
 // against their references: api/lock.go, api/session.go RenewPeriodic, and
 // the server's session_ttl.go, kvs_endpoint.go and state store
 // (docs/algorithms-coordination.md §4 gives files and lines). Each test names

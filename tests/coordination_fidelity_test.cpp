@@ -12,7 +12,7 @@
 #include "harness/run.hpp"
 #include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;

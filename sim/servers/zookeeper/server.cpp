@@ -1,4 +1,4 @@
-#include "sim/zookeeper_server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 
 #include <algorithm>
 #include <cstdio>
