@@ -40,11 +40,12 @@ bool any_detail(const RunResult& r, const std::string& needle) {
   return false;
 }
 
-// client1 holds a Chubby or ZooKeeper lock for `hold`; client2 waits from 0.5 s.
-Scenario held(const std::string& lock_lines, const std::string& node, const std::string& hold,
-              const std::string& faults = "") {
+// Two clients of one lock node, client1 from 0 and client2 from 0.5 s, each
+// doing the job its [[client]] lines `job1`, `job2` say; `faults` as written.
+Scenario two_clients(const std::string& name, const std::string& lock_lines, const std::string& node,
+                     const std::string& job1, const std::string& job2, const std::string& faults) {
   return parse_scenario(R"(
-title = "held"
+title = ")" + name + R"("
 source = "coordination_fidelity_test.cpp"
 about = "client2 waits for client1's lock."
 seed = 1
@@ -57,15 +58,19 @@ delay = "1ms"
 name = ")" + node + R"("
 [[client]]
 name = "client1"
-job = "hold"
-hold = ")" + hold + R"("
+)" + job1 + R"(
 [[client]]
 name = "client2"
 start = "500ms"
-job = "hold"
-hold = "1s"
-)" + faults,
-                        "held.toml");
+)" + job2 + faults,
+                        name + ".toml");
+}
+
+// client1 holds a Chubby or ZooKeeper lock for `hold`; client2 waits from 0.5 s.
+Scenario held(const std::string& lock_lines, const std::string& node, const std::string& hold,
+              const std::string& faults = "") {
+  return two_clients("held", lock_lines, node, "job = \"hold\"\nhold = \"" + hold + "\"",
+                     "job = \"hold\"\nhold = \"1s\"\n", faults);
 }
 
 }  // namespace
@@ -77,23 +82,6 @@ TEST_CASE("an idle ZooKeeper connection pings every readTimeout/2, counted in wh
   // readTimeout = 10000 * 2 / 3 = 6666 ms; a ping 3333 ms after the last send
   // (ClientCnxn.java:1263-1269), not a third of 10 s (3333.33 ms).
   CHECK(pings[2] - pings[1] == Duration::ms(3333));
-}
-
-TEST_CASE("a Curator client on ZooKeeper 3.9.3 cut off goes LOST 4/3 of the timeout after it last heard, 3.9.2 at SUSPENDED plus the timeout") {
-  const std::string cut = "[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"zk\"]]\n";
-  const std::string lock = "algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\n";
-  const RunResult r = run_scenario(held(lock, "zk", "20s", cut));
-  const auto lost = events_of(r, Ev::Lost, "client1");
-  REQUIRE(lost.size() == 1);
-  // Last heard just after 0 (the acquisition); 4/3 x 10 s = 13.333 s (ClientCnxn.java:1244-1252).
-  CHECK(lost[0]->at > at(Duration::ms(13333)));
-  CHECK(lost[0]->at < at(Duration::ms(13400)));
-  const RunResult old = run_scenario(held(lock + "client = \"3.9.2\"\n", "zk", "20s", cut));
-  const auto old_lost = events_of(old, Ev::Lost, "client1");
-  REQUIRE(old_lost.size() == 1);
-  // SUSPENDED at 6.666 s after it last heard, LOST a whole timeout later on the wall clock.
-  CHECK(old_lost[0]->at > at(Duration::ms(16666)));
-  CHECK(old_lost[0]->at < at(Duration::ms(16700)));
 }
 
 TEST_CASE("after LOST Curator sends no CloseSession: the old session's node stays until the server expires it") {
@@ -323,4 +311,142 @@ TEST_CASE("handover(): a holder gone silent keeps Chubby's lock from others for 
   }
   CHECK(longest > handover - Duration::s(2));
   CHECK(longest <= handover);
+}
+
+// --- Issue 32: the seven departures an auditor found, each at the boundary
+// the reference code sets, its verdict predicted by hand from that code.
+
+namespace {
+
+// client1 takes the lock at once and works `work` (read at about 10 ms, write
+// after); client2 wants it from 0.5 s and works 1 s. `faults` as written.
+Scenario working(const std::string& lock_lines, const std::string& node, const std::string& work,
+                 const std::string& faults = "") {
+  return two_clients("working", lock_lines, node, "work = \"" + work + "\"", "work = \"1s\"\n", faults);
+}
+
+std::string pause_of(const std::string& who, const std::string& when, const std::string& length) {
+  return "[[fault]]\nat = \"" + when + "\"\nkind = \"pause\"\ntarget = \"" + who + "\"\nduration = \"" + length + "\"\n";
+}
+
+std::string partition_of(const std::string& who, const std::string& node, const std::string& when,
+                         const std::string& length = "") {
+  return "[[fault]]\nat = \"" + when + "\"\nkind = \"partition\"\ngroups = [[\"" + who + "\"], [\"" + node + "\"]]\n" +
+         (length.empty() ? "" : "duration = \"" + length + "\"\n");
+}
+
+const std::set<ViolationKind> kBroken{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate};
+
+// The messages `from` sent after `after` that the network dropped (the sender
+// records the loss), by what they said.
+std::vector<std::string> dropped_from(const RunResult& r, const std::string& from, Instant after = Instant::zero()) {
+  std::vector<std::string> out;
+  for (const TraceEvent* e : events_of(r, Ev::Dropped, from))
+    if (e->at > after) out.push_back(e->detail);
+  return out;
+}
+
+}  // namespace
+
+// ZooKeeper, T = 10 s, tick 2 s, 1 ms links. client1 holds from 0.008 s; the
+// server last hears it at 0.007 s (its last getChildren), so it expires the
+// session at the tick after 10.007 s: 12 s. client1 last heard at 0.008 s:
+// readTimeout 6666 ms, expirationTimeout 13333 ms (ClientCnxn.java:422-424 at
+// release-3.9.3). Paused from 1 s, client1 resumes between the two.
+TEST_CASE("a ZooKeeper client paused past readTimeout does not ping at resume: it reconnects 1-2 s later, when the server has expired its session") {
+  // Resumes at 11.5 s: Disconnected (SUSPENDED). SendThread.run drops the
+  // connection rather than ping (ClientCnxn.java:1244-1261), and reconnects
+  // after StaticHostProvider.next(1000)'s 1 s spin and startConnect's random
+  // sleep of 0-999 ms (:1138, StaticHostProvider.java:349-366): at 12.5-13.5 s,
+  // after the server's expiry at 12 s, so the session is gone either way
+  // (told so, or expired by the client itself past 13.341 s). client1's write
+  // at 12.2 s, SUSPENDED but not LOST, lands after client2's grant at 12.003 s.
+  const RunResult r = run_scenario(working("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"",
+                                           "zk", "12190ms", pause_of("client1", "1s", "10500ms")));
+  CHECK(r.verdict == kBroken);
+  const auto expired = events_of(r, Ev::Expired, "zk");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->at == at(Duration::s(12)));
+  CHECK(commands_at(r, "PING", *r.world->find("client1")).empty());  // none at resume, none before the pause
+  const auto wrote = events_of(r, Ev::Wrote, "client1");
+  REQUIRE(wrote.size() == 1);
+  CHECK(wrote[0]->at > at(Duration::ms(12200)));
+  // Its release at 12.2 s, Disconnected, waits for a connection: no DELETE before the reconnect.
+  for (const Instant d : commands_at(r, "DELETE", *r.world->find("client1"))) CHECK(d > at(Duration::ms(12500)));
+}
+
+TEST_CASE("a ZooKeeper client paused past readTimeout writes while SUSPENDED: it learns the session expired only on reconnecting") {
+  // Resumes at 12.3 s, after the server's expiry: the model once pinged at
+  // resume and heard SESSION_EXPIRED at 12.302 s, stopping a write the real
+  // client makes at 12.6 s, SUSPENDED until its reconnect at 13.3-14.3 s.
+  const RunResult r = run_scenario(working("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"",
+                                           "zk", "12590ms", pause_of("client1", "1s", "11300ms")));
+  CHECK(r.verdict == kBroken);
+  REQUIRE(events_of(r, Ev::Wrote, "client1").size() == 1);
+}
+
+TEST_CASE("the reconnect's random sleep is the client's own draw, and a scenario pins it: the expiry check comes after it") {
+  // Resumes at 12 s (silent 11.992 s): reconnects at 13 s + the sleep. With
+  // 300 ms, 13.292 s silent < 13.333 s: it connects, and the server (expired
+  // at 12 s) answers SESSION_EXPIRED. With 400 ms, 13.392 s >= 13.333 s: the
+  // send loop's check right after startConnect closes the session itself and
+  // no CONNECT goes out (ClientCnxn.java:1199-1254 at release-3.9.3).
+  const std::string lock = "algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"\n";
+  const RunResult told = run_scenario(working(lock + "reconnect_jitter = \"300ms\"", "zk", "20s",
+                                              pause_of("client1", "1s", "11s")));
+  const auto connects = commands_at(told, "CONNECT", *told.world->find("client1"));
+  REQUIRE(connects.size() == 2);  // the session, then the reconnect
+  CHECK(connects[1] == at(Duration::ms(13301)));
+  const auto lost = events_of(told, Ev::Lost, "client1");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]->at == at(Duration::ms(13302)));
+  const RunResult itself = run_scenario(working(lock + "reconnect_jitter = \"400ms\"", "zk", "20s",
+                                                pause_of("client1", "1s", "11s")));
+  CHECK(commands_at(itself, "CONNECT", *itself.world->find("client1")).size() == 1);
+  const auto lost_itself = events_of(itself, Ev::Lost, "client1");
+  REQUIRE(lost_itself.size() == 1);
+  CHECK(lost_itself[0]->at == at(Duration::ms(13400)));
+  // Unpinned, the sleep is drawn from the client's stream: a whole number of ms in [0, 999].
+  const RunResult drawn = run_scenario(working(lock, "zk", "20s", pause_of("client1", "1s", "6900ms")));
+  const auto again = commands_at(drawn, "CONNECT", *drawn.world->find("client1"));
+  REQUIRE(again.size() == 2);
+  CHECK(again[1] >= at(Duration::ms(8901)));
+  CHECK(again[1] <= at(Duration::ms(9900)));
+  CHECK((again[1] - at(Duration::ms(1))).whole_ms() * 1'000'000 == (again[1] - at(Duration::ms(1))).count_ns());
+}
+
+TEST_CASE("a Curator client cut off goes LOST at SUSPENDED plus the session timeout: the client's own check waits for its connect to time out") {
+  // Partition at 1 s. SUSPENDED at 6.674 s (last heard 0.008 s + 6666 ms).
+  // The reconnect at 7.674 s + the sleep blocks in select for connectTimeout
+  // = T / 1 server = 10 s (ClientCnxn.java:1240-1243), so the client checks
+  // its own expiry only after 17.674 s; Curator's ConnectionStateManager
+  // injects Expired at SUSPENDED + T = 16.674 s (ConnectionStateManager.java:237-301
+  // at apache-curator-5.9.0), for 3.9.3 and 3.9.2 alike.
+  for (const char* client : {"3.9.3", "3.9.2"}) {
+    INFO(client);
+    const RunResult r = run_scenario(held("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\nclient = \"" +
+                                              std::string(client) + "\"",
+                                          "zk", "20s", partition_of("client1", "zk", "1s")));
+    const auto lost = events_of(r, Ev::Lost, "client1");
+    REQUIRE(lost.size() == 1);
+    CHECK(lost[0]->at == at(Duration::ms(16674)));
+  }
+}
+
+TEST_CASE("while SUSPENDED a ZooKeeper client sends connect attempts, not pings, and a healed partition lets a retransmitted one through") {
+  // Partition 1 s .. 9 s, the reconnect sleep pinned at 0: SUSPENDED at 6.674 s,
+  // the CONNECT at 7.674 s is lost, its SYN retransmitted 1 s later (8.674 s)
+  // is lost too, the one 3 s after the first (10.674 s) gets through: the
+  // session lives (the server would have expired it at 12 s), no LOST.
+  const RunResult r = run_scenario(held("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\nreconnect_jitter = \"0s\"",
+                                        "zk", "20s", partition_of("client1", "zk", "1s", "8s")));
+  const std::vector<std::string> after_suspended = dropped_from(r, "client1", at(Duration::ms(6674)));
+  REQUIRE(after_suspended.size() == 2);
+  for (const std::string& d : after_suspended) CHECK(d == "partition: CONNECT timeout=10s session=1");
+  const auto connects = commands_at(r, "CONNECT", *r.world->find("client1"));
+  REQUIRE(connects.size() == 2);
+  CHECK(connects[1] == at(Duration::ms(10675)));
+  CHECK(events_of(r, Ev::Lost, "client1").empty());
+  CHECK(events_of(r, Ev::Expired, "zk").empty());
+  CHECK(r.verdict.empty());
 }
