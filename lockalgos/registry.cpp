@@ -135,7 +135,7 @@ const std::vector<AlgorithmInfo>& table() {
       {.name = "etcd",
        .help = "etcd's concurrency.Mutex: a leased key, wait for every older key to go; token = create revision",
        .source = "etcd client/v3/concurrency mutex.go, session.go; Jepsen etcd 3.4.3",
-       .options = {{"lease_ttl", "the session lease, kept alive every third of it (default 10s, etcdctl lock's)"},
+       .options = {{"lease_ttl", "the session lease, in whole seconds, kept alive at once and then a third of it after each response (default 10s, etcdctl lock's)"},
                    {"version", "\"3.5\" (default: re-checks its key after waiting) | \"3.4\" (does not: #11456)"},
                    {"election_timeout", "the cluster's election timeout (default 1s): leases shorter than ceil(1.5 x it) s are raised to that; a new leader adds it to every lease"},
                    {"request_timeout", "per request (default 5s)"},

@@ -450,3 +450,44 @@ TEST_CASE("while SUSPENDED a ZooKeeper client sends connect attempts, not pings,
   CHECK(events_of(r, Ev::Expired, "zk").empty());
   CHECK(r.verdict.empty());
 }
+
+// etcd, TTL 10 s, 1 ms links: the grant's reply comes at 0.002 s, and the
+// lessor's loops start with the first KeepAlive (lease.go:312-315 at v3.6.14).
+TEST_CASE("etcd's first keepalive goes at once, the next ones on the send loop's 500 ms grid a third of the TTL after each response") {
+  // A fresh keepalive is due at once (nextKeepAlive: time.Now(), lease.go:297):
+  // sent at 0.002 s, answered at 0.004 s, the next due at 0.004 + 10/3 s =
+  // 3.337 s, sent on the loop's first pass after it (every retryConnWait =
+  // 500 ms from 0.002 s, lease.go:586-619): 3.502 s; then due at 6.837 s, sent
+  // at 7.002 s. The server hears them 1 ms later.
+  const RunResult r = run_scenario(held("algorithm = \"etcd\"\nlease_ttl = \"10s\"", "etcd", "12s"));
+  const auto keepalives = commands_at(r, "LEASE KEEPALIVE", *r.world->find("client1"));
+  REQUIRE(keepalives.size() >= 4);
+  CHECK(keepalives[0] == at(Duration::ms(3)));
+  CHECK(keepalives[1] == at(Duration::ms(3503)));
+  CHECK(keepalives[2] == at(Duration::ms(7003)));
+  CHECK(keepalives[3] == at(Duration::ms(10503)));
+}
+
+TEST_CASE("an etcd holder paused before its second keepalive loses its lease a TTL after the first, sent at once") {
+  // Paused at 3.4 s, before the keepalive due at 3.337 s goes out on the grid
+  // at 3.502 s: the lease lives 10 s from the first keepalive (0.003 s), the
+  // revoke loop (every 500 ms) deletes the key at 10.5 s, client2 holds it
+  // then. client1 resumes at 11.9 s and writes at 12.006 s: stale. (A first
+  // keepalive a third of the TTL after the grant, at 3.336 s, would have kept
+  // the lease to 13.336 s, and the keepalive at resume renewed it.)
+  const RunResult r = run_scenario(working("algorithm = \"etcd\"\nlease_ttl = \"10s\"", "etcd", "12s",
+                                           pause_of("client1", "3400ms", "8500ms")));
+  CHECK(r.verdict == kBroken);
+  const auto expired = events_of(r, Ev::Expired, "etcd");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->at == at(Duration::ms(10500)));
+}
+
+TEST_CASE("an etcd lease is a whole number of seconds: a fractional lease_ttl is refused with its file, line and key") {
+  // clientv3's Grant(ctx, ttl int64) and the server's TTL are seconds (lease.go:215 at v3.6.14).
+  CHECK_THROWS_WITH_AS(held("algorithm = \"etcd\"\nlease_ttl = \"2500ms\"", "etcd", "1s"),
+                       doctest::Contains("held.toml:9: [lock] 'lease_ttl'"), ScenarioError);
+  CHECK_THROWS_WITH_AS(held("algorithm = \"etcd\"\nlease_ttl = \"2.5s\"", "etcd", "1s"),
+                       doctest::Contains("whole seconds"), ScenarioError);
+  CHECK_NOTHROW(held("algorithm = \"etcd\"\nlease_ttl = \"3s\"", "etcd", "1s"));
+}
