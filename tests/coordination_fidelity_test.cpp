@@ -491,3 +491,30 @@ TEST_CASE("an etcd lease is a whole number of seconds: a fractional lease_ttl is
                        doctest::Contains("whole seconds"), ScenarioError);
   CHECK_NOTHROW(held("algorithm = \"etcd\"\nlease_ttl = \"3s\"", "etcd", "1s"));
 }
+
+// Consul, TTL 10 s: client1 is paused 25 s as it sends its write at about
+// 1 s; the leader invalidates its session 2 x TTL after its creation, at
+// about 20 s; client2, refused during a lock-delay, retries every 5 s
+// (api/lock.go DefaultLockRetryTime).
+TEST_CASE("Consul's api.Lock cannot ask for lock-delay 0: the Go client omits it and the agent applies 15 s, while a direct HTTP call can") {
+  const std::string pause = "[[fault]]\non = \"client1 writing\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"25s\"\n";
+  const std::string lock = "algorithm = \"consul\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"\nfencing = \"none\"\n";
+  // api.Lock: session.go Create sends no LockDelay when it is 0, and the
+  // agent's default of 15 s holds the key until about 35 s: client2 takes it
+  // at its retry after that, after client1's late write at about 26 s. Safe.
+  const Scenario api_lock = working(lock, "consul", "1s", pause);
+  CHECK(api_lock.lock.options->handover() == Duration::s(35));  // 2 x TTL + the agent's 15 s
+  const RunResult api = run_scenario(api_lock);
+  CHECK(api.verdict.empty());
+  CHECK(has_command(api, "consul", "LockDelay=15s"));
+  const auto taken = events_of(api, Ev::Acquired, "client2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > at(Duration::s(35)));
+  // PUT /v1/session/create with {"LockDelay": "0s"} by hand: no lock-delay,
+  // client2 holds the key at once, and the late write is stale.
+  const Scenario by_hand = working(lock + "flavour = \"http\"\n", "consul", "1s", pause);
+  CHECK(by_hand.lock.options->handover() == Duration::s(20));
+  const RunResult http = run_scenario(by_hand);
+  CHECK(http.verdict == kBroken);
+  CHECK(has_command(http, "consul", "LockDelay=0s"));
+}

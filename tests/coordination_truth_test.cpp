@@ -170,11 +170,12 @@ TEST_CASE("Chubby: a grant answered before the session's lease ended, read after
 TEST_CASE("Consul: an acquire answered before the session was invalidated, read after it, is a belief") {
   // client1's PUT ?acquire succeeds at 4 ms; the answer is on the wire when
   // it is paused at 5 ms, for 25 s. Its session (TTL 10 s) is invalidated at
-  // 20 s (2 x TTL unrenewed), the key released (lock-delay 0), and client2's
+  // 20 s (2 x TTL unrenewed), the key released (lock-delay 0, which only a
+  // direct HTTP call can ask for: flavour "http"), and client2's
   // acquire takes it. client1 resumes at 25 s and returns from Lock();
   // monitorLock then sees the key's Session is not its own.
   const RunResult r = run_text(paused_in_acquire(
-      "algorithm = \"consul\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"", "consul", "5ms", "25s", "10s", "60s"));
+      "algorithm = \"consul\"\nflavour = \"http\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"", "consul", "5ms", "25s", "10s", "60s"));
   const ProcId c1 = *r.world->find("client1"), c2 = *r.world->find("client2");
   CHECK(holders(r, "consul") == std::vector{c1, kNoProc, c2, kNoProc});
   CHECK(events_of(r, Ev::Holder, "consul")[0]->key == "service/lock");
