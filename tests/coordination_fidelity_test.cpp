@@ -518,3 +518,26 @@ TEST_CASE("Consul's api.Lock cannot ask for lock-delay 0: the Go client omits it
   CHECK(http.verdict == kBroken);
   CHECK(has_command(http, "consul", "LockDelay=0s"));
 }
+
+// Redisson's watchdog (redisson-4.7.0): client1 holds 40 s; its renewal at
+// 10 s meets a partition that lasts until 25 s.
+TEST_CASE("a Redisson renewal that times out is resent by the command executor before the next is scheduled") {
+  // RedisExecutor resends a command with no response in `timeout` (3 s) up to
+  // retryAttempts = 4 times, waiting EqualJitterDelay(1 s, 2 s).calcDelay(attempt)
+  // first (BaseConfig.java:58, 62, 67; RedisExecutor.java:177, 466-483;
+  // EqualJitterDelay.calcDelay): sends at 10 s, 13.5-14 s, 17.5-19 s,
+  // 21.5-24 s and 25.5-29 s. The last gets through before the key's expiry
+  // at 30 s: client1 keeps the lock, and only then is the next renewal
+  // scheduled, 10 s on (RenewalTask.java:169-185).
+  const RunResult r = run_scenario(held("algorithm = \"watchdog\"", "redis1", "40s",
+                                        partition_of("client1", "redis1", "9s", "16s")));
+  CHECK(r.verdict.empty());
+  CHECK(dropped_from(r, "client1").size() == 4);
+  const auto renewed = events_of(r, Ev::Renewed, "client1");
+  REQUIRE(!renewed.empty());
+  CHECK(renewed[0]->at > at(Duration::ms(25500)));
+  CHECK(renewed[0]->at < at(Duration::ms(29100)));
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > at(Duration::s(40)));
+}
