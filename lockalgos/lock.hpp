@@ -54,6 +54,13 @@ class Lock {
   // still ours. nullopt: no such check; the job compares believed_until with
   // its clock.
   virtual Task<std::optional<bool>> confirm(const Grant& /*grant*/) { co_return std::nullopt; }
+  // A library scenario: how this client's application uses the library (its
+  // [[client]] keys), told once, before the first acquire.
+  virtual void use(const LibraryUse& /*use*/) {}
+  // The application's check before its write, as the library answers it
+  // (a flag, a state, a round trip). True: it goes on and writes. Only the
+  // checks the library's table line lists are ever asked.
+  virtual Task<bool> check(LibraryCheck /*kind*/, const Grant& /*grant*/) { co_return true; }
 };
 
 }  // namespace locksim

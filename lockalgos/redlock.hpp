@@ -20,7 +20,7 @@ enum class ValidityCheck : std::uint8_t { Until, Valid };
 // redlock-py: a RedisError on any node during a try that won a quorum.
 enum class RedisErrors : std::uint8_t { Raise, Ignore };  // 1.0.7+: MultipleRedlockException | 1.0.6: a no
 // Which library (and version) the model follows: [lock] flavour, parsed once.
-enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, RedlockPy102, Redsync, NodeRedlockV5, Redisson };
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, RedlockPy102, Redsync, NodeRedlockV5, Redisson, NodeRedlockV4 };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;

@@ -6,7 +6,7 @@ namespace coord {
 
 std::string describe(const Request& r) {
   switch (r.op) {
-    case Op::Connect: return "CONNECT timeout=" + format_duration(r.ttl);
+    case Op::Connect: return "CONNECT timeout=" + format_duration(r.ttl) + (r.id ? " session=" + std::to_string(r.id) : "");
     case Op::Ping: return "PING session=" + std::to_string(r.id);
     case Op::Create: return "CREATE " + r.path + "/" + r.data + " EPHEMERAL_SEQUENTIAL";
     case Op::GetChildren: return std::string("GETCHILDREN ") + r.path + (r.watch ? " watch" : "");
