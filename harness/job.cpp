@@ -32,6 +32,7 @@ class Job {
 };
 
 Task<void> Job::run() {
+  lock_.use(config_.library);
   for (int round = 0; config_.repeat == kForever || round < config_.repeat; ++round) {
     if (round > 0) co_await env_.sleep(config_.think.draw(env_.rng()));
     if (config_.job == JobKind::Hold) co_await hold();
@@ -84,8 +85,13 @@ Task<void> Job::read_modify_write() {
     env_.note(Ev::WriteRejected, {.detail = "storage did not answer the read"});
   }
 
+  // A check the library asks of the lock service, where the scenario uses
+  // one (redsync's Valid()): the algorithm records Checked or Lost itself.
+  std::optional<bool> confirmed;
+  if (write && config_.check_before_write) confirmed = co_await lock_.confirm(*grant);
+  if (confirmed && !*confirmed) write = false;
   const std::optional<Instant> believed = lock_.believed_until(*grant);
-  if (write && config_.check_before_write && believed) {
+  if (write && config_.check_before_write && !confirmed && believed) {
     // The seed's `if lock.notExpired: commit`, on this client's own clock.
     const Duration left = *believed - env_.mono_now();
     if (left <= Duration::zero()) {
@@ -102,10 +108,18 @@ Task<void> Job::read_modify_write() {
 
   if (write && !lock_.still_held()) {
     // The lock said so already (Ev::Lost); that the client therefore does
-    // not write is its own decision, which no other event shows.
+    // not write is its own decision, which no other event shows. (A
+    // library's check and the check of its own clock say "it abandons the
+    // write" in their own words.)
     write = false;
     env_.note(Ev::WriteSkipped, {.value = counter + 1});
     co_await env_.yield();
+  }
+
+  // A library scenario's application asks its library (the library notes the answer).
+  if (write && config_.library.check != LibraryCheck::None) {
+    const bool still = co_await lock_.check(config_.library.check, *grant);
+    write = still;
   }
 
   if (write) {

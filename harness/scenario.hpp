@@ -35,7 +35,7 @@ std::optional<std::string> closest_name(std::string_view name, const std::vector
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& known);
 
 // [sentinel]: the Sentinel processes; they watch the masters and fail over
-// one that is down (sim/sentinel.hpp).
+// one that is down (sim/servers/redis/sentinel.hpp).
 inline constexpr int kMaxSentinels = 9;
 struct SentinelConfig {
   bool present = false;
@@ -74,6 +74,7 @@ struct ClientConfig {
   int repeat = 1;                          // kForever: until the run ends
   DurationRange think = DurationRange::fixed(Duration::zero());  // between repeats
   bool check_before_write = false;
+  LibraryUse library;                      // a library scenario's own keys (using, check)
   Duration storage_timeout = Duration::zero();  // zero: wait for storage as long as it takes
   ClockSpec clock;
   int line = 0;

@@ -381,7 +381,7 @@ void LiveRun::start_clients() {
   const LockTargets targets{masters_, sentinels_.empty() ? kNoProc : sentinels_.front()};
   for (std::size_t i = 0; i < s_.clients.size(); ++i) {
     const ClientConfig& c = s_.clients[i];
-    // The simulator's stream for this process (sim/world.cpp): the same draws, the same values.
+    // The simulator's stream for this process (sim/process.cpp): the same draws, the same values.
     envs_.push_back(std::make_unique<LiveClientEnv>(*this, clients_[i], c.clock, world_->fork_rng("process/" + c.name)));
     LiveClientEnv& env = *envs_.back();
     locks_.push_back(algorithm.make(env, targets, s_.lock));
@@ -445,6 +445,7 @@ void LiveRun::run() {
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);
+  result_.harm = judge_->harm();
   for (const Violation& v : result_.violations) result_.verdict.insert(v.kind);
   result_.stats = *tally;
   result_.stats.events = trace.size();

@@ -171,6 +171,18 @@ class Narrator {
     if (e.kind == Ev::Crashed || e.kind == Ev::Restarted || e.kind == Ev::Promoted) key_holder_.erase(e.process);
   }
 
+  // What a library told its application (Ev::Notified's LibrarySignal).
+  std::string signal_words(std::int64_t signal) const {
+    switch (static_cast<LibrarySignal>(signal)) {
+      case LibrarySignal::Suspended: return say(lang_, W::SignalSuspended, {});
+      case LibrarySignal::Reconnected: return say(lang_, W::SignalReconnected, {});
+      case LibrarySignal::SessionLost: return say(lang_, W::SignalSessionLost, {});
+      case LibrarySignal::LockLost: return say(lang_, W::SignalLockLost, {});
+      case LibrarySignal::LeaseLost: return say(lang_, W::SignalLeaseLost, {});
+    }
+    return "?";
+  }
+
   // A try that did not get the lock, and the wait before the next
   // (Ev::Retrying): the node held another's key, refused, or did not answer.
   std::string try_failed(const TraceEvent& e) {
@@ -306,7 +318,13 @@ class Narrator {
       case Ev::Read:
         return say(lang_, W::Reads, {{"who", w}, {"value", std::to_string(e.value)}});
       case Ev::Checked:
+        if (e.key == "Valid()") return say(lang_, W::ChecksWithNodes, {{"who", w}, {"detail", detail(e)}});
+        // The job's check of its own clock carries the time left; a library's check does not.
+        if (e.value == 0) return say(lang_, W::ChecksWithLibrary, {{"who", w}, {"detail", detail(e)}});
         return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});
+      case Ev::Notified:
+        return say(lang_, W::LibraryReports, {{"who", w}, {"signal", signal_words(e.value)},
+                                              {"detail", e.detail.empty() ? "" : " (" + detail(e) + ")"}});
       case Ev::Lost:
         return say(lang_, W::GivesUpLock, {{"who", w}, {"detail", detail(e)}});
       case Ev::WriteSkipped:

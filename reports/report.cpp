@@ -192,7 +192,8 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   std::string out;
   out += paint(o.colour, "1", s.title) + "\n";
   out += fmt::format("  {}\n  {}\n", s.path, say(lang, W::SourceLine, {{"source", s.source}}));
-  std::string lock = s.lock.algorithm;
+  // A library scenario names the library, then what models it.
+  std::string lock = s.lock.library.empty() ? s.lock.algorithm : s.lock.library + " — " + s.lock.algorithm;
   if (!s.lock.flavour.empty()) lock += " (" + s.lock.flavour + ")";
   if (s.lock.ttl) lock += say(lang, W::LockTtl, {{"d", format_duration(*s.lock.ttl)}});
   lock += say(lang, W::LockFencing, {{"fencing", std::string(fencing_name(s.lock.fencing))}});
@@ -232,6 +233,9 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   std::size_t notifications = 0;
   for (const TraceEvent& e : trace.events()) notifications += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
   if (notifications > 0) out += say(lang, W::NotificationsSent, {{"n", count(notifications, W::NotificationOne, W::NotificationMany)}});
+  if (r.harm.acknowledged > 0)
+    out += say(lang, W::HarmLine, {{"lost", std::to_string(r.harm.lost)}, {"acknowledged", std::to_string(r.harm.acknowledged)},
+                                   {"percent", fmt::format("{:.1f}%", 100 * r.harm.fraction())}});
   out += say(lang, W::Footer,
              {{"seed", std::to_string(r.seed)}, {"hash", r.trace_hash}, {"events", count(r.stats.events, W::EventOne, W::EventMany)},
               {"messages", count(r.stats.messages, W::MessageOne, W::MessageMany)},
@@ -279,6 +283,7 @@ std::string json_report(const RunResult& r) {
   j["scenario"] = s.path;
   j["title"] = s.title;
   j["seed"] = r.seed;
+  if (!s.lock.library.empty()) j["library"] = s.lock.library;
   j["algorithm"] = s.lock.algorithm;
   if (!s.lock.flavour.empty()) j["flavour"] = s.lock.flavour;
   j["fencing"] = fencing_name(s.lock.fencing);
@@ -292,6 +297,12 @@ std::string json_report(const RunResult& r) {
                 {"acquisitions", r.stats.acquisitions},
                 {"failed_attempts", r.stats.failed_attempts},
                 {"sim_time_ns", r.stats.sim_time.ns()}};
+  // The harm (judge/harm.hpp): of the increments the storage accepted and
+  // acknowledged, how many the final state lost.
+  j["harm"] = {{"accepted", r.harm.accepted},
+               {"acknowledged", r.harm.acknowledged},
+               {"lost", r.harm.lost},
+               {"fraction", r.harm.fraction()}};
   // The story as records: what a reader of the text sees, each step with
   // the fields of its event (only those it has).
   if (!trace.events().empty() || trace.size() == 0) {
