@@ -23,7 +23,7 @@
 #include "cli/numbers.hpp"
 #include "cli/output_file.hpp"
 #include "cli/progress.hpp"
-#include "cli/quiz.hpp"
+#include "reports/quiz.hpp"
 #include "cli/sweep_commands.hpp"
 #include "cli/version.hpp"
 #include "harness/faults.hpp"

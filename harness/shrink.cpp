@@ -14,10 +14,12 @@ namespace {
 
 class Shrinker {
  public:
-  Shrinker(ViolationKind kind, std::uint64_t max_events) : kind_(kind), max_events_(max_events) {}
+  Shrinker(ViolationKind kind, std::uint64_t max_events, const std::function<void(int)>& on_trial)
+      : kind_(kind), max_events_(max_events), on_trial_(on_trial) {}
 
   bool fails(const Scenario& s) {
     ++trials;
+    if (on_trial_) on_trial_(trials);
     RunOptions o;
     o.max_events = max_events_;
     o.keep_events = 0;
@@ -198,12 +200,14 @@ class Shrinker {
   std::vector<Ceiling> ceilings_;
   ViolationKind kind_;
   std::uint64_t max_events_;
+  const std::function<void(int)>& on_trial_;
 };
 
 }  // namespace
 
-ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events) {
-  Shrinker k(kind, max_events);
+ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events,
+                    const std::function<void(int trials)>& on_trial) {
+  Shrinker k(kind, max_events, on_trial);
   Scenario s = failing;
   k.drop_faults(s);
   k.shorten(s);

@@ -5,6 +5,8 @@
 // the same seed, so what remains is exactly what the failure needs.
 #pragma once
 
+#include <functional>
+
 #include "harness/scenario.hpp"
 
 namespace locksim {
@@ -14,7 +16,9 @@ struct ShrinkResult {
   int trials = 0;     // simulations run
 };
 
-// REQUIRES: a run of `failing` shows a violation of `kind`.
-ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events = 2'000'000);
+// REQUIRES: a run of `failing` shows a violation of `kind`. `on_trial` hears
+// the count of trials so far as each starts (the playground's progress).
+ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t max_events = 2'000'000,
+                    const std::function<void(int trials)>& on_trial = {});
 
 }  // namespace locksim

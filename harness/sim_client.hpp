@@ -45,9 +45,9 @@ class SimClientEnv final : public ClientEnv {
   void send_staged(ProcId to, StageId id) override { self_.send_in_slot(to, id - 1); }
   void unstage(StageId id) override { self_.world().free_message_slot(id - 1); }
   void cancel_call(CallId id) override { self_.cancel_call(id); }
-  WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override { return self_.wake_at(mono_deadline, h); }
+  WakeId wake_at(Instant mono_deadline, coroutine_handle<> h) override { return self_.wake_at(mono_deadline, h); }
   void cancel_wake(WakeId id) override { self_.cancel_wake(id); }
-  void resume_soon(std::coroutine_handle<> h) override { self_.resume_soon(h); }
+  void resume_soon(coroutine_handle<> h) override { self_.resume_soon(h); }
 
  private:
   Process& self_;

@@ -5,7 +5,10 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <version>
 
 #include "harness/run.hpp"
 
@@ -26,6 +29,29 @@ std::optional<std::int64_t> whole_number(std::string_view text) {
   return v;
 }
 
+// A decimal number, all of `text`: "0.5", "-3", "1e3". std::from_chars
+// where the library has it for floating point (libstdc++); the libc++ of the
+// playground's WebAssembly build (web/) has it for integers only, so there
+// strtod (correctly rounded in musl as in glibc, and the build has no locale
+// but "C") reads the same texts: what from_chars would refuse (a sign '+',
+// spaces, hexadecimal) is refused first.
+std::optional<double> decimal(std::string_view text) {
+  double v = 0;
+#if defined(__cpp_lib_to_chars)
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+#else
+  if (text.empty() || !(text.front() == '-' || text.front() == '.' || (text.front() >= '0' && text.front() <= '9')) ||
+      text.find_first_of("xX \t") != std::string_view::npos)
+    return std::nullopt;
+  const std::string copy(text);
+  char* end = nullptr;
+  v = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return std::nullopt;
+#endif
+  return v;
+}
+
 // Parts per million, as parts per billion: "50000", "50000ppm", "0.5ppm", "5%".
 std::optional<std::int64_t> ppb_of(std::string_view text) {
   double scale = 1000.0;
@@ -34,10 +60,9 @@ std::optional<std::int64_t> ppb_of(std::string_view text) {
     text.remove_suffix(1);
     scale = 10'000'000.0;
   }
-  double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v) || std::fabs(v * scale) > 9e18) return std::nullopt;
-  return static_cast<std::int64_t>(std::llround(v * scale));
+  const std::optional<double> v = decimal(text);
+  if (!v || !std::isfinite(*v) || std::fabs(*v * scale) > 9e18) return std::nullopt;
+  return static_cast<std::int64_t>(std::llround(*v * scale));
 }
 
 std::string_view unit_example(KnobUnit unit) {

@@ -81,7 +81,7 @@ void LiveClientEnv::deliver(std::function<void()> f) {
   f();
 }
 
-void LiveClientEnv::resume_soon(std::coroutine_handle<> h) {
+void LiveClientEnv::resume_soon(coroutine_handle<> h) {
   asio::post(hub_.io(), [this, alive = alive_, epoch = epoch_, h] {
     if (!*alive || epoch != epoch_) return;
     deliver([h] { h.resume(); });
@@ -93,7 +93,7 @@ void LiveClientEnv::spawn(Task<void> task) {
   resume_soon(roots_.back().handle());
 }
 
-WakeId LiveClientEnv::wake_at(Instant mono_deadline, std::coroutine_handle<> h) {
+WakeId LiveClientEnv::wake_at(Instant mono_deadline, coroutine_handle<> h) {
   const WakeId id = next_id_++;
   const Instant now = hub_.clock().now();
   const Instant when = clocks_.mono.when_reads(mono_deadline, now);

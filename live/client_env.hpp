@@ -24,7 +24,6 @@
 #pragma once
 
 #include <chrono>
-#include <coroutine>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -39,6 +38,7 @@
 #include "lockalgos/client.hpp"
 #include "lockalgos/lock.hpp"
 #include "sim/clock.hpp"
+#include "sim/coroutine.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -121,9 +121,9 @@ class LiveClientEnv final : public ClientEnv {
   void send_staged(ProcId to, StageId id) override;
   void unstage(StageId id) override;
   void cancel_call(CallId id) override;
-  WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) override;
+  WakeId wake_at(Instant mono_deadline, coroutine_handle<> h) override;
   void cancel_wake(WakeId id) override;
-  void resume_soon(std::coroutine_handle<> h) override;
+  void resume_soon(coroutine_handle<> h) override;
 
   // --- What the run does to this client (its faults) ------------------------
   // The lock whose pushes (pub/sub messages) this client receives; may be null.

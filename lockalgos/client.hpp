@@ -16,7 +16,6 @@
 // their prvalue builds them in place in the frame; never brace-initialise one.
 #pragma once
 
-#include <coroutine>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +24,7 @@
 #include <utility>
 #include <variant>
 
+#include "sim/coroutine.hpp"
 #include "sim/message.hpp"
 #include "sim/rng.hpp"
 #include "sim/task.hpp"
@@ -106,11 +106,11 @@ class ClientEnv {
   virtual void unstage(StageId id) = 0;
   // Resume `h` once the monotonic clock reads `mono_deadline`; after
   // cancel_wake(id), `h` is not resumed by it.
-  virtual WakeId wake_at(Instant mono_deadline, std::coroutine_handle<> h) = 0;
+  virtual WakeId wake_at(Instant mono_deadline, coroutine_handle<> h) = 0;
   virtual void cancel_wake(WakeId id) = 0;
   // Resume `h` at this instant, after whatever is already due. `h` must stay
   // alive until then (only a crash, which voids the resumption, destroys it).
-  virtual void resume_soon(std::coroutine_handle<> h) = 0;
+  virtual void resume_soon(coroutine_handle<> h) = 0;
 };
 
 class ClientEnv::SleepAwaiter {
@@ -122,7 +122,7 @@ class ClientEnv::SleepAwaiter {
     if (id_ != 0) env_.cancel_wake(id_);  // destroyed asleep: a crash
   }
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { id_ = env_.wake_at(env_.mono_now() + d_, h); }
+  void await_suspend(coroutine_handle<> h) { id_ = env_.wake_at(env_.mono_now() + d_, h); }
   void await_resume() noexcept { id_ = 0; }
 
  private:
@@ -135,7 +135,7 @@ class ClientEnv::YieldAwaiter {
  public:
   explicit YieldAwaiter(ClientEnv& env) : env_(env) {}
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { env_.resume_soon(h); }
+  void await_suspend(coroutine_handle<> h) { env_.resume_soon(h); }
   void await_resume() const noexcept {}
 
  private:
@@ -171,7 +171,7 @@ class CallAwaiter final : ReplySink {
   }
 
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
+  void await_suspend(coroutine_handle<> h) {
     waiter_ = h;
     id_ = env_.start_staged(to_, std::exchange(stage_, 0), timeout_, *this, 0);
   }
@@ -197,7 +197,7 @@ class CallAwaiter final : ReplySink {
   Duration timeout_;
   StageId stage_ = 0;  // the request, until it leaves
   std::optional<Reply> reply_;  // a reply of another type counts as none
-  std::coroutine_handle<> waiter_;
+  coroutine_handle<> waiter_;
   CallId id_ = 0;
 };
 

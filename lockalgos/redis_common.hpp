@@ -5,6 +5,7 @@
 #include "lockalgos/lock.hpp"
 #include "lockalgos/options.hpp"
 #include "lockalgos/when_all.hpp"
+#include "sim/coroutine.hpp"
 
 namespace locksim {
 
@@ -125,10 +126,10 @@ class RedisCall {
   RedisCall& operator=(const RedisCall&) = delete;
 
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+  coroutine_handle<> await_suspend(coroutine_handle<> h) {
     if (direct_) {
       direct_->await_suspend(h);
-      return std::noop_coroutine();
+      return noop_coroutine();
     }
     task_.handle().promise().continuation = h;
     return task_.handle();  // start the task (symmetric transfer, as co_await on a Task does)

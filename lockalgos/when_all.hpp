@@ -18,7 +18,6 @@
 // discarded; destroying it while pending (a crash) cancels them all.
 #pragma once
 
-#include <coroutine>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "lockalgos/client.hpp"
+#include "sim/coroutine.hpp"
 
 namespace locksim {
 
@@ -79,7 +79,7 @@ class FanOut final : ReplySink {
   }
 
   bool await_ready() const noexcept { return decided(); }
-  void await_suspend(std::coroutine_handle<> h) {
+  void await_suspend(coroutine_handle<> h) {
     waiter_ = h;
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       Call& c = calls_[i];
@@ -131,7 +131,7 @@ class FanOut final : ReplySink {
   Replies<Reply> replies_;
   std::size_t answered_ = 0, accepted_ = 0, against_ = 0;
   bool resolved_ = false;
-  std::coroutine_handle<> waiter_;
+  coroutine_handle<> waiter_;
 };
 
 template <typename Reply = Payload>

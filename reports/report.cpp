@@ -184,6 +184,14 @@ std::string refusals_text(const RunResult& r, const StoryClock& clock, Lang lang
 
 }  // namespace
 
+std::string verdict_line(const RunResult& r, Lang lang) {
+  const Scenario& s = *r.scenario;
+  std::string verdict = say(lang, W::VerdictLine, {{"kinds", verdict_kinds(r, lang)}});
+  if (s.expect.present)
+    verdict += r.as_expected() ? say(lang, W::AsExpected) : say(lang, W::NotAsExpectedWas, {{"kinds", kinds_text(s.expect.violations, lang)}});
+  return verdict;
+}
+
 std::string text_report(const RunResult& r, const TextOptions& o) {
   const Scenario& s = *r.scenario;
   const Trace& trace = r.world->trace();
@@ -214,10 +222,7 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
     out += say(lang, W::LongRun, {{"kept", std::to_string(trace.events().size())}, {"events", count(trace.size(), W::EventOne, W::EventMany)}});
 
   out += "\n";
-  const bool ok = r.as_expected();
-  std::string verdict = say(lang, W::VerdictLine, {{"kinds", verdict_kinds(r, lang)}});
-  if (s.expect.present) verdict += ok ? say(lang, W::AsExpected) : say(lang, W::NotAsExpectedWas, {{"kinds", kinds_text(s.expect.violations, lang)}});
-  out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict) + "\n";
+  out += paint(o.colour, r.verdict.empty() ? "32;1" : "31;1", verdict_line(r, lang)) + "\n";
   out += violations_text(r, clock, o);
   if (s.lock.fencing == Fencing::Token) {
     std::size_t writes = 0, reads = 0;

@@ -118,6 +118,9 @@ struct TextOptions {
   Lang lang = Lang::En;
 };
 std::string text_report(const RunResult& r, const TextOptions& options = {});
+// The text report's verdict line: "Verdict: overlap ×2, stale-write — as
+// expected" (with the expected kinds when not as expected).
+std::string verdict_line(const RunResult& r, Lang lang = Lang::En);
 // One line for `locksim check`.
 std::string check_line(const RunResult& r, Lang lang = Lang::En);
 // `locksim check`'s last line: how many scenarios, how many as expected.

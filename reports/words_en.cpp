@@ -274,7 +274,7 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::ClockNoteOff, "wall clock {d} off"},
     {W::ClockNoteOffMore, ", {d} off"},
 
-    // Course mode (cli/quiz.cpp).
+    // Course mode (reports/quiz.cpp).
     {W::QuizSetup, "{path}\n\nThe set-up (its title, story and expected verdict stay hidden until you predict):\n"},
     {W::QuizLock, "lock"},
     {W::QuizNodes, "nodes"},

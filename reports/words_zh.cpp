@@ -289,7 +289,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::ClockNoteOff, "墙上时钟偏差 {d}"},
     {W::ClockNoteOffMore, "，偏差 {d}"},
 
-    // 课堂模式（cli/quiz.cpp）
+    // 课堂模式（reports/quiz.cpp）
     {W::QuizSetup, "{path}\n\n设定（标题、故事和预期判定在你预测之前都不显示）：\n"},
     {W::QuizLock, "锁"},
     {W::QuizNodes, "节点"},

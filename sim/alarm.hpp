@@ -3,7 +3,7 @@
 // deadline and decides again.
 #pragma once
 
-#include <coroutine>
+#include "sim/coroutine.hpp"
 #include <cstdint>
 #include <utility>
 
@@ -20,7 +20,7 @@ class Alarm {
       Alarm& a;
       Instant deadline;
       bool await_ready() const noexcept { return false; }
-      void await_suspend(std::coroutine_handle<> h) {
+      void await_suspend(coroutine_handle<> h) {
         a.sleeper_ = h;
         a.timer_ = a.p_.start_timer(deadline, h, 0);
       }
@@ -45,7 +45,7 @@ class Alarm {
 
  private:
   Process& p_;
-  std::coroutine_handle<> sleeper_;
+  coroutine_handle<> sleeper_;
   std::uint64_t timer_ = 0;
 };
 

@@ -4,7 +4,7 @@
 
 #include <array>
 #include <bit>
-#include <coroutine>
+#include "sim/coroutine.hpp"
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -28,9 +28,9 @@ struct Event {
   std::uint32_t epoch : 24 = 0;  // the incarnation of `pid` it is addressed to (modulo 2^24)
   Kind kind : 8 = Kind::Action;
 
-  void set_handle(std::coroutine_handle<> h) { arg = reinterpret_cast<std::uintptr_t>(h.address()); }
-  std::coroutine_handle<> handle() const {
-    return std::coroutine_handle<>::from_address(reinterpret_cast<void*>(static_cast<std::uintptr_t>(arg)));
+  void set_handle(coroutine_handle<> h) { arg = reinterpret_cast<std::uintptr_t>(h.address()); }
+  coroutine_handle<> handle() const {
+    return coroutine_handle<>::from_address(reinterpret_cast<void*>(static_cast<std::uintptr_t>(arg)));
   }
 };
 static_assert(sizeof(Event) == 32);

@@ -21,7 +21,7 @@ Process::~Process() = default;
 Instant Process::wall_now() const { return clocks_.wall.read(world_.now()); }
 Instant Process::mono_now() const { return clocks_.mono.read(world_.now()); }
 
-void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) { p.resume_soon(h); }
+void Process::YieldAwaiter::await_suspend(coroutine_handle<> h) { p.resume_soon(h); }
 
 Process::CallAwaiter Process::call(ProcId to, Payload request, Duration timeout) {
   const std::uint64_t id = world_.network().send(id_, to, 0, std::move(request));
@@ -112,12 +112,12 @@ void Process::spawn(Task<void> task) {
     std::erase_if(roots_, [](const Task<void>& t) { return t.done() && !t.handle().promise().error; });
     sweep_at_ = std::max<std::size_t>(16, 2 * roots_.size());
   }
-  const std::coroutine_handle<> h = task.handle();
+  const coroutine_handle<> h = task.handle();
   roots_.push_back(std::move(task));
   resume_soon(h);
 }
 
-void Process::resume_soon(std::coroutine_handle<> h) {
+void Process::resume_soon(coroutine_handle<> h) {
   world_.schedule(world_.now(), id_, epoch_, Event::Kind::Resume, reinterpret_cast<std::uintptr_t>(h.address()));
 }
 
@@ -149,7 +149,7 @@ void Process::on_message(Message& m) {
 // A process's timers share one queue event, set for the earliest of them: a
 // call's timeout that is cancelled when the reply comes (the usual case)
 // leaves nothing in the queue behind it, and each firing re-arms the next.
-std::uint64_t Process::start_timer(Instant mono_deadline, std::coroutine_handle<> h,
+std::uint64_t Process::start_timer(Instant mono_deadline, coroutine_handle<> h,
                                    std::uint64_t call_id) {
   const Timer t{next_timer_++, mono_deadline, h, call_id};
   timers_.push_back(t);
@@ -222,7 +222,8 @@ void Process::fire_timer(std::uint64_t generation) {
     finish_call(t.call_id, nullptr);  // timed out
     return;
   }
-  t.waiter.resume();
+  coroutine_handle<> waiter = t.waiter;  // libc++'s <experimental/coroutine> has no const resume()
+  waiter.resume();
 }
 
 void Process::reschedule_timers() { rearm_timers(); }

@@ -10,7 +10,7 @@
 //     and anything still addressed to that incarnation is dropped.
 #pragma once
 
-#include <coroutine>
+#include "sim/coroutine.hpp"
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -80,7 +80,7 @@ class Process {
   void cancel_call(std::uint64_t id);
   // Resume `h` when the monotonic clock reads `mono_deadline`; the id
   // cancel_wake takes (after which `h` is not resumed by it).
-  std::uint64_t wake_at(Instant mono_deadline, std::coroutine_handle<> h) { return start_timer(mono_deadline, h, 0); }
+  std::uint64_t wake_at(Instant mono_deadline, coroutine_handle<> h) { return start_timer(mono_deadline, h, 0); }
   void cancel_wake(std::uint64_t id) { cancel_timer(id); }
 
   // Fire and forget.
@@ -101,7 +101,7 @@ class Process {
   void spawn(Task<void> task);
   // Resume `h` (a coroutine of this process) at the current instant, through
   // the event queue: a pause holds it, a crash drops it.
-  void resume_soon(std::coroutine_handle<> h);
+  void resume_soon(coroutine_handle<> h);
 
   // Record a trace event at this process, stamped with its clock readings.
   void note(Ev kind, TraceEvent&& fields = {});
@@ -167,18 +167,18 @@ class Process {
     Process& p;
     Duration d;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { p.start_timer(p.mono_now() + d, h, 0); }
+    void await_suspend(coroutine_handle<> h) { p.start_timer(p.mono_now() + d, h, 0); }
     void await_resume() const noexcept {}
   };
   struct YieldAwaiter {
     Process& p;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h);
+    void await_suspend(coroutine_handle<> h);
     void await_resume() const noexcept {}
   };
   struct PendingCall {
     std::uint64_t id;                 // the request's message id
-    std::coroutine_handle<> waiter;   // null once it has been woken
+    coroutine_handle<> waiter;   // null once it has been woken
     ReplySink* sink = nullptr;        // set: the outcome goes here instead (start_call)
     std::uint32_t tag = 0;            // the sink's
     std::uint64_t timer_id = 0;       // its timeout, 0: none
@@ -191,10 +191,10 @@ class Process {
   struct Timer {
     std::uint64_t id;
     Instant deadline;  // on the monotonic clock
-    std::coroutine_handle<> waiter;
+    coroutine_handle<> waiter;
     std::uint64_t call_id;  // nonzero: a call's timeout rather than a sleep
   };
-  std::uint64_t start_timer(Instant mono_deadline, std::coroutine_handle<> h, std::uint64_t call_id);
+  std::uint64_t start_timer(Instant mono_deadline, coroutine_handle<> h, std::uint64_t call_id);
   void cancel_timer(std::uint64_t id);
   const Timer* earliest_timer() const;
   // Make sure an event is queued no later than when `t` is due.
@@ -237,7 +237,7 @@ class Process::CallAwaiter {
  public:
   CallAwaiter(Process& p, std::uint64_t id) : p_(&p), id_(id) {}
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) noexcept {
+  void await_suspend(coroutine_handle<> h) noexcept {
     if (PendingCall* c = p_->find_call(id_)) c->waiter = h;
   }
   std::optional<Payload> await_resume() { return p_->take_call_result(id_); }

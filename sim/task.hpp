@@ -13,10 +13,11 @@
 // `?:` (g++ 12 destroys the result of the branch not taken).
 #pragma once
 
-#include <coroutine>
 #include <exception>
 #include <optional>
 #include <utility>
+
+#include "sim/coroutine.hpp"
 
 namespace locksim {
 
@@ -28,17 +29,17 @@ namespace detail {
 struct FinalAwaiter {
   bool await_ready() const noexcept { return false; }
   template <typename P>
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) const noexcept {
+  coroutine_handle<> await_suspend(coroutine_handle<P> h) const noexcept {
     auto cont = h.promise().continuation;
-    return cont ? cont : std::noop_coroutine();
+    return cont ? cont : noop_coroutine();
   }
   void await_resume() const noexcept {}
 };
 
 struct PromiseBase {
-  std::coroutine_handle<> continuation;
+  coroutine_handle<> continuation;
   std::exception_ptr error;
-  std::suspend_always initial_suspend() const noexcept { return {}; }
+  suspend_always initial_suspend() const noexcept { return {}; }
   FinalAwaiter final_suspend() const noexcept { return {}; }
   void unhandled_exception() noexcept { error = std::current_exception(); }
 };
@@ -70,7 +71,7 @@ template <typename T>
 class [[nodiscard]] Task {
  public:
   using promise_type = detail::Promise<T>;
-  using Handle = std::coroutine_handle<promise_type>;
+  using Handle = coroutine_handle<promise_type>;
 
   Task() = default;
   explicit Task(Handle h) : h_(h) {}
@@ -96,7 +97,7 @@ class [[nodiscard]] Task {
     struct Awaiter {
       Handle h;
       bool await_ready() const noexcept { return !h || h.done(); }
-      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+      coroutine_handle<> await_suspend(coroutine_handle<> awaiting) noexcept {
         h.promise().continuation = awaiting;
         return h;  // symmetric transfer: start the child on this stack frame's behalf
       }
@@ -116,10 +117,10 @@ class [[nodiscard]] Task {
 namespace detail {
 template <typename T>
 Task<T> Promise<T>::get_return_object() noexcept {
-  return Task<T>{std::coroutine_handle<Promise<T>>::from_promise(*this)};
+  return Task<T>{coroutine_handle<Promise<T>>::from_promise(*this)};
 }
 inline Task<void> Promise<void>::get_return_object() noexcept {
-  return Task<void>{std::coroutine_handle<Promise<void>>::from_promise(*this)};
+  return Task<void>{coroutine_handle<Promise<void>>::from_promise(*this)};
 }
 }  // namespace detail
 

@@ -6,12 +6,12 @@
 // (lockalgos/client.hpp), so a pause holds it and a crash drops it.
 #pragma once
 
-#include <coroutine>
+#include "sim/coroutine.hpp"
 #include <utility>
 
 namespace locksim {
 
-// Owner: anything with resume_soon(std::coroutine_handle<>).
+// Owner: anything with resume_soon(coroutine_handle<>).
 template <typename Owner>
 class Wakeup {
  public:
@@ -29,7 +29,7 @@ class Wakeup {
       if (h_ && w_.waiter_ == h_) w_.waiter_ = {};
     }
     bool await_ready() const noexcept { return w_.fired_; }
-    void await_suspend(std::coroutine_handle<> h) noexcept { w_.waiter_ = h_ = h; }
+    void await_suspend(coroutine_handle<> h) noexcept { w_.waiter_ = h_ = h; }
     void await_resume() noexcept {
       w_.fired_ = false;
       h_ = {};
@@ -37,7 +37,7 @@ class Wakeup {
 
    private:
     Wakeup& w_;
-    std::coroutine_handle<> h_;
+    coroutine_handle<> h_;
   };
 
   Awaiter wait() { return Awaiter(*this); }
@@ -49,7 +49,7 @@ class Wakeup {
 
  private:
   Owner& owner_;
-  std::coroutine_handle<> waiter_;
+  coroutine_handle<> waiter_;
   bool fired_ = false;
 };
 

@@ -63,6 +63,33 @@ TEST_CASE("the simulation core includes nothing from live/") {
   CHECK(hits.empty());
 }
 
+// The coroutine types come from sim/coroutine.hpp alone: it picks <coroutine>
+// or, for the WebAssembly build's libc++ (web/), <experimental/coroutine>.
+// A file that includes either itself, or names std::coroutine_handle and its
+// kin, builds natively and breaks the playground's build.
+TEST_CASE("every file takes the coroutine types from sim/coroutine.hpp") {
+  static const std::regex direct(R"((#\s*include\s*<(experimental/)?coroutine>)|std::(experimental::)?(coroutine_handle|noop_coroutine|suspend_always|suspend_never)\b)");
+  std::vector<std::string> hits;
+  for (const char* dir : {"sim", "lockalgos", "judge", "harness", "reports", "live", "cli", "web", "tests", "fuzz", "bench"}) {
+    const fs::path root = fs::path(LOCKSIM_SOURCE_DIR) / dir;
+    if (!fs::is_directory(root)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      const auto ext = entry.path().extension();
+      if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h")) continue;
+      if (entry.path() == fs::path(LOCKSIM_SOURCE_DIR) / "sim" / "coroutine.hpp") continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        const auto comment = line.find("//");
+        const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+        if (std::regex_search(code, direct)) hits.push_back(entry.path().string() + ":" + std::to_string(n) + ": " + line);
+      }
+    }
+  }
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
+
 // g++ 12 corrupts aggregate temporaries inside co_await expressions (task.hpp).
 std::vector<std::string> braced_temporaries_in_co_await(const fs::path& dir) {
   static const std::regex pattern(R"(co_await[^;]*\{\s*\.[a-z_]+\s*=)");
@@ -212,7 +239,7 @@ TEST_CASE("the layer check itself catches a back-edge") {
 // simulator's World or Process.
 std::vector<std::string> outside_client_env(const fs::path& dir) {
   static const std::regex include(R"(^\s*#\s*include\s*"([^"]+)\")");
-  static const std::regex allowed(R"(lockalgos/[a-z_]+\.hpp|sim/(task|time|rng|message|trace|wakeup|servers/kind)\.hpp)");
+  static const std::regex allowed(R"(lockalgos/[a-z_]+\.hpp|sim/(task|time|rng|message|trace|wakeup|coroutine|servers/kind)\.hpp)");
   static const std::regex simulator(R"(\bworld\s*\(|\bProcess\b|\bWorld\b)");
   std::vector<std::string> hits;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {

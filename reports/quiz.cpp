@@ -1,4 +1,4 @@
-#include "cli/quiz.hpp"
+#include "reports/quiz.hpp"
 
 #include <fmt/format.h>
 
