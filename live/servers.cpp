@@ -95,17 +95,6 @@ std::string quoted(const fs::path& p) {
 
 std::string ms(Duration d) { return std::to_string(d.whole_ms()); }
 
-std::string tail(const fs::path& file, std::size_t lines) {
-  std::ifstream in(file);
-  std::vector<std::string> last;
-  for (std::string line; std::getline(in, line);) {
-    last.push_back(line);
-    if (last.size() > lines) last.erase(last.begin());
-  }
-  std::string out;
-  for (const std::string& l : last) out += "\n    " + l;
-  return out;
-}
 
 bool file_mentions(const fs::path& file, std::string_view what) {
   std::ifstream in(file);
@@ -126,6 +115,63 @@ std::vector<std::string> stat_fields(pid_t pid) {
   return fields;
 }
 
+// Starts `exe` with its stdin from /dev/null and its stdout and stderr
+// appended to `output` (spawn_process, below).
+pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+            const fs::path& output) {
+  const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) throw Error("cannot open " + output.string() + ": " + std::strerror(errno));
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  try {
+    const pid_t pid = spawn_process(exe, args, env, {in, out, out});
+    ::close(out);
+    if (in >= 0) ::close(in);
+    return pid;
+  } catch (...) {
+    ::close(out);
+    if (in >= 0) ::close(in);
+    throw;
+  }
+}
+
+// Reaps `pid` if it has exited; its status then.
+std::optional<int> try_reap(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == pid) return status;
+  if (r < 0 && errno == ECHILD) return 0;  // reaped already (SIGCHLD ignored)
+  return std::nullopt;
+}
+
+
+void check_name(const std::string& name) {
+  const bool ok = !name.empty() && name != "." && name != ".." &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+                  });
+  if (!ok) throw Error("'" + name + "' is not a node name (letters, digits, '-', '_', '.')");
+}
+
+}  // namespace
+
+std::string file_tail(const fs::path& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.erase(last.begin());
+  }
+  std::string out;
+  for (const std::string& l : last) out += "\n    " + l;
+  return out;
+}
+
+std::string exit_text(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("was killed by ") + strsignal(WTERMSIG(status));
+  return "stopped";
+}
+
 // The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 if there is no such process.
 char process_state(pid_t pid) {
   const std::vector<std::string> f = stat_fields(pid);
@@ -135,8 +181,8 @@ char process_state(pid_t pid) {
 // Starts `exe` in a process group of its own, with PR_SET_PDEATHSIG so that
 // it dies with us. Everything the child uses is made before fork: between
 // fork and exec it makes only async-signal-safe calls.
-pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
-            const fs::path& output) {
+pid_t spawn_process(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+                    ChildIo io) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -145,9 +191,6 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0) throw Error("cannot open " + output.string() + ": " + std::strerror(errno));
-  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   // No signal handler of ours may run in the child (one that writes to a
   // self-pipe would write to ours): block them all across the fork.
@@ -160,9 +203,9 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // We may have been orphaned before the prctl: then no signal would come.
     if (::getppid() != parent) ::_exit(127);
-    ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
+    ::dup2(io.in, STDIN_FILENO);
+    ::dup2(io.out, STDOUT_FILENO);
+    ::dup2(io.err, STDERR_FILENO);
     // A descriptor of ours without O_CLOEXEC (a proxy's listening socket)
     // must not live on in the child.
     if (::close_range(3, ~0U, 0) != 0)
@@ -178,37 +221,10 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
   }
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::close(out);
-  if (in >= 0) ::close(in);
   if (pid < 0) throw Error(std::string("fork: ") + std::strerror(fork_errno));
   ::setpgid(pid, pid);  // from this side too: the group exists before anyone signals it
   return pid;
 }
-
-// Reaps `pid` if it has exited; its status then.
-std::optional<int> try_reap(pid_t pid) {
-  int status = 0;
-  const pid_t r = ::waitpid(pid, &status, WNOHANG);
-  if (r == pid) return status;
-  if (r < 0 && errno == ECHILD) return 0;  // reaped already (SIGCHLD ignored)
-  return std::nullopt;
-}
-
-std::string exit_text(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("was killed by ") + strsignal(WTERMSIG(status));
-  return "stopped";
-}
-
-void check_name(const std::string& name) {
-  const bool ok = !name.empty() && name != "." && name != ".." &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-                  });
-  if (!ok) throw Error("'" + name + "' is not a node name (letters, digits, '-', '_', '.')");
-}
-
-}  // namespace
 
 bool process_alive(pid_t pid) {
   const char s = process_state(pid);
@@ -389,7 +405,7 @@ void Supervisor::write_config(Node& n) {
 }
 
 std::string Supervisor::log_tail(const Node& n) const {
-  return tail(n.output(), 10) + tail(n.log(), 20);
+  return file_tail(n.output(), 10) + file_tail(n.log(), 20);
 }
 
 void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {

@@ -173,5 +173,23 @@ std::vector<Endpoint> listening_addresses(pid_t pid);
 
 // Whether `pid` is a live (not zombie) process right now.
 bool process_alive(pid_t pid);
+// The state letter of /proc/PID/stat ('R', 'S', 'T' when stopped, 'Z', ...), or 0 if there is no such process.
+char process_state(pid_t pid);
+
+// "exited with status 1", "was killed by Killed": a waitpid status in words.
+std::string exit_text(int wait_status);
+// The last `lines` lines of `file`, each after "\n    " (none if it cannot be read).
+std::string file_tail(const std::filesystem::path& file, std::size_t lines);
+
+// A child's standard streams: descriptors of ours it gets as its 0, 1 and 2.
+struct ChildIo {
+  int in = -1, out = -1, err = -1;
+};
+// Starts `exe` as the supervisor starts its nodes: in a process group of its
+// own (the pid is its id), killed by the kernel when the thread that forked
+// it exits (PR_SET_PDEATHSIG), with no descriptor of ours but `io`, default
+// signal handling and nothing blocked. The caller closes its ends of `io`.
+pid_t spawn_process(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                    const std::vector<std::string>& env, ChildIo io);
 
 }  // namespace locksim::live
