@@ -797,12 +797,15 @@ void LiveRun::apply_link(const FaultSpec& f) {
       else p.drop(dir);
     } else if (hold) {
       p.hold(dir);
+    } else if (f.count != kForever) {
+      p.delay_next(dir, f.count, clock_.real(f.by));  // only the next `count` messages, as the simulator's
     } else {
       p.set_delay(dir, clock_.real(f.by));
     }
     if (!f.duration || (f.kind == FaultKind::Drop && f.count != kForever)) continue;
-    at_real(clock_.real(*f.duration), [this, c = c, n = n, dir, hold, kind = f.kind] {
-      if (kind == FaultKind::Delay && !hold) proxy(c, n).set_delay(dir, Duration::zero());
+    at_real(clock_.real(*f.duration), [this, c = c, n = n, dir, hold, kind = f.kind, counted = f.count != kForever] {
+      if (kind == FaultKind::Delay && !hold && counted) proxy(c, n).delay_next(dir, 0, Duration::zero());
+      else if (kind == FaultKind::Delay && !hold) proxy(c, n).set_delay(dir, Duration::zero());
       else proxy(c, n).heal(dir);
     });
   }

@@ -26,6 +26,8 @@ struct Rules {
   bool drop = false;
   int drop_next = 0;
   Duration delay = Duration::zero();
+  int delay_next = 0;                     // the next n messages wait `next_delay` more
+  Duration next_delay = Duration::zero();
 };
 
 int index(Direction d) { return d == Direction::ToServer ? 0 : 1; }
@@ -145,7 +147,12 @@ struct Link : std::enable_shared_from_this<Link> {
         ++state->dropped[index(d)];
         continue;
       }
-      p.last_due = std::max(now + real(rules.delay), p.last_due);
+      Duration extra = rules.delay;
+      if (rules.delay_next > 0) {
+        --rules.delay_next;
+        extra += rules.next_delay;
+      }
+      p.last_due = std::max(now + real(extra), p.last_due);
       p.queue.push_back({std::move(bytes), p.last_due});
     }
     return true;
@@ -262,6 +269,10 @@ void Proxy::heal() {
 void Proxy::drop(Direction d) { state_->rules[index(d)].drop = true; }
 void Proxy::drop_next(Direction d, int n) { state_->rules[index(d)].drop_next += n; }
 void Proxy::set_delay(Direction d, Duration extra) { state_->rules[index(d)].delay = extra; }
+void Proxy::delay_next(Direction d, int n, Duration extra) {
+  state_->rules[index(d)].delay_next = n;
+  state_->rules[index(d)].next_delay = extra;
+}
 
 void Proxy::sever() {
   for_each_link(*state_, [](Link& l) { l.close(true); });

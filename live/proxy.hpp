@@ -12,7 +12,8 @@
 //   hold   queue messages until heal: a partition, one-way if only one direction;
 //          messages already queued wait too, and order is kept;
 //   drop   discard messages (drop_next: only the next n);
-//   delay  each message leaves `extra` after it arrived, never before the one ahead of it;
+//   delay  each message leaves `extra` after it arrived, never before the one ahead of it
+//          (delay_next: only the next n);
 //   heal   stop holding and dropping, release what is held, in order (delay stays).
 // A connection made while a direction holds is accepted, and its messages held.
 // The end of a stream (the source's FIN, or a reset) crosses only when the
@@ -79,6 +80,9 @@ class Proxy {
   void drop(Direction d);
   void drop_next(Direction d, int n = 1);
   void set_delay(Direction d, Duration extra);
+  // The next `n` messages (from now; 0: none) wait `extra` more than set_delay's: a
+  // delay fault with a count (the reply to one request held back past a TTL).
+  void delay_next(Direction d, int n, Duration extra);
   // How each direction is cut into messages (framing::resp() until set), from
   // the next bytes read; set it before the first connection.
   void set_framing(Framing f);

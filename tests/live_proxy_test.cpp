@@ -165,6 +165,28 @@ TEST_CASE("a proxy delay of 200 ms is seen by the client and is lifted") {
   CHECK(round_trip() < 190);  // well under the delay: it is gone
 }
 
+TEST_CASE("delay_next holds back only the next messages, by the extra given") {
+  Link l;
+  Client c(l.io, l.proxy.port());
+  const auto round_trip = [&] {
+    const std::size_t before = c.replies.size();
+    const auto start = RealClock::now();
+    c.send({"PING"});
+    REQUIRE(run_until(l.io, [&] { return c.replies.size() > before; }, Duration::s(5)));
+    return std::chrono::duration_cast<std::chrono::milliseconds>(RealClock::now() - start).count();
+  };
+  l.proxy.delay_next(Direction::ToClient, 2, Duration::ms(200));
+  for (int i = 0; i < 2; ++i) {
+    const auto delayed = round_trip();
+    CHECK(delayed >= 195);
+    CHECK(delayed < 2'000);
+  }
+  CHECK(round_trip() < 190);  // the third reply: not delayed
+  l.proxy.delay_next(Direction::ToClient, 1, Duration::ms(200));
+  l.proxy.delay_next(Direction::ToClient, 0, Duration::zero());  // none after all
+  CHECK(round_trip() < 190);
+}
+
 TEST_CASE("a message never overtakes the one ahead of it when the delay shrinks") {
   Link l;
   Client c(l.io, l.proxy.port());
