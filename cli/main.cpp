@@ -26,6 +26,7 @@
 #include "cli/version.hpp"
 #include "harness/faults.hpp"
 #include "harness/run.hpp"
+#include "lockalgos/libraries.hpp"
 #include "lockalgos/registry.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
@@ -249,6 +250,14 @@ int cmd_list() {
               << "; fencing tokens: " << (a.monotonic_token ? "yes" : "no (random values only)") << "\n";
     for (const OptionInfo& f : a.flavours) std::cout << "      flavour " << f.key << ": " << f.help << "\n";
     for (const OptionInfo& o : a.options) std::cout << "      " << o.key << ": " << o.help << "\n";
+  }
+  std::cout << "\nLibraries ([lock] library = ..., which chooses the algorithm and its flavour):\n";
+  for (const LibraryInfo& l : libraries()) {
+    std::cout << "  " << l.id << " — " << l.help << "\n";
+    std::cout << "      models: " << l.algorithm << (l.flavour.empty() ? "" : ", flavour " + std::string(l.flavour))
+              << "; code: " << l.origin << "\n";
+    for (const LibraryOption& o : l.options) std::cout << "      [[client]] " << o.key << ": " << o.help << "\n";
+    for (const LibraryCheckInfo& k : l.checks) std::cout << "      check = \"" << k.name << "\": " << k.help << "\n";
   }
   std::cout << "\nFault kinds ([[fault]] kind = ...):\n";
   for (const FaultKindInfo* k : fault_kinds()) std::cout << fmt::format("  {:<12} {}\n", k->name, k->help);

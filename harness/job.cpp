@@ -32,6 +32,7 @@ class Job {
 };
 
 Task<void> Job::run() {
+  lock_.use(config_.library);
   for (int round = 0; config_.repeat == kForever || round < config_.repeat; ++round) {
     if (round > 0) co_await env_.sleep(config_.think.draw(env_.rng()));
     if (config_.job == JobKind::Hold) co_await hold();
@@ -101,6 +102,12 @@ Task<void> Job::read_modify_write() {
   }
 
   if (write && !lock_.still_held()) write = false;  // the lock already said so (Ev::Lost)
+
+  // A library scenario's application asks its library (the library notes the answer).
+  if (write && config_.library.check != LibraryCheck::None) {
+    const bool still = co_await lock_.check(config_.library.check, *grant);
+    write = still;
+  }
 
   if (write) {
     const std::int64_t token = fenced ? grant->token : -1;

@@ -12,6 +12,7 @@
 
 #include "harness/faults.hpp"
 #include "harness/toml_guard.hpp"
+#include "lockalgos/libraries.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/servers/table.hpp"
 
@@ -328,14 +329,23 @@ class Loader {
   // REQUIRES: `c` is fresh but for its line.
   void lock_table(const toml::table& t, LockConfig& c) const {
     const std::string w = "[lock]";
-    c.algorithm = str(t, "algorithm", w, c.line, true).value();
+    const LibraryInfo* lib = library(t, c);
+    if (auto a = str(t, "algorithm", w, c.line, !lib)) {
+      if (lib && *a != lib->algorithm)
+        fail(key_line(t, "algorithm"), w, "algorithm",
+             "\"" + *a + "\" contradicts library = \"" + c.library + "\", which is algorithm \"" +
+                 std::string(lib->algorithm) + "\" (leave algorithm out: the library chooses it)");
+      c.algorithm = *a;
+    } else {
+      c.algorithm = lib->algorithm;
+    }
     const AlgorithmInfo* algo = find_algorithm(c.algorithm);
     if (!algo) {
       std::vector<std::string> known;
       for (const AlgorithmInfo& a : algorithms()) known.emplace_back(a.name);
       fail(key_line(t, "algorithm"), w, "algorithm", "unknown algorithm \"" + c.algorithm + "\" (known: " + join(known) + ")");
     }
-    std::vector<std::string> allowed{"algorithm", "flavour", "fencing"};
+    std::vector<std::string> allowed{"library", "algorithm", "flavour", "fencing"};
     if (algo->takes_ttl) allowed.emplace_back("ttl");
     std::vector<std::string> option_names;
     for (const OptionInfo& o : algo->options) option_names.emplace_back(o.key);
@@ -354,7 +364,13 @@ class Loader {
       if (std::find(fl.begin(), fl.end(), *f) == fl.end()) {
         fail(key_line(t, "flavour"), w, "flavour", "\"" + *f + "\" is not a flavour of " + c.algorithm + " (flavours: " + join(fl) + ")");
       }
+      if (lib && *f != lib->flavour)
+        fail(key_line(t, "flavour"), w, "flavour",
+             "\"" + *f + "\" contradicts library = \"" + c.library + "\", which is flavour \"" +
+                 std::string(lib->flavour) + "\" of " + c.algorithm + " (leave flavour out: the library chooses it)");
       c.flavour = *f;
+    } else if (lib) {
+      c.flavour = lib->flavour;
     }
     if (auto f = choice(t, "fencing", w, {"none", "token", "lock-value"})) {
       c.fencing = *f == "token" ? Fencing::Token : *f == "lock-value" ? Fencing::LockValue : Fencing::None;
@@ -370,6 +386,23 @@ class Loader {
     }
     LockReader reader(*this, t, c.line);
     c.options = algo->parse(reader, c);
+  }
+
+  // [lock] library: a known id, or nothing. Unknown: the nearest id, and the list.
+  const LibraryInfo* library(const toml::table& t, LockConfig& c) const {
+    const auto id = str(t, "library", "[lock]", c.line);
+    if (!id) return nullptr;
+    const LibraryInfo* lib = find_library(*id);
+    if (!lib) {
+      std::vector<std::string> known;
+      for (const LibraryInfo& l : libraries()) known.emplace_back(l.id);
+      const std::string_view near = nearest_library(*id);
+      fail(key_line(t, "library"), "[lock]", "library",
+           "unknown library \"" + *id + "\"" + (near.empty() ? "" : " (did you mean \"" + std::string(near) + "\"?)") +
+               "; known: " + join(known) + " (`locksim list`)");
+    }
+    c.library = *id;
+    return lib;
   }
 
   // Only a model that replicates (Redis) takes replica_of (the lock's algorithm decides what the nodes are).
@@ -562,8 +595,11 @@ class Loader {
     if (tables.empty()) fail(1, "top level", "[[client]]", "missing: a scenario needs at least one client");
     for (const toml::table* t : tables) {
       const std::string w = "[[client]]";
-      check_keys(*t, w, {"name", "count", "start", "job", "work", "hold", "repeat", "think", "check_before_write",
-                         "storage_timeout", "clock"});
+      std::vector<std::string> keys{"name", "count", "start", "job", "work", "hold", "repeat", "think",
+                                    "check_before_write", "storage_timeout", "clock"};
+      const LibraryInfo* lib = find_library(s.lock.library);
+      library_keys_named(*t, w, lib, keys);
+      check_keys(*t, w, keys);
       ClientConfig c;
       c.line = line_of(*t);
       // count = N: N clients alike, named <name>1 .. <name>N.
@@ -599,6 +635,7 @@ class Loader {
       if (auto r = range(*t, "think", w)) c.think = *r;
       if (auto b = boolean(*t, "check_before_write", w)) c.check_before_write = *b;
       if (auto d = duration(*t, "storage_timeout", w, c.line)) c.storage_timeout = *d;
+      if (lib) library_use(*t, w, *lib, c);
       if (auto cl = clock(*t, w)) c.clock = *cl;
       if (copies == 0) {
         s.clients.push_back(c);
@@ -610,6 +647,45 @@ class Loader {
         }
       }
     }
+  }
+
+  // A library's own [[client]] keys are allowed where [lock] names a library
+  // that takes them; elsewhere the message says which libraries do.
+  void library_keys_named(const toml::table& t, const std::string& w, const LibraryInfo* lib,
+                          std::vector<std::string>& keys) const {
+    if (lib)
+      for (const LibraryOption& o : lib->options)
+        if (std::find(keys.begin(), keys.end(), o.key) == keys.end()) keys.emplace_back(o.key);
+    for (auto&& [k, v] : t) {
+      const std::string key(k.str());
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      std::vector<std::string> takers;
+      for (const LibraryInfo& l : libraries())
+        for (const LibraryOption& o : l.options)
+          if (o.key == key) takers.emplace_back(l.id);
+      if (takers.empty()) continue;  // check_keys says what it is
+      fail(static_cast<int>(k.source().begin.line), w, key,
+           (lib ? "not an option of library " + std::string(lib->id) : std::string("an option of a library scenario")) +
+               " ([lock] library = ...; libraries that take it: " + join(takers) + ")");
+    }
+  }
+
+  // The library's own keys of one [[client]], typed.
+  void library_use(const toml::table& t, const std::string& w, const LibraryInfo& lib, ClientConfig& c) const {
+    if (auto u = boolean(t, "using", w); u && *u) {
+      c.library.using_routine = true;
+      c.library.check = LibraryCheck::Aborted;  // the routine reads signal.aborted before its write
+    }
+    std::vector<std::string> names;
+    for (const LibraryCheckInfo& k : lib.checks) names.emplace_back(k.name);
+    if (auto k = choice(t, "check", w, names)) {
+      if (c.library.using_routine)
+        fail(key_line(t, "check"), w, "check", "using = true already checks signal.aborted before the write");
+      for (const LibraryCheckInfo& known : lib.checks)
+        if (known.name == *k) c.library.check = known.check;
+    }
+    if (c.job == JobKind::Hold && t.get("check"))
+      fail(key_line(t, "check"), w, "check", "applies to job = \"read-modify-write\": a check comes before the write");
   }
 
   std::string process(const toml::table& t, std::string_view key, const std::string& w, bool required) const {

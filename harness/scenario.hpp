@@ -67,6 +67,7 @@ struct ClientConfig {
   int repeat = 1;                          // kForever: until the run ends
   DurationRange think = DurationRange::fixed(Duration::zero());  // between repeats
   bool check_before_write = false;
+  LibraryUse library;                      // a library scenario's own keys (using, check)
   Duration storage_timeout = Duration::zero();  // zero: wait for storage as long as it takes
   ClockSpec clock;
   int line = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/faults/kind.hpp"
+#include "lockalgos/libraries.hpp"
 
 namespace locksim {
 
@@ -125,6 +126,13 @@ std::string to_toml(const Scenario& s) {
     line("repeat", count(c.repeat));
     if (!(c.think.is_fixed() && c.think.lo.is_zero())) line("think", range(c.think));
     line("clock", clock(c.clock));
+    // A library scenario's own keys, named as the library's table names them.
+    if (c.library.using_routine) {
+      line("using", "true");
+    } else if (const LibraryInfo* lib = find_library(s.lock.library)) {
+      for (const LibraryCheckInfo& k : lib->checks)
+        if (k.check == c.library.check) line("check", quote(std::string(k.name)));
+    }
   }
 
   for (const FaultSpec& f : s.faults) {

@@ -21,9 +21,31 @@ std::string_view fencing_name(Fencing f);
 
 inline constexpr int kForever = -1;  // for counts: retry_count, repeat
 
+// What a library's application asks the library before it writes: [[client]]
+// check = "..." in a library scenario (lockalgos/libraries.hpp names them as
+// each library does). None: it writes without asking.
+enum class LibraryCheck : std::uint8_t {
+  None,
+  Aborted,     // node-redlock using(): the routine reads signal.aborted
+  IsAcquired,  // a library's own "do I still hold it" (a flag, or a round trip: the library's)
+  Owned,       // redis-py Lock.owned(): GET the key, compare with our token
+  State,       // kazoo: client.state == KazooState.CONNECTED
+  Exists,      // kazoo: client.exists() on the lock's node
+  OnLockLost,  // redis-semaphore: an onLockLost handler that aborts the work
+};
+
+// How a client's application uses its library beyond acquire and release:
+// the library's own [[client]] keys, typed. Default: acquire, work, write,
+// release, and ask nothing.
+struct LibraryUse {
+  bool using_routine = false;  // node-redlock: the job runs inside using(): extended automatically, aborted on loss
+  LibraryCheck check = LibraryCheck::None;
+};
+
 struct LockConfig {
   // The common part.
-  std::string algorithm;                   // "redis-single", "setnx", ...
+  std::string library;                     // "kazoo@2.8.0" (lockalgos/libraries.hpp); empty: none named
+  std::string algorithm;                   // "redis-single", "setnx", ... (a library's, if it names one)
   std::string flavour;                     // empty: the algorithm's default
   std::optional<Duration> ttl;             // none: no expiry (setnx)
   Fencing fencing = Fencing::None;

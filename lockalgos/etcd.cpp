@@ -35,6 +35,13 @@ namespace {
 
 constexpr const char* kPrefix = "/lock/";
 
+// [lock] flavour's names (the registry lists the same, with their help).
+constexpr std::pair<std::string_view, EtcdFlavour> kEtcdFlavours[] = {
+    {"go-mutex", EtcdFlavour::Mutex},
+    {"python-etcd3", EtcdFlavour::PythonEtcd3},
+    {"etcd3-node", EtcdFlavour::Etcd3Node},
+};
+
 class EtcdMutex final : public Lock {
  public:
   EtcdMutex(ClientEnv& env, const LockTargets& targets, const EtcdOptions& options)
@@ -188,10 +195,212 @@ class EtcdMutex final : public Lock {
   bool session_done_ = false;
 };
 
+// python-etcd3 0.12.0's Lock (Debian python3-etcd3 0.12.0,
+// /usr/lib/python3/dist-packages/etcd3/locks.py): one key, not a prefix
+// of leased keys, and no keepalive at all.
+//   :34, 43   the key: /locks/<name>
+//   :47       its value: uuid.uuid1().bytes, once per Lock object
+//   :83-100   each try grants a new lease of the lock's ttl, then a Txn: if
+//             create_revision(key) == 0, put(key, uuid, lease), else get(key);
+//             a failed try drops its lease (it lives on until its TTL)
+//   :58-74    acquire(timeout) retries until the timeout, waiting for an event
+//             on the key in between (watch_once) — which Debian's tenacity 8.2
+//             cannot call: the application polls acquire(timeout=0), a single
+//             try, every retry_delay (default 100 ms), as the adapter does
+//   :107-116  release(): a Txn, if value(key) == uuid then delete (here: the
+//             key's lease is ours, the same test while we hold it)
+//   :118-124  refresh(): one lease keepalive; nothing calls it but the
+//             application (refresh_interval: a thread of its own, paused with it)
+//   :126-133  is_acquired(): get(key), compare with our uuid: a round trip
+//             (here: the key's create revision is the one our put made)
+// Fencing token: the key's create revision (get(key)'s KVMetadata).
+class PythonEtcd3Lock final : public Lock {
+ public:
+  PythonEtcd3Lock(ClientEnv& env, const LockTargets& targets, const EtcdOptions& options)
+      : env_(env), options_(options), etcd_(targets.nodes.front()) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const Duration timeout = options_.request_timeout;
+    for (;;) {
+      coord::Request grant = coord_request(coord::Op::LeaseGrant);
+      grant.ttl = options_.lease_ttl;
+      const auto lease = co_await env_.call_coord(etcd_, std::move(grant), timeout);
+      if (lease && lease->ok) {
+        coord::Request txn = coord_request(coord::Op::PutIfAbsent, kKey, lease->id);
+        txn.data = kKey;
+        txn.watch = true;  // tell whether it succeeded
+        const auto put = co_await env_.call_coord(etcd_, std::move(txn), timeout);
+        if (put && put->ok && put->path == kKey) {
+          lease_ = lease->id;
+          my_rev_ = put->id;
+          held_ = std::make_shared<bool>(true);
+          if (options_.refresh_interval) env_.spawn(refresh_thread(lease_, held_));
+          co_return Grant{kKey, my_rev_, std::nullopt, env_.name_of(etcd_)};
+        }
+      }
+      co_await env_.sleep(options_.retry_delay);
+    }
+  }
+
+  Task<bool> release(const Grant&) override {
+    if (held_) *held_ = false;
+    coord::Request txn = coord_request(coord::Op::DeleteKey, kKey, lease_);
+    const auto r = co_await env_.call_coord(etcd_, std::move(txn), options_.request_timeout);
+    co_return r && r->ok && r->id == 1;
+  }
+
+  Task<bool> check(LibraryCheck, const Grant&) override {
+    const auto r = co_await env_.call_coord(etcd_, coord_request(coord::Op::Range, kKey), options_.request_timeout);
+    const bool mine = r && std::any_of(r->nodes.begin(), r->nodes.end(),
+                                       [&](const coord::Node& n) { return n.path == kKey && n.revision == my_rev_; });
+    if (mine) env_.note(Ev::Checked, {.detail = "is_acquired(): the key holds its uuid"});
+    else env_.note(Ev::Lost, {.detail = r ? "is_acquired() is False: the key is gone or another's; it abandons the write"
+                                          : "is_acquired() raised: no answer; it abandons the write"});
+    co_await env_.yield();
+    co_return mine;
+  }
+
+ private:
+  static constexpr const char* kKey = "/locks/lock";
+
+  // The application's refresh thread: lock.refresh() every refresh_interval.
+  Task<void> refresh_thread(std::int64_t lease, std::shared_ptr<bool> held) {
+    for (;;) {
+      co_await env_.sleep(*options_.refresh_interval);
+      if (!*held) co_return;
+      const auto r = co_await env_.call_coord(etcd_, coord_request(coord::Op::KeepAlive, "", lease),
+                                              options_.request_timeout);
+      if (r && r->ok) env_.note(Ev::Renewed, {.value = (env_.mono_now() + r->ttl).ns()});
+    }
+  }
+
+  ClientEnv& env_;
+  const EtcdOptions& options_;
+  ProcId etcd_;
+  std::int64_t lease_ = 0;
+  std::int64_t my_rev_ = 0;
+  std::shared_ptr<bool> held_;
+};
+
+// etcd3 1.1.2's Lock for Node (npm etcd3@1.1.2, lib/lock.js, lib/lease.js):
+//   lock.js:38      leaseTTL 30 s unless .ttl(seconds)
+//   lock.js:61-81   acquire(): a new Lease (its grant, lease.js:101-119), then a
+//                   Txn: if Create(key) == 0, put(key, '', lease); else release()
+//                   (the lease revoked) and EtcdLockFailedError at once: it
+//                   never waits. The application tries again every retry_delay
+//                   (default 100 ms), as the adapter does
+//   lock.js:92-97   release(): lease.revoke() (here: delete the key if it is our
+//                   lease's, and stop keeping the lease alive)
+//   lock.js:103-110 do(fn): acquire, fn, release — nothing between tells fn the
+//                   lock is gone: `lease` is private, its 'lost' unheard
+//   lease.js:219-259 keepalive(): a stream; setInterval(fireKeepAlive, ttl/3)
+//                   from when it opens (a keepalive sent at once too); each
+//                   reply resets a debounce of ttl (lastKeepAlive = Date.now())
+//   lease.js:248-249, 266-277 a reply of TTL 0: EtcdLeaseInvalidError, 'lost';
+//                   the debounce ending: the stream torn down, keepalive()
+//                   again 100 ms later
+//   lease.js:223-227 keepalive() finding Date.now() - lastKeepAlive > 2 x ttl:
+//                   'lost'
+// Fencing token: the key's create revision (a get of the key after acquire()).
+class Etcd3NodeLock final : public Lock {
+ public:
+  Etcd3NodeLock(ClientEnv& env, const LockTargets& targets, const EtcdOptions& options)
+      : env_(env), options_(options), etcd_(targets.nodes.front()) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    const Duration timeout = options_.request_timeout;
+    for (;;) {
+      coord::Request grant = coord_request(coord::Op::LeaseGrant);
+      grant.ttl = options_.lease_ttl;
+      const auto lease = co_await env_.call_coord(etcd_, std::move(grant), timeout);
+      if (lease && lease->ok) {
+        const auto alive = std::make_shared<bool>(true);
+        env_.spawn(keep_alive(lease->id, lease->ttl, alive));
+        coord::Request txn = coord_request(coord::Op::PutIfAbsent, kKey, lease->id);
+        txn.data = kKey;
+        txn.watch = true;  // tell whether it succeeded
+        const auto put = co_await env_.call_coord(etcd_, std::move(txn), timeout);
+        const bool succeeded = put && put->ok && put->path == kKey;  // res.succeeded (lock.js:71)
+        if (succeeded) {
+          lease_ = lease->id;
+          alive_ = alive;
+          co_return Grant{kKey, put->id, std::nullopt, env_.name_of(etcd_)};
+        }
+        *alive = false;  // release(): the lease revoked, its keepalive closed
+        co_await env_.call_coord(etcd_, coord_request(coord::Op::DeleteKey, kKey, lease->id), timeout);
+      }
+      co_await env_.sleep(options_.retry_delay);
+    }
+  }
+
+  Task<bool> release(const Grant&) override {
+    if (alive_) *alive_ = false;
+    co_await env_.call_coord(etcd_, coord_request(coord::Op::DeleteKey, kKey, lease_), options_.request_timeout);
+    co_return true;  // revoke() resolves; a LeaseInvalid error is swallowed (lease.js:144-151)
+  }
+
+ private:
+  static constexpr const char* kKey = "lock";
+
+  Task<void> keep_alive(std::int64_t lease, Duration ttl, std::shared_ptr<bool> alive) {
+    Instant last = env_.wall_now();  // lastKeepAlive, on Date.now()
+    for (;;) {
+      if (env_.wall_now() - last > ttl * 2) {
+        lose(alive, "lastKeepAlive is more than 2 x ttl ago");
+        co_return;
+      }
+      // One stream: keepalives every ttl/3 from now; a reply resets the debounce.
+      Instant debounce = env_.mono_now() + ttl;
+      Instant next = env_.mono_now();
+      for (;;) {
+        if (!*alive) co_return;
+        if (env_.mono_now() >= debounce) break;  // GRPCCancelledError: torn down
+        if (env_.mono_now() >= next) {
+          next = next + ttl / 3;
+          const auto r = co_await env_.call_coord(etcd_, coord_request(coord::Op::KeepAlive, "", lease), ttl / 3);
+          if (!*alive) co_return;
+          if (r && !r->ok) {
+            lose(alive, "a keepalive reply of TTL 0: EtcdLeaseInvalidError");
+            co_return;
+          }
+          if (r) {
+            last = env_.wall_now();
+            debounce = env_.mono_now() + ttl;
+          }
+          continue;
+        }
+        co_await env_.sleep(min(next, debounce) - env_.mono_now());
+      }
+      co_await env_.sleep(Duration::ms(100));  // setTimeout(() => this.keepalive(), 100)
+    }
+  }
+
+  void lose(const std::shared_ptr<bool>& alive, const char* why) {
+    *alive = false;
+    env_.note(Ev::Notified, {.value = static_cast<std::int64_t>(LibrarySignal::LeaseLost), .detail = why});
+  }
+
+  ClientEnv& env_;
+  const EtcdOptions& options_;
+  ProcId etcd_;
+  std::int64_t lease_ = 0;
+  std::shared_ptr<bool> alive_;
+};
+
 }  // namespace
 
-std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockConfig&) {
+std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<EtcdOptions>();
+  for (const auto& [name, flavour] : kEtcdFlavours)
+    if (name == common.flavour) o->flavour = flavour;
+  const bool library = o->flavour != EtcdFlavour::Mutex;
+  if (library && r.has("version")) r.fail("version", "an option of the go-mutex flavour (concurrency.Mutex)");
+  if (library) o->lease_ttl = o->flavour == EtcdFlavour::PythonEtcd3 ? Duration::s(60) : Duration::s(30);
+  if (auto v = r.duration("retry_delay", Sign::Positive)) o->retry_delay = *v;
+  if (auto v = r.duration("refresh_interval", Sign::Positive)) o->refresh_interval = *v;
+  if (o->flavour != EtcdFlavour::PythonEtcd3 && o->refresh_interval)
+    r.fail("refresh_interval", "an option of the python-etcd3 flavour (its Lock keeps nothing alive by itself)");
+  if (!library && r.has("retry_delay")) r.fail("retry_delay", "an option of the python-etcd3 and etcd3-node flavours");
   if (auto v = r.duration("request_timeout", Sign::Positive)) o->request_timeout = *v;
   if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
   if (auto v = r.duration("lease_ttl", Sign::Positive)) o->lease_ttl = *v;
@@ -202,6 +411,8 @@ std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockCo
 
 std::unique_ptr<Lock> make_etcd(ClientEnv& env, const LockTargets& targets, const LockConfig&,
                                 const EtcdOptions& options) {
+  if (options.flavour == EtcdFlavour::PythonEtcd3) return std::make_unique<PythonEtcd3Lock>(env, targets, options);
+  if (options.flavour == EtcdFlavour::Etcd3Node) return std::make_unique<Etcd3NodeLock>(env, targets, options);
   return std::make_unique<EtcdMutex>(env, targets, options);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "lockalgos/lock.hpp"
 #include "lockalgos/options.hpp"
@@ -11,7 +12,13 @@ namespace locksim {
 // 3.4 (v3.4.3 .. v3.4.30) does not re-check its key after waiting (#11456); 3.5 does.
 enum class EtcdVersion : std::uint8_t { V3_4, V3_5 };
 
+// Whose lock: Go's concurrency.Mutex (etcdctl lock) | python-etcd3 0.12.0's Lock | etcd3 1.1.2's Lock for Node.
+enum class EtcdFlavour : std::uint8_t { Mutex, PythonEtcd3, Etcd3Node };
+
 struct EtcdOptions : AlgorithmOptions {
+  EtcdFlavour flavour = EtcdFlavour::Mutex;
+  Duration retry_delay = Duration::ms(100);      // python-etcd3, etcd3-node: the application's next try
+  std::optional<Duration> refresh_interval;      // python-etcd3: the application's refresh thread
   Duration lease_ttl = Duration::s(10);     // the session lease, etcdctl lock's
   EtcdVersion version = EtcdVersion::V3_5;
   Duration request_timeout = Duration::s(5);

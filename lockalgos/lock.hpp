@@ -48,6 +48,13 @@ class Lock {
   // grant's own validity, or later if the lock has renewed it since (Redisson's
   // watchdog extends the belief it started with).
   virtual std::optional<Instant> believed_until(const Grant& grant) const { return grant.valid_until; }
+  // A library scenario: how this client's application uses the library (its
+  // [[client]] keys), told once, before the first acquire.
+  virtual void use(const LibraryUse& /*use*/) {}
+  // The application's check before its write, as the library answers it
+  // (a flag, a state, a round trip). True: it goes on and writes. Only the
+  // checks the library's table line lists are ever asked.
+  virtual Task<bool> check(LibraryCheck /*kind*/, const Grant& /*grant*/) { co_return true; }
 };
 
 }  // namespace locksim

@@ -32,7 +32,10 @@ inline void read_single_node(OptionReader& r, const LockConfig& common, SingleNo
 // redis-single: how it releases (the catalogue's broken variants), and the
 // fencing counter's first token.
 enum class Release : std::uint8_t { CompareAndDelete, Del, GetThenDel };
+// Whose single-instance lock: the redis.io page's, or redis-py 4.3.4's Lock.
+enum class SingleFlavour : std::uint8_t { RedisIo, RedisPy };
 struct RedisSingleOptions : SingleNodeOptions {
+  SingleFlavour flavour = SingleFlavour::RedisIo;
   Release release = Release::CompareAndDelete;
   std::int64_t first_token = 1;
   ServerSetup server() const override { return {.first_token = first_token}; }

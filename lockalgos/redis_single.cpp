@@ -9,12 +9,28 @@
 // delete another client's lock) and "get-then-del" (GET, compare, DEL as two
 // commands: the key can change hands in between).
 //
+// Flavour "redis-py": redis-py 4.3.4's Lock (Debian python3-redis,
+// /usr/lib/python3/dist-packages/redis/lock.py), the same recipe as the
+// library ships it:
+//   :194-195   the token: uuid.uuid1().hex, one per acquire()
+//   :206-215   SET name token NX PX timeout; blocking: sleep 0.1 s and again,
+//              for ever (blocking_timeout None)
+//   :217-225   do_acquire: PX int(timeout * 1000)
+//   :233-243   owned(): GET name == our token, a round trip (check = "owned")
+//   :245-259   release(): the Lua compare-and-delete; 0 raises LockNotOwnedError
+//   nothing keeps a deadline: the Lock never compares the time with anything,
+//   so check_before_write has nothing to read, and nothing renews it
+//   (extend() and reacquire() are the application's to call)
+//   redis.Redis(): socket_timeout None, a command waits as long as it takes
+//
 // Assumes: the holder finishes within the TTL (no long pauses, no delayed
 // messages), the node's wall clock does not jump, the node keeps its keys.
 #include "lockalgos/redis_common.hpp"
 
 namespace locksim {
 namespace {
+
+constexpr std::string_view kRedisPy = "redis-py";  // the flavour's name in the registry
 
 class RedisSingle final : public Lock {
  public:
@@ -24,8 +40,9 @@ class RedisSingle final : public Lock {
   Task<std::optional<Grant>> acquire() override {
     const LockConfig& c = config_;
     const bool fenced = c.fencing == Fencing::Token;
+    const bool py = options_.flavour == SingleFlavour::RedisPy;
     for (int attempt = 0;; ++attempt) {
-      const LockValue value = LockValue::random(env_.rng(), 20);
+      const LockValue value = LockValue::random(env_.rng(), py ? 16 : 20);
       const Instant start = env_.mono_now();
       std::optional<redis::Reply> reply;
       if (fenced) reply = co_await node_.acquire_with_token(c.key, value, *c.ttl, c.key + ":token");
@@ -34,6 +51,7 @@ class RedisSingle final : public Lock {
       if (granted) {
         // Validity counts from before the request was sent: the key may have been
         // set at any moment after that.
+        if (py) co_return Grant{value.text(), -1, std::nullopt, node_.name()};  // it keeps no deadline
         co_return Grant{value.text(), fenced ? reply->integer : -1, start + *c.ttl, node_.name()};
       }
       if (retries_.spent(attempt)) co_return std::nullopt;
@@ -55,6 +73,17 @@ class RedisSingle final : public Lock {
     co_return RedisConnection::is_one(co_await node_.compare_and_delete(c.key, grant.value));
   }
 
+  // redis-py's owned() (lock.py:233-243): GET the key, compare with our token.
+  Task<bool> check(LibraryCheck, const Grant& grant) override {
+    const auto stored = co_await node_.get(config_.key);
+    const bool owned = stored && stored->kind == redis::Reply::Kind::Str && stored->str == grant.value;
+    if (owned) env_.note(Ev::Checked, {.detail = "owned(): the key still holds its token"});
+    else env_.note(Ev::Lost, {.detail = stored ? "owned() is False: the key holds another token, or none; it abandons the write"
+                                               : "owned() raised: no answer from Redis; it abandons the write"});
+    co_await env_.yield();
+    co_return owned;
+  }
+
  private:
   ClientEnv& env_;
   const LockConfig& config_;
@@ -67,6 +96,12 @@ class RedisSingle final : public Lock {
 
 std::shared_ptr<const AlgorithmOptions> parse_redis_single(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<RedisSingleOptions>();
+  if (common.flavour == kRedisPy) {
+    o->flavour = SingleFlavour::RedisPy;
+    o->request_timeout = Duration::zero();  // redis.Redis(): socket_timeout None
+    if (common.fencing == Fencing::Token)
+      r.fail("fencing", "redis-py's Lock issues no fencing token (its token is a random uuid1): use fencing = \"none\"");
+  }
   if (auto v = r.choice<Release>("release", {{"compare-and-delete", Release::CompareAndDelete},
                                              {"del", Release::Del},
                                              {"get-then-del", Release::GetThenDel}}))

@@ -117,6 +117,17 @@ const Flavour kFlavours[] = {
     //   :211,218-227  one value per acquire(); released once, after the last try
     {RedlockFlavour::NodeRedlockV5, true, true, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
      std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, false, 16},
+    // node-redlock v4 (redlock@4.2.0, redlock.js; what `npm install redlock` gives):
+    //   :59-62    driftFactor 0.01, retryCount 10, retryDelay 200, retryJitter 100
+    //   :366-367  one value (16 random bytes, hex, :449) for every try of a _lock()
+    //   :397      start = Date.now() read again at each try (v5 reads it once)
+    //   :411      a round waits for every server's callback (no command timeout)
+    //   :415-419  expiration = start + ttl - (round(0.01 * ttl) + 2); held iff a
+    //             quorum and expiration > Date.now(): validity > 0 (v5 never checks)
+    //   :424-428  a failed try unlocks every server, waits for them, then retries
+    //             after max(0, 200 + floor((r*2-1) * 100)) ms while attempts <= 10
+    {RedlockFlavour::NodeRedlockV4, true, true, true, false, true, false, Fanout::Parallel, false, Against::Never,
+     std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::EachTry, false, false, false, 16},
 };
 
 // The flavour, with the scenario's fanout / collect overrides applied.
@@ -139,6 +150,7 @@ constexpr std::pair<std::string_view, RedlockFlavour> kFlavourNames[] = {
     {"redlock-py", RedlockFlavour::RedlockPy},
     {"redsync", RedlockFlavour::Redsync},
     {"node-redlock-v5", RedlockFlavour::NodeRedlockV5},
+    {"node-redlock-v4", RedlockFlavour::NodeRedlockV4},
     {"redisson", RedlockFlavour::Redisson},
 };
 
@@ -149,7 +161,10 @@ std::string_view flavour_name(RedlockFlavour f) {
 }
 
 // The flavours that extend a lock, and that fan out in parallel by default.
-bool parallel_flavour(RedlockFlavour f) { return f == RedlockFlavour::Redsync || f == RedlockFlavour::NodeRedlockV5; }
+bool parallel_flavour(RedlockFlavour f) {
+  return f == RedlockFlavour::Redsync || f == RedlockFlavour::NodeRedlockV5 || f == RedlockFlavour::NodeRedlockV4;
+}
+bool node_redlock(RedlockFlavour f) { return f == RedlockFlavour::NodeRedlockV5 || f == RedlockFlavour::NodeRedlockV4; }
 
 bool is_ok(const redis::Reply& r) { return r.is_ok(); }
 bool is_one(const redis::Reply& r) { return r.kind == redis::Reply::Kind::Int && r.integer == 1; }
@@ -202,7 +217,14 @@ class Redlock final : public Lock {
         valid_until_ = *g.valid_until;
         holding_ = std::make_shared<bool>(true);
         lost_ = false;
-        if (o.auto_extend) env_.spawn(extend_while_held(value, holding_));
+        if (node_redlock(f_.id)) {
+          // node-redlock keeps the Lock's expiration on Date.now()'s clock
+          // (v5 index.js:217, v4 redlock.js:416): start + ttl - drift.
+          expiration_ = start + o.ttl - drift();
+          if (o.auto_extend || using_) env_.spawn(node_extend_while_held(value, holding_));
+        } else if (o.auto_extend) {
+          env_.spawn(extend_while_held(value, holding_));
+        }
         co_return g;
       }
       TraceEvent failed{.value = static_cast<std::int64_t>(granted)};
@@ -227,6 +249,17 @@ class Redlock final : public Lock {
   }
 
   bool still_held() const override { return !lost_; }
+
+  // node-redlock: lock.expiration > Date.now(), on the wall clock as it reads now.
+  std::optional<Instant> believed_until(const Grant& grant) const override {
+    if (!node_redlock(f_.id)) return grant.valid_until;
+    return env_.mono_now() + (expiration_ - env_.wall_now());
+  }
+
+  // node-redlock's using() (a library scenario's using = true): acquire()
+  // then extend automatically; the routine reads signal.aborted.
+  void use(const LibraryUse& use) override { using_ = use.using_routine; }
+  Task<bool> check(LibraryCheck, const Grant&) override { co_return !lost_; }
 
  private:
   std::size_t quorum() const { return nodes_.size() / 2 + 1; }
@@ -342,7 +375,7 @@ class Redlock final : public Lock {
     const std::string& key = config_.key;
     const Duration ttl = options_.ttl;
     while (*held) {
-      const Duration wait = valid_until_ - *options_.auto_extend - env_.mono_now();
+      const Duration wait = valid_until_ - extension_threshold() - env_.mono_now();
       if (wait > Duration::zero()) co_await env_.sleep(wait);
       if (!*held) co_return;
       if (env_.mono_now() >= valid_until_) {  // node-redlock refuses to extend an expired lock
@@ -372,6 +405,78 @@ class Redlock final : public Lock {
     }
   }
 
+  // node-redlock's extension, as using() runs it (v5 index.js:432-451) or an
+  // application calling lock.extend(ttl) auto_extend before expiry (v4):
+  //   queue():  setTimeout(extend, lock.expiration - Date.now() - threshold):
+  //             the delay is read on the wall clock, then timed on the
+  //             monotonic one; Node fires a delay below 1 ms after 1 ms
+  //   extend(): v5 :253 / v4 :298: lock.expiration < Date.now() -> "already
+  //             expired", an error; else the extend script on every server
+  //             (if GET == value, SET value PX ttl) with _execute's retries
+  //   v5 :256-262: a round ends at a quorum for or against; up to 11 rounds,
+  //             200 +- 100 ms apart; the new expiration is the start + ttl -
+  //             drift, never compared with the time
+  //   v4 :302 -> _lock() :393-428: every reply awaited, expiration > now
+  //             needed, and a failed try UNLOCKS every server before retrying
+  //   v5 :441-449: on an error, if lock.expiration > Date.now() extend again
+  //             at once, else signal.error and controller.abort()
+  Task<void> node_extend_while_held(LockValue value, std::shared_ptr<bool> held) {
+    const std::string& key = config_.key;
+    const Duration ttl = options_.ttl;
+    const bool v5 = f_.id == RedlockFlavour::NodeRedlockV5;
+    while (*held) {
+      co_await env_.sleep(max(Duration::ms(1), expiration_ - env_.wall_now() - extension_threshold()));
+      if (!*held) co_return;
+      for (;;) {  // extend(), and again while the old expiration has not passed (v5 :445-446)
+        if (expiration_ < env_.wall_now()) {
+          lose("Cannot extend an already-expired lock: its expiration passed " +
+               format_duration(env_.wall_now() - expiration_) + " ago on its wall clock; the signal aborts");
+          co_return;
+        }
+        const std::optional<Instant> extended = co_await node_extend_rounds(key, value, ttl, v5, held);
+        if (!*held) co_return;
+        if (extended) {
+          expiration_ = *extended;
+          valid_until_ = env_.mono_now() + (expiration_ - env_.wall_now());
+          env_.note(Ev::Renewed, {.value = valid_until_.ns(),
+                                  .detail = "extended until " + format_duration(expiration_ - Instant::zero()) +
+                                            " on its wall clock"});
+          co_await env_.yield();
+          break;
+        }
+        if (!v5 || !(expiration_ > env_.wall_now())) {
+          lose("its extension failed on every try: the signal aborts");
+          co_return;
+        }
+      }
+    }
+  }
+
+  // _execute(extendScript) with its retries: the new expiration, or nullopt
+  // (ExecutionError).
+  Task<std::optional<Instant>> node_extend_rounds(const std::string& key, const LockValue& value, Duration ttl, bool v5,
+                                                  std::shared_ptr<bool> held) {
+    const int tries = options_.retry_count ? (*options_.retry_count == kForever ? kForever : *options_.retry_count + 1)
+                                           : f_.tries;
+    for (int attempt = 0; tries == kForever || attempt < tries; ++attempt) {
+      if (attempt > 0) co_await env_.sleep(retry_delay());
+      if (!*held) co_return std::nullopt;
+      const Instant start = env_.wall_now();
+      std::vector<Call> calls = to_every_node([&] { return redis_cmd::compare_and_pexpire(key, value, ttl); });
+      const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), round_end(is_one));
+      const auto granted = static_cast<std::size_t>(
+          std::count_if(replies.begin(), replies.end(), [](const auto& r) { return RedisConnection::is_one(r); }));
+      const Instant expiration = start + ttl - drift();
+      if (granted >= quorum() && (v5 || expiration > env_.wall_now())) co_return expiration;
+      if (!v5 && *held) co_await unlock_all(value);  // redlock.js:424: lock.unlock() on the failed try
+    }
+    co_return std::nullopt;
+  }
+
+  // How much validity is left when the lock is extended: auto_extend, or
+  // using()'s automaticExtensionThreshold, 500 ms (index.js:61).
+  Duration extension_threshold() const { return options_.auto_extend.value_or(Duration::ms(500)); }
+
   void lose(const std::string& why) {
     if (lost_) return;
     lost_ = true;
@@ -385,8 +490,10 @@ class Redlock final : public Lock {
   const bool sentinel_;  // a sentinel watches the masters
   std::vector<RedisConnection> nodes_;
   Instant valid_until_;
+  Instant expiration_;  // node-redlock: the Lock's expiration, on the wall clock
   std::shared_ptr<bool> holding_;
   bool lost_ = false;
+  bool using_ = false;  // node-redlock's using(): extend automatically
   std::size_t round_errors_ = 0;  // nodes that failed in the last lock_instances
   const bool wait_for_unlock_ = options_.unlock == Unlock::Wait;
 };
@@ -410,7 +517,7 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
     r.fail("drift_factor", "a fraction of the ttl, from 0 up to 1");
   o->auto_extend = r.duration("auto_extend", Sign::Positive);
   if (o->auto_extend && !parallel_flavour(o->flavour))
-    r.fail("auto_extend", "only the redsync and node-redlock-v5 flavours extend a lock (" +
+    r.fail("auto_extend", "only the redsync and node-redlock flavours extend a lock (" +
                               std::string(flavour_name(o->flavour)) + " has no extension)");
   o->fanout = r.choice<Fanout>("fanout", {{"sequential", Fanout::Sequential}, {"parallel", Fanout::Parallel}});
   o->collect = r.choice<Collect>("collect", {{"quorum", Collect::Quorum}, {"all", Collect::All}});

@@ -17,7 +17,7 @@ enum class Unlock : std::uint8_t { Wait, NoWait };          // no-wait: CLIENT R
 // redlock-py: a RedisError on any node during a try that won a quorum.
 enum class RedisErrors : std::uint8_t { Raise, Ignore };  // 1.0.7+: MultipleRedlockException | 1.0.6: a no
 // Which library (and version) the model follows: [lock] flavour, parsed once.
-enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, Redsync, NodeRedlockV5, Redisson };
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, Redsync, NodeRedlockV5, Redisson, NodeRedlockV4 };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;

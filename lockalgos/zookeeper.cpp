@@ -321,10 +321,318 @@ class ZooKeeperLock final : public Lock {
   bool lost_noted_ = false;
 };
 
+// kazoo 2.8.0's Lock (Debian python3-kazoo 2.8.0, under
+// /usr/lib/python3/dist-packages/kazoo/), with kazoo's own connection
+// handling — not Curator's, which ZooKeeperLock above models:
+//
+//  recipe/lock.py
+//   :127-128  its node: <path>/<uuid4 hex>__lock__<seq>; the uuid is chosen
+//             once, when the Lock object is made
+//   :134-136, 183-207  acquire() runs _inner_acquire under KazooRetry
+//             (max_tries None): a ConnectionLoss, or a SessionExpiredError
+//             (ignore_expire), is tried again after 0.1 s x U(0.6, 1.4),
+//             doubling each time, at most 60 s (retry.py:45-85, 120-160)
+//   :241-254  create the node once; in a retry, find it again by its prefix
+//             (_find_node, :326-331), or create it again
+//   :256-285  get_children: ours the lowest -> held; else get(predecessor,
+//             watch) and wait for the watch or any session state change
+//             (:272 add_listener(_watch_session), :225-227)
+//   :297-314  our node not among the children: ForceRetryError, tried again
+//   :131, 217-218, 357  is_acquired is set by acquire() and cleared only by
+//             release(): nothing listens to the session while it is held
+//   :344-359  release(): client.retry(_inner_release): delete our node
+//             (NoNodeError passes) and return True
+//  protocol/connection.py (its connection thread)
+//   :677-679  read_timeout = the negotiated timeout x 2/3
+//   :586-600  select() for max(read_timeout/2 - jitter, jitter), jitter =
+//             randint(0, 40)/100 s; nothing read or to send: a ping, or if
+//             the last ping is still unanswered, ConnectionDropped
+//   :592-605  anything read, or a request to send, starts the next select
+//   :231-262  a closed socket is ConnectionDropped at once ("socket
+//             connection broken"): the server closes an expired session's
+//   :612-617  ConnectionDropped -> CONNECTING, the state SUSPENDED
+//             (client.py:542-548); pending requests fail ConnectionLoss
+//             (client.py:550-573); new ones wait in the queue (:586-606)
+//   :508-520, 539-559  it reconnects under KazooRetry: 0.1 s x U(0.6, 1.4),
+//             doubling, with the same session id (:661-666)
+//   :668-669, 621-625  the server says the session is gone:
+//             SessionExpiredError -> EXPIRED_SESSION, the state LOST
+//             (client.py:536-541); queued requests fail; then a new session
+//  client.py :107-108 KazooClient(timeout=10.0): the session timeout asked for
+//
+// No client-side expiry: LOST comes only from a reconnect the server refuses.
+// An application that does not ask writes whatever the state; a check of
+// client.state (check = "state") reads what the connection thread last set
+// — after a pause both threads are runnable, and the measured run had the
+// connection thread first: the check lets what is due at that instant run
+// before it reads — and exists() on the node (check = "exists") is a round
+// trip, which waits in the queue while SUSPENDED. A request's reply is
+// awaited for read_timeout at most here: the connection would have dropped
+// by then. Fencing token: the node's czxid.
+class KazooLock final : public Lock {
+ public:
+  KazooLock(ClientEnv& env, const LockTargets& targets, const ZooKeeperOptions& options)
+      : env_(env), options_(options), zk_(targets.nodes.front()), wake_(env), loop_wake_(env), state_changed_(env) {}
+
+  Task<std::optional<Grant>> acquire() override {
+    if (prefix_.empty()) prefix_ = env_.rng().hex_token(16) + "__lock__";  // uuid.uuid4().hex, once (:127)
+    if (state_ == State::Closed) co_await start();
+    Duration delay = kRetryDelay;
+    bool create_tried = false;
+    for (;;) {  // KazooRetry(_inner_acquire)
+      const std::optional<Grant> got = co_await inner_acquire(create_tried);
+      if (got) co_return got;
+      co_await env_.sleep(retry_sleep(delay, kLockRetryMaxDelay));
+    }
+  }
+
+  Task<bool> release(const Grant& grant) override {
+    // client.retry(_inner_release): until the delete is answered (NoNode counts).
+    Duration delay = kRetryDelay;
+    for (;;) {
+      const auto r = co_await request(coord_request(coord::Op::Delete, grant.value, session_));
+      if (r && (r->ok || r->error == "NO_NODE")) co_return true;
+      co_await env_.sleep(retry_sleep(delay, kClientRetryMaxDelay));
+    }
+  }
+
+  bool on_push(ProcId, const Payload& push) override {
+    const auto* n = std::get_if<coord::Notify>(&push);
+    if (!n) return false;
+    if (n->what == "closed") {
+      if (state_ == State::Connected) drop("socket connection broken: the server closed it");
+      return true;
+    }
+    read_something();
+    wake_.fire();  // _watch_predecessor
+    return true;
+  }
+
+  Task<bool> check(LibraryCheck kind, const Grant& grant) override {
+    if (kind == LibraryCheck::State) {
+      co_await env_.yield();  // the connection thread, runnable too, goes first
+      const bool connected = state_ == State::Connected;
+      if (connected) env_.note(Ev::Checked, {.detail = "client.state is CONNECTED"});
+      else env_.note(Ev::Lost, {.detail = "client.state is not CONNECTED; it abandons the write"});
+      co_await env_.yield();
+      co_return connected;
+    }
+    // exists(): a round trip (queued while SUSPENDED).
+    const auto r = co_await request(coord_request(coord::Op::Exists, grant.value, session_));
+    const bool there = r && r->ok;
+    if (there) env_.note(Ev::Checked, {.detail = "exists() found its node"});
+    else env_.note(Ev::Lost, {.detail = r ? "exists() found no node: its session is gone; it abandons the write"
+                                          : "exists() raised: the connection is lost; it abandons the write"});
+    co_await env_.yield();
+    co_return there;
+  }
+
+ private:
+  enum class State : std::uint8_t { Closed, Connected, Connecting, Expired };
+  static constexpr Duration kRetryDelay = Duration::ms(100);             // retry.py:45 delay=0.1
+  static constexpr Duration kLockRetryMaxDelay = Duration::s(60);        // retry.py:46 max_delay=60.0 (the Lock's)
+  static constexpr Duration kClientRetryMaxDelay = Duration::s(3600);    // client.py:82-87 retry_max_delay
+
+  Duration read_timeout() const { return timeout_ * 2 / 3; }
+
+  // KazooRetry's sleep: the current delay x U(1 - 0.4, 1 + 0.4); the next one doubles it (retry.py:137-160).
+  Duration retry_sleep(Duration& delay, Duration max_delay) {
+    const Duration sleep = env_.rng().between(delay * 6 / 10, delay * 14 / 10);
+    delay = min(sleep * 2, max_delay);
+    return sleep;
+  }
+
+  Task<std::optional<Grant>> inner_acquire(bool& create_tried) {
+    std::string node;
+    if (create_tried) {
+      const auto children = co_await request(coord_request(coord::Op::GetChildren, "/lock", session_));
+      if (!children || !children->ok) co_return std::nullopt;
+      for (const coord::Node& c : children->nodes)
+        if (c.path.find(prefix_) != std::string::npos) node = c.path;
+    }
+    create_tried = true;
+    if (node.empty()) {
+      coord::Request create = coord_request(coord::Op::Create, "/lock", session_);
+      create.data = prefix_;
+      const auto created = co_await request(std::move(create));
+      if (!created || !created->ok) co_return std::nullopt;
+      node = created->path;
+    }
+    for (;;) {
+      const auto children = co_await request(coord_request(coord::Op::GetChildren, "/lock", session_));
+      if (!children || !children->ok) co_return std::nullopt;
+      const auto it = std::find_if(children->nodes.begin(), children->nodes.end(),
+                                   [&](const coord::Node& c) { return c.path == node; });
+      if (it == children->nodes.end()) co_return std::nullopt;  // ForceRetryError
+      if (it == children->nodes.begin()) co_return Grant{node, it->revision, std::nullopt, env_.name_of(zk_)};
+      coord::Request get = coord_request(coord::Op::Exists, std::prev(it)->path, session_);
+      get.watch = true;
+      const auto pred = co_await request(std::move(get));
+      if (!pred) co_return std::nullopt;
+      if (!pred->ok) continue;  // NoNodeError: already gone
+      co_await wake_.wait();
+    }
+  }
+
+  // zk.start(): connect, a new session.
+  Task<void> start() {
+    state_ = State::Connecting;
+    for (;;) {
+      coord::Request hello = coord_request(coord::Op::Connect);
+      hello.ttl = options_.session_timeout;
+      hello.watch = true;  // it reads the socket: tell it when the server closes it
+      const auto r = co_await env_.call_coord(zk_, std::move(hello), options_.session_timeout);
+      if (r && r->ok) {
+        session_ = r->id;
+        timeout_ = r->ttl;
+        connected();
+        co_return;
+      }
+      co_await env_.sleep(retry_sleep(conn_delay_, kClientRetryMaxDelay));
+    }
+  }
+
+  void connected() {
+    const bool again = state_ == State::Connecting && session_ != 0 && seen_connected_;
+    state_ = State::Connected;
+    seen_connected_ = true;
+    conn_delay_ = kRetryDelay;  // retry.reset()
+    ping_outstanding_ = false;
+    const std::uint64_t connection = ++connection_;
+    env_.spawn(connection_loop(connection));
+    if (again) env_.note(Ev::Notified, {.value = static_cast<std::int64_t>(LibrarySignal::Reconnected)});
+    state_changed_.fire();
+    wake_.fire();  // _watch_session
+  }
+
+  // A request: waits in the queue while CONNECTING; fails at once after an
+  // expiry (until the next connect attempt); a reply that comes after its
+  // connection dropped counts as none (ConnectionLoss).
+  Task<std::optional<coord::Reply>> request(coord::Request req) {
+    while (state_ == State::Connecting) co_await state_changed_.wait();
+    if (state_ != State::Connected) co_return std::nullopt;
+    req.id = session_;
+    const std::uint64_t connection = connection_;
+    loop_wake_.fire();  // a request to send ends the select
+    auto r = co_await env_.call_coord(zk_, std::move(req), read_timeout());
+    if (connection != connection_) co_return std::nullopt;
+    if (!r) {
+      drop("no answer within the read timeout");
+      co_return std::nullopt;
+    }
+    read_something();
+    if (!r->ok && r->error == "SESSION_EXPIRED") {
+      drop("the server closed the session");
+      co_return std::nullopt;
+    }
+    co_return r;
+  }
+
+  void read_something() { loop_wake_.fire(); }
+
+  // The connection thread's loop (connection.py:586-605): a select per round.
+  Task<void> connection_loop(std::uint64_t connection) {
+    for (;;) {
+      const Duration jitter = Duration::ms(10 * env_.rng().between(std::int64_t{0}, std::int64_t{40}));
+      const Duration timeout = max(read_timeout() / 2 - jitter, jitter);
+      const std::uint64_t round = ++select_round_;
+      env_.spawn(select_timer(connection, round, timeout));
+      co_await loop_wake_.wait();
+      if (connection != connection_ || state_ != State::Connected) co_return;
+      if (timed_out_round_ != round) continue;  // something read or sent: the next select
+      if (ping_outstanding_) {
+        drop("outstanding heartbeat ping not received");
+        co_return;
+      }
+      ping_outstanding_ = true;
+      env_.spawn(ping(connection));
+    }
+  }
+
+  Task<void> select_timer(std::uint64_t connection, std::uint64_t round, Duration timeout) {
+    co_await env_.sleep(timeout);
+    if (connection != connection_ || round != select_round_) co_return;
+    timed_out_round_ = round;
+    loop_wake_.fire();
+  }
+
+  Task<void> ping(std::uint64_t connection) {
+    const auto r = co_await env_.call_coord(zk_, coord_request(coord::Op::Ping, "", session_), Duration::zero());
+    if (!r || connection != connection_) co_return;
+    if (!r->ok && r->error == "SESSION_EXPIRED") {
+      drop("the server closed the session");
+      co_return;
+    }
+    ping_outstanding_ = false;
+    read_something();
+  }
+
+  // ConnectionDropped: SUSPENDED, then reconnect with the same session.
+  void drop(const char* why) {
+    if (state_ != State::Connected) return;
+    ++connection_;
+    state_ = State::Connecting;
+    env_.note(Ev::Notified, {.value = static_cast<std::int64_t>(LibrarySignal::Suspended), .detail = why});
+    wake_.fire();  // _watch_session
+    env_.spawn(reconnect(connection_));
+  }
+
+  Task<void> reconnect(std::uint64_t connection) {
+    for (;;) {
+      co_await env_.sleep(retry_sleep(conn_delay_, kClientRetryMaxDelay));
+      if (connection != connection_) co_return;
+      // _connect: Connect with our session id (a ping stands for it: it
+      // touches a living session, and the server answers SESSION_EXPIRED
+      // for one it ended); the timeout: session timeout / hosts.
+      const auto r = co_await env_.call_coord(zk_, coord_request(coord::Op::Ping, "", session_), timeout_);
+      if (connection != connection_) co_return;
+      if (r && r->ok) {
+        connected();
+        co_return;
+      }
+      if (r && r->error == "SESSION_EXPIRED") {
+        // EXPIRED_SESSION: LOST; queued requests fail; then a new session.
+        state_ = State::Expired;
+        env_.note(Ev::Notified, {.value = static_cast<std::int64_t>(LibrarySignal::SessionLost)});
+        state_changed_.fire();
+        wake_.fire();
+        session_ = 0;
+        conn_delay_ = kRetryDelay;  // retry.reset()
+        co_await env_.sleep(retry_sleep(conn_delay_, kClientRetryMaxDelay));
+        if (connection != connection_) co_return;
+        co_await start();
+        co_return;
+      }
+    }
+  }
+
+  ClientEnv& env_;
+  const ZooKeeperOptions& options_;
+  ProcId zk_;
+  ClientWakeup wake_;           // the Lock's wake_event
+  ClientWakeup loop_wake_;      // the connection thread's select
+  ClientWakeup state_changed_;  // a queued request's wait
+  std::string prefix_;
+  State state_ = State::Closed;
+  bool seen_connected_ = false;
+  std::int64_t session_ = 0;
+  Duration timeout_ = Duration::s(10);
+  Duration conn_delay_ = kRetryDelay;
+  bool ping_outstanding_ = false;
+  std::uint64_t connection_ = 0;  // one per connection made: a dropped one's coroutines stop
+  std::uint64_t select_round_ = 0;
+  std::uint64_t timed_out_round_ = 0;
+};
+
 }  // namespace
 
-std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const LockConfig&) {
+std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<ZooKeeperOptions>();
+  if (common.flavour == "kazoo") {
+    o->flavour = ZkFlavour::Kazoo;
+    for (const char* key : {"on_suspended", "watch", "client"})
+      if (r.has(key)) r.fail(key, "an option of the curator flavour (kazoo's Lock watches its predecessor and never stops a holder)");
+  }
   if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
   if (auto v = r.duration("session_timeout", Sign::Positive)) o->session_timeout = *v;
   if (auto v = r.duration("tick_time", Sign::Positive)) o->tick_time = *v;
@@ -337,6 +645,7 @@ std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const L
 
 std::unique_ptr<Lock> make_zookeeper(ClientEnv& env, const LockTargets& targets, const LockConfig&,
                                      const ZooKeeperOptions& options) {
+  if (options.flavour == ZkFlavour::Kazoo) return std::make_unique<KazooLock>(env, targets, options);
   return std::make_unique<ZooKeeperLock>(env, targets, options);
 }
 

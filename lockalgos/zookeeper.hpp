@@ -14,7 +14,11 @@ enum class Watch : std::uint8_t { Predecessor, Parent };   // parent: every wait
 // 4/3 of the timeout after it last heard; 3.9.2 and older wait for the server.
 enum class ZkClient : std::uint8_t { V3_9_3, V3_9_2 };
 
+// Which client library: Curator 5.9.0's InterProcessMutex | kazoo 2.8.0's Lock.
+enum class ZkFlavour : std::uint8_t { Curator, Kazoo };
+
 struct ZooKeeperOptions : AlgorithmOptions {
+  ZkFlavour flavour = ZkFlavour::Curator;
   Duration session_timeout = Duration::s(10);  // asked for; the server clamps it to [2, 20] ticks
   Duration tick_time = Duration::s(2);         // the server's
   OnSuspended on_suspended = OnSuspended::Continue;

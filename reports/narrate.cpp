@@ -160,6 +160,18 @@ class Narrator {
     if (e.kind == Ev::Command && e.peer != kNoProc && e.content != 0) applied_[{e.peer, e.content}] = e.at;
   }
 
+  // What a library told its application (Ev::Notified's LibrarySignal).
+  std::string signal_words(std::int64_t signal) const {
+    switch (static_cast<LibrarySignal>(signal)) {
+      case LibrarySignal::Suspended: return say(lang_, W::SignalSuspended, {});
+      case LibrarySignal::Reconnected: return say(lang_, W::SignalReconnected, {});
+      case LibrarySignal::SessionLost: return say(lang_, W::SignalSessionLost, {});
+      case LibrarySignal::LockLost: return say(lang_, W::SignalLockLost, {});
+      case LibrarySignal::LeaseLost: return say(lang_, W::SignalLeaseLost, {});
+    }
+    return "?";
+  }
+
   std::string renewed(const TraceEvent& e) const {
     std::string s = e.detail.empty() ? say(lang_, W::Renews, {{"who", who(e)}}) : say(lang_, W::RenewsWith, {{"who", who(e)}, {"detail", detail(e)}});
     if (e.value > 0) s += say(lang_, W::RenewValidUntil, {{"t", stamp(Instant::from_ns(e.value))}});
@@ -272,7 +284,12 @@ class Narrator {
       case Ev::Read:
         return say(lang_, W::Reads, {{"who", w}, {"value", std::to_string(e.value)}});
       case Ev::Checked:
+        // The job's check of its own clock carries the time left; a library's check does not.
+        if (e.value == 0) return say(lang_, W::ChecksWithLibrary, {{"who", w}, {"detail", detail(e)}});
         return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});
+      case Ev::Notified:
+        return say(lang_, W::LibraryReports, {{"who", w}, {"signal", signal_words(e.value)},
+                                              {"detail", e.detail.empty() ? "" : " (" + detail(e) + ")"}});
       case Ev::Lost:
         return say(lang_, W::GivesUpLock, {{"who", w}, {"detail", detail(e)}});
       case Ev::Writing:

@@ -172,7 +172,8 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   std::string out;
   out += paint(o.colour, "1", s.title) + "\n";
   out += fmt::format("  {}\n  {}\n", s.path, say(lang, W::SourceLine, {{"source", s.source}}));
-  std::string lock = s.lock.algorithm;
+  // A library scenario names the library, then what models it.
+  std::string lock = s.lock.library.empty() ? s.lock.algorithm : s.lock.library + " — " + s.lock.algorithm;
   if (!s.lock.flavour.empty()) lock += " (" + s.lock.flavour + ")";
   if (s.lock.ttl) lock += say(lang, W::LockTtl, {{"d", format_duration(*s.lock.ttl)}});
   lock += say(lang, W::LockFencing, {{"fencing", std::string(fencing_name(s.lock.fencing))}});
@@ -259,6 +260,7 @@ std::string json_report(const RunResult& r) {
   j["scenario"] = s.path;
   j["title"] = s.title;
   j["seed"] = r.seed;
+  if (!s.lock.library.empty()) j["library"] = s.lock.library;
   j["algorithm"] = s.lock.algorithm;
   if (!s.lock.flavour.empty()) j["flavour"] = s.lock.flavour;
   j["fencing"] = fencing_name(s.lock.fencing);

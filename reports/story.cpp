@@ -92,7 +92,7 @@ std::vector<bool> decisive_steps(const Trace& trace, const std::vector<Step>& st
       switch (e->kind) {
         case Ev::Acquired: case Ev::Paused: case Ev::Resumed: case Ev::Lost: case Ev::Writing: case Ev::StorageWrite:
         case Ev::StorageReject: case Ev::WriteRejected: case Ev::Releasing: case Ev::Released: case Ev::ReleaseFailed:
-        case Ev::Expired: case Ev::KeyDeleted: case Ev::Checked: case Ev::Claiming:
+        case Ev::Expired: case Ev::KeyDeleted: case Ev::Checked: case Ev::Claiming: case Ev::Notified:
           decisive[i] = decisive[i] || involved;
           break;
         case Ev::Crashed: case Ev::Restarted: case Ev::ClockJumped: case Ev::ClockDrift: case Ev::Promoted:

@@ -61,6 +61,10 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
       const bool created = it == keys_.end();
       if (created) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
       r.id = it->second.create_revision;
+      // Asked (watch: python-etcd3's and etcd3's Locks read the Txn's
+      // `succeeded`), say whether this request put the key (message.hpp's
+      // path); Go's Mutex does not ask, and its replies stay as they were.
+      if (created && req.watch) r.path = req.path;
       if (created) note_holders(req.path);
       // The Txn's second op: Get(prefix `data`, FirstCreate) — the owner.
       for (auto k = keys_.lower_bound(req.data); k != keys_.end() && k->first.rfind(req.data, 0) == 0; ++k)
@@ -76,10 +80,15 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
       if (!keys_.count(req.path)) notify(from, req.path, "deleted");
       else watch(delete_watches_[req.path], from);
       break;
-    case Op::DeleteKey:
-      r.id = keys_.count(req.path) ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
-      delete_key(req.path, "", from);
+    case Op::DeleteKey: {
+      // id: a Txn's compare first (python-etcd3's release: the value is ours;
+      // etcd3's revoke of our lease): delete only a key put with lease `id`.
+      const auto it = keys_.find(req.path);
+      const bool match = it != keys_.end() && (req.id == 0 || it->second.lease == req.id);
+      r.id = match ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
+      if (match) delete_key(req.path, "", from);
       break;
+    }
     default:
       return error("UNIMPLEMENTED");
   }

@@ -132,10 +132,11 @@ enum class Op : std::uint8_t {
   LeaseGrant,   // ttl
   KeepAlive,    // id: the lease
   PutIfAbsent,  // Txn: if CreateRevision(path) == 0, Put(path, lease id); and Get(prefix `data`, FirstCreate).
-                // reply: id = path's create revision, nodes = the first-created key under the prefix
+                // reply: id = path's create revision, nodes = the first-created key under the prefix,
+                // with watch: path = the key if this Txn put it (it succeeded), else empty
   Range,        // keys under the prefix `path`, with create revisions
   WatchDelete,  // notify when `path` is deleted (at once if it does not exist)
-  DeleteKey,    // delete `path`
+  DeleteKey,    // delete `path`; with id (a lease): only if the key was put with that lease
   // Chubby (and Ping as its KeepAlive, Connect as its session)
   Acquire,      // the lock `path` for session `id`, lock-delay `delay`; answered when granted: id = its generation
   Release,      // the lock `path`, held by session `id`

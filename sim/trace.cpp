@@ -44,6 +44,7 @@ std::string_view event_name(Ev kind) {
     case Ev::StorageReject: return "storage-reject";
     case Ev::Fault: return "fault";
     case Ev::Holder: return "holder";
+    case Ev::Notified: return "notified";
   }
   return "?";
 }

@@ -73,9 +73,22 @@ enum class Ev : std::uint8_t {
   Holder,  // key: the lock; owner: the client the node now holds it for (kNoProc: nobody). The
            // coordination services' statement of who holds a lock, made when it changes (the judge's
            // ServiceHoldings); detail: why
+  // Clients, again.
+  Notified,  // the client's library told the application something (value: a LibrarySignal): a
+             // state change, a lost-lock callback, an abort. What the application does about it
+             // is its own (a library scenario's check); Lost is when it gives up
 };
 // The last event kind: every kind is in [Started, kLastEvent].
-inline constexpr Ev kLastEvent = Ev::Holder;
+inline constexpr Ev kLastEvent = Ev::Notified;
+
+// What a library tells its application (Ev::Notified's value), as the library names it.
+enum class LibrarySignal : std::uint8_t {
+  Suspended,    // kazoo: KazooState.SUSPENDED, the connection is lost, the session may live
+  Reconnected,  // kazoo: KazooState.CONNECTED again, the same session
+  SessionLost,  // kazoo: KazooState.LOST, the session expired (its ephemeral nodes are gone)
+  LockLost,     // redis-semaphore: onLockLost(LostLockError), a refresh found the key not ours
+  LeaseLost,    // etcd3 (Node): the lease's 'lost' event
+};
 
 // The name used in the trace and in `on = "<process> <event>"` fault triggers.
 std::string_view event_name(Ev kind);

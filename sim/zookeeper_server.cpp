@@ -42,7 +42,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
     // Timeouts are clamped to [2, 20] x tickTime.
     const Duration timeout = max(tick_ * 2, min(req.ttl, tick_ * 20));
     const std::int64_t id = next_session_++;
-    Session& s = sessions_[id] = Session{from, timeout, Instant::zero(), {}};
+    Session& s = sessions_[id] = Session{from, timeout, Instant::zero(), {}, req.watch};
     touch(s);
     Reply r;
     r.id = id;
@@ -171,6 +171,10 @@ Task<void> ZooKeeperServer::expire_sessions() {
       // closeSession: the session (and its watches) go, then its ephemerals,
       // whose deletion fires the other sessions' watches.
       const std::set<std::string> ephemerals = std::move(sessions_.at(id).ephemerals);
+      const Session& gone = sessions_.at(id);
+      // ZooKeeperServer.expire -> closeSession: the session's connection is
+      // closed, and a client that reads it sees EOF at once.
+      if (gone.close_notice) notify(gone.client, "", "closed");
       sessions_.erase(id);
       for (const std::string& path : ephemerals)
         delete_node(path, "because its session expired: the server had not heard from it for its timeout, rounded up to the tick", kNoProc);
@@ -189,6 +193,7 @@ void ZooKeeperServer::digest(Digest& d) const {
     d.add(s.timeout);
     d.add(s.expires);
     for (const std::string& e : s.ephemerals) d.add(e);
+    if (s.close_notice) d.add(std::uint64_t{1});
   }
   for (const auto& [path, n] : nodes_) {
     d.add(path);

@@ -33,6 +33,11 @@ class ZooKeeperServer : public CoordinationServer {
     Duration timeout;
     Instant expires;  // on our monotonic clock, a multiple of tick_time
     std::set<std::string> ephemerals;
+    // The client asked (Connect's watch) to be told when the server closes
+    // the session's connection, as its expiry does: a kazoo client reads the
+    // closed socket at once (its select() sees EOF), where the Curator model
+    // times its silence instead.
+    bool close_notice = false;
   };
   struct Znode {
     std::int64_t czxid;

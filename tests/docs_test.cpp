@@ -54,7 +54,7 @@ std::map<std::string, std::string> catalogue_rows(const std::string& text) {
 
 // Every `scenarios/....toml` the text names, in a table or not.
 std::set<std::string> named_scenarios(const std::string& text) {
-  static const std::regex name(R"(scenarios/[A-Za-z0-9_./-]+\.toml)");
+  static const std::regex name(R"(scenarios/[A-Za-z0-9_./@-]+\.toml)");
   std::set<std::string> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it)
     out.insert(it->str());

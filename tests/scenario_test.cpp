@@ -199,7 +199,7 @@ TEST_CASE("every class of bad input names the file, the line and the key") {
       {"missing ttl", "ttl = \"10s\"\n", "", "[lock] 'ttl': missing"},
       {"token fencing without tokens", "algorithm = \"redis-single\"\nttl = \"10s\"", "algorithm = \"redlock\"\nttl = \"10s\"",
        "x.toml:10: [lock] 'fencing': redlock offers no monotonic fencing token"},
-      {"unknown flavour", "fencing = \"token\"", "fencing = \"token\"\nflavour = \"x\"", "[lock] 'flavour': redis-single has no flavours"},
+      {"unknown flavour", "fencing = \"token\"", "fencing = \"token\"\nflavour = \"x\"", "[lock] 'flavour': \"x\" is not a flavour of redis-single (flavours: redis.io, redis-py)"},
       {"duplicate names", "name = \"client2\"", "name = \"client1\"", "x.toml:30: [[client]] 'name': \"client1\" is already the name"},
       {"unknown target", "target = \"client1\"", "target = \"clinet1\"", "x.toml:38: [[fault]] pause 'target': no process named \"clinet1\""},
       {"unknown process in on", "on = \"client1 acquired#2\"", "on = \"client9 acquired\"", "x.toml:35: [[fault]] pause 'on': no process named"},
@@ -511,9 +511,9 @@ TEST_CASE("token fencing for setnx is rejected at the fencing key, pointing at t
 TEST_CASE("an unknown flavour is rejected with the algorithm's flavours, and none for one without") {
   check_rejected(small("\"redis-single\"", "\"redlock\"\nflavour = \"redlock-go\""), "scenarios/x.toml:8: [lock] 'flavour'",
                  "\"redlock-go\" is not a flavour of redlock (flavours: redlock-rb, redlock-rb-2014, redlock-py, "
-                 "redsync, node-redlock-v5, redisson)");
-  check_rejected(small("ttl = \"10s\"", "ttl = \"10s\"\nflavour = \"redsync\""), "scenarios/x.toml:9: [lock] 'flavour'",
-                 "redis-single has no flavours");
+                 "redsync, node-redlock-v5, redisson, node-redlock-v4)");
+  check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nflavour = \"redsync\""), "scenarios/x.toml:8: [lock] 'flavour'",
+                 "setnx has no flavours");
   const Scenario s = parse_scenario(small("\"redis-single\"", "\"redlock\"\nflavour = \"redsync\""), "x.toml");
   CHECK(s.lock.flavour == "redsync");
 }
