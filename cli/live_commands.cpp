@@ -42,6 +42,17 @@ const char* const kScaleHelp =
     "report's times are scenario times, measured. Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, "
     "loopback latency; a margin thinner than ~20 ms of real time is warned about";
 
+// A live error as one line. A server's comes with its log's tail on the lines
+// after ("...; its output and log:\n    ..."): the log stays with --keep.
+std::string one_line(std::string message) {
+  const auto nl = message.find('\n');
+  if (nl == std::string::npos) return message;
+  message.erase(nl);
+  if (!message.empty() && message.back() == ':')
+    if (const auto clause = message.rfind("; "); clause != std::string::npos) message.erase(clause);
+  return message + " (run with --keep DIR to keep its log)";
+}
+
 }  // namespace
 
 CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
@@ -86,6 +97,11 @@ int cmd_live(const LiveArgs& a) {
     } catch (const live::Interrupted& e) {
       std::cerr << "locksim live: " << e.what() << "\n";
       return 130;
+    } catch (const live::Error& e) {
+      // A server that would not start, an external client that could not run:
+      // one line, exit 2, nothing left running.
+      std::cerr << "locksim live: " << file << ": " << one_line(e.what()) << "\n";
+      return kExitBadInput;
     }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     if (trace_out) trace_out->commit();

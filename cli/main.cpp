@@ -17,6 +17,7 @@
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
+#include "cli/matrix_command.hpp"
 #include "cli/new_scenario.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output_file.hpp"
@@ -382,6 +383,7 @@ int main(int argc, char** argv) {
 
   const auto run_explore_commands = cli::add_explore_commands(app);
   const auto run_diff_redis = add_diff_redis_command(app);
+  const auto run_matrix = add_matrix_command(app);
   const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
@@ -401,6 +403,7 @@ int main(int argc, char** argv) {
     if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;
     if (const auto status = run_diff_redis()) return *status;
+    if (const auto status = run_matrix()) return *status;
     if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

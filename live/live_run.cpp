@@ -12,6 +12,7 @@
 #include "harness/job.hpp"
 #include "live/blocking_client.hpp"
 #include "live/client_env.hpp"
+#include "live/external/external_clients.hpp"
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
 #include "lockalgos/registry.hpp"
@@ -51,6 +52,8 @@ bool needs_shim(const Scenario& s, const NodeConfig& n) {
 }  // namespace
 
 std::optional<std::string> live_unsupported(const Scenario& s) {
+  if (!s.lock.library.empty())
+    if (auto why = external::external_unsupported(s)) return why;
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
   if (algorithm->server != ServerKind::Redis)
@@ -96,6 +99,7 @@ std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
 }
 
 std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k) {
+  if (!s.lock.library.empty()) return 1;  // a real library keeps real time
   Duration thinnest = Duration::s(3600);
   auto margin = [&](Duration d) {
     if (d < Duration::zero()) d = -d;
@@ -162,6 +166,8 @@ class LiveRun final : public LiveHub {
   void start_replication();
   void add_processes();
   void start_clients();
+  void make_external();
+  void end_when_finished();
   void arm_faults();
   void apply(const FaultSpec& f);
   void apply_link(const FaultSpec& f);
@@ -221,6 +227,7 @@ class LiveRun final : public LiveHub {
   };
   std::vector<Trigger> triggers_;
   std::uint64_t next_message_ = 1;
+  std::unique_ptr<external::ExternalClients> external_;  // a library's clients, run by its adapter
 };
 
 // A connection of the run's own to a node, subscribed to its expiry notifications.
@@ -242,6 +249,7 @@ LiveRun::LiveRun(const Scenario& s, const LiveOptions& o, RunResult& result) : s
 }
 
 LiveRun::~LiveRun() {
+  external_.reset();  // the adapters first: killed, none continued
   for (auto& env : envs_) env.reset();  // their coroutines first: they refer to the locks
   locks_.clear();
   for (auto& [node, sub] : subscribers_) {
@@ -346,8 +354,12 @@ void LiveRun::start_servers() {
   }
   names_ = sup_->names();
   for (ProcId c : clients_)
-    for (ProcId n : nodes_)
-      proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(world_->trace().name(n))});
+    for (ProcId n : nodes_) {
+      const std::uint16_t port = sup_->port(world_->trace().name(n));
+      // An external client's link ends at an observer in front of the node (live/external/redis_observer.hpp).
+      proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
+      if (external_) external_->attach(c, n, *proxies_[{c, n}]);
+    }
 }
 
 // A replica follows its master through a proxy of the run's own, which delays
@@ -376,7 +388,35 @@ void LiveRun::start_replication() {
   io_.restart();
 }
 
+// A library's clients: its adapter's processes (live/external/external_clients.hpp).
+void LiveRun::make_external() {
+  external::ExternalClients::Setup setup{.scenario = s_, .adapter = *external::find_adapter(s_.lock.library)};
+  setup.clients = clients_;
+  setup.nodes = nodes_;
+  setup.storage = storage_;
+  for (const NodeConfig& n : s_.nodes)
+    if (needs_shim(s_, n)) setup.shimmed_nodes.insert(id(n.name));
+  setup.dir = sup_->root();
+  for (const ClientConfig& c : s_.clients) setup.rngs.push_back(world_->fork_rng("process/" + c.name));
+  external_ = std::make_unique<external::ExternalClients>(*this, std::move(setup));
+}
+
+// The run ends once every job is done and no fault is still to come: what
+// happens after that cannot change the verdict, and a real library's run
+// need not wait out a duration written for the simulator.
+void LiveRun::end_when_finished() {
+  at_real(Duration::ms(50), [this] {
+    const Instant now = clock_.now();
+    const bool to_come = std::any_of(s_.faults.begin(), s_.faults.end(), [&](const FaultSpec& f) {
+      return f.at && Instant::zero() + *f.at + f.duration.value_or(Duration::zero()) > now;
+    });
+    if (external_->finished() && !to_come) return io_.stop();
+    end_when_finished();
+  });
+}
+
 void LiveRun::start_clients() {
+  if (external_) return external_->start_jobs();
   const AlgorithmInfo& algorithm = *find_algorithm(s_.lock.algorithm);
   const LockTargets targets{masters_, sentinels_.empty() ? kNoProc : sentinels_.front()};
   for (std::size_t i = 0; i < s_.clients.size(); ++i) {
@@ -400,8 +440,10 @@ void LiveRun::start_clients() {
 
 void LiveRun::run() {
   add_processes();
+  if (!s_.lock.library.empty()) make_external();
   start_servers();
   for (ProcId n : nodes_) subscribe_expiry(n);
+  if (external_) external_->start_adapters();
   storage_state_.fencing = s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
                            : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
                                                                    : StorageFencing::None;
@@ -432,6 +474,7 @@ void LiveRun::run() {
   auto end = std::make_unique<asio::steady_timer>(io_, clock_.real_at(Instant::zero() + s_.duration));
   end->async_wait([this](const error_code&) { io_.stop(); });
   timers_.push_back(std::move(end));
+  if (external_) end_when_finished();
   // Ctrl-C and SIGTERM unwind, so that every server is stopped and the temporary directories removed.
   bool interrupted = false;
   asio::signal_set signals(io_, SIGINT, SIGTERM);
@@ -442,6 +485,7 @@ void LiveRun::run() {
   });
   io_.run();
   if (interrupted) throw Interrupted("interrupted: every server it started is stopped");
+  if (external_) external_->rethrow();
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);
@@ -594,6 +638,7 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
 }
 
 void LiveRun::on_expired(ProcId node, const std::string& key) {
+  if (external_) return external_->node_expired(node, key);
   auto it = owners_.find({node, key});
   if (it == owners_.end()) return;
   if (it->second.synthesized != RealClock::time_point{} && RealClock::now() - it->second.synthesized < std::chrono::seconds(1)) {
@@ -646,6 +691,8 @@ void LiveRun::arm_faults() {
         if (!ec) apply(f);
       });
       timers_.push_back(std::move(timer));
+    } else if (external_ && external_->anchored(f)) {
+      continue;  // the adapter stops itself at that event
     } else {
       const auto ev = event_from_name(f.on_event);
       if (!ev) throw ScenarioError(s_.path + ": unknown trigger event " + f.on_event);
@@ -685,6 +732,7 @@ void LiveRun::apply(const FaultSpec& f) {
     }
     default: break;
   }
+  if (external_ && external_->handles(f)) return external_->apply(f);
   const ProcId target = id(f.target);
   for (auto& env : envs_) {
     if (env->id() != target) continue;
@@ -724,6 +772,7 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
         if (master == node) proxy->sever();
       sup_->crash(name);
       crashed_at_[node] = RealClock::now();
+      if (external_) external_->node_crashed(node);
       return;
     case FaultKind::Restart: {
       Duration wait = Duration::zero();
@@ -739,6 +788,7 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
         if (config && config->persistence == locksim::Persistence::None)
           for (auto& [key, owner] : owners_)
             if (key.first == node) owner.client = kNoProc;
+        if (external_) external_->node_restarted(node, config && config->persistence == locksim::Persistence::None);
         subscribe_expiry(node);
       });
       return;
@@ -834,7 +884,13 @@ void LiveRun::apply_partition(const FaultSpec& f) {
           if (proxies_.count({x, y})) cut.emplace_back(x, y, Direction::ToServer);
           else if (proxies_.count({y, x})) cut.emplace_back(y, x, Direction::ToClient);
     }
-  for (auto [c, n, dir] : cut) proxy(c, n).drop(dir);
+  // A real library's connection is held instead (live/README.md, "External
+  // clients"): a real partition delays TCP's segments, it loses none out of
+  // the middle of a stream, and a library with no command timeout would read
+  // a later request's reply as the lost one's.
+  for (auto [c, n, dir] : cut)
+    if (external_) proxy(c, n).hold(dir);
+    else proxy(c, n).drop(dir);
   partitions_.push_back(groups);
   one_way_.push_back(f.one_way);
   note_world(label + (f.duration ? " for " + format_duration(*f.duration) : ""));
@@ -856,6 +912,8 @@ namespace locksim::live {
 RunResult run_live(const Scenario& s, const LiveOptions& options) {
   if (auto why = live_unsupported(s)) throw ScenarioError(s.path + ": " + *why);
   if (options.time_scale < 1) throw ScenarioError("--time-scale must be 1 or more");
+  if (!s.lock.library.empty() && options.time_scale != 1)
+    throw ScenarioError(s.path + ": [lock] library = \"" + s.lock.library + "\" runs the real library, in real time: --time-scale must be 1");
   RunResult result;
   result.owned_scenario = std::make_shared<const Scenario>(s);
   result.scenario = result.owned_scenario.get();

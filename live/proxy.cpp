@@ -47,6 +47,7 @@ struct Proxy::State {
   std::uint64_t dropped[2] = {0, 0};
   std::uint64_t accepted = 0;
   Framing framing[2] = {framing::resp(), framing::resp()};
+  Proxy::Tap tap;  // set_tap
   // Open links. A link leaves the list when it closes, which breaks the
   // link -> state -> link cycle; in-flight handlers keep it alive until they run.
   std::list<std::shared_ptr<Link>> links;
@@ -75,13 +76,14 @@ struct Pipe {
 };
 
 struct Link : std::enable_shared_from_this<Link> {
-  Link(std::shared_ptr<Proxy::State> s, tcp::socket c)
-      : state(std::move(s)), client(std::move(c)), server(state->io), pipes{Pipe(state->io), Pipe(state->io)} {}
+  Link(std::shared_ptr<Proxy::State> s, tcp::socket c, std::uint64_t n)
+      : state(std::move(s)), client(std::move(c)), server(state->io), pipes{Pipe(state->io), Pipe(state->io)}, number(n) {}
 
   std::shared_ptr<Proxy::State> state;
   tcp::socket client;
   tcp::socket server;
   Pipe pipes[2];  // [ToServer]: client -> server, [ToClient]: server -> client
+  std::uint64_t number;  // in the order the proxy accepted its connections (Proxy::Tap)
   bool connected = false;
   bool closed = false;
 
@@ -142,9 +144,11 @@ struct Link : std::enable_shared_from_this<Link> {
       if (!len) return true;
       std::string bytes = p.pending.substr(0, *len);
       p.pending.erase(0, *len);
+      if (state->tap) state->tap(number, d, Proxy::Seen::Arrived, bytes);
       if (rules.drop || rules.drop_next > 0) {
         if (!rules.drop) --rules.drop_next;
         ++state->dropped[index(d)];
+        if (state->tap) state->tap(number, d, Proxy::Seen::Dropped, bytes);
         continue;
       }
       Duration extra = rules.delay;
@@ -188,6 +192,7 @@ struct Link : std::enable_shared_from_this<Link> {
       p.writing = false;
       if (self->closed) return;
       if (ec) return self->close();
+      if (self->state->tap) self->state->tap(self->number, d, Proxy::Seen::Forwarded, p.queue.front().bytes);
       p.queue.pop_front();
       ++self->state->forwarded[index(d)];
       self->pump(d);
@@ -214,8 +219,7 @@ void accept(const std::shared_ptr<Proxy::State>& state) {
   state->acceptor.async_accept([state](const error_code& ec, tcp::socket socket) {
     if (state->closed || ec == asio::error::operation_aborted) return;
     if (!ec) {
-      ++state->accepted;
-      auto link = std::make_shared<Link>(state, std::move(socket));
+      auto link = std::make_shared<Link>(state, std::move(socket), state->accepted++);
       state->links.push_back(link);
       link->start();
     }
@@ -289,6 +293,8 @@ void Proxy::set_framing(Framing f) {
   state_->framing[1] = std::move(f);
 }
 void Proxy::set_framing(Direction d, Framing f) { state_->framing[index(d)] = std::move(f); }
+void Proxy::set_tap(Tap tap) { state_->tap = std::move(tap); }
+
 void Proxy::set_raw(bool raw) { set_framing(raw ? framing::raw() : framing::resp()); }
 
 namespace framing {

@@ -92,6 +92,16 @@ class Proxy {
   // Resets every connection now (both ends see ECONNRESET); new connections are still accepted.
   void sever();
 
+  // What happens to each message, for a watcher of the link (an external
+  // client's events: live/external/): it arrived whole from its source (before
+  // the rules), was dropped by them, or was written to its sink. `connection`
+  // numbers the proxy's connections from 0 in the order it accepted them.
+  // Called on the proxy's thread; a message still queued when its connection
+  // closes is neither dropped nor forwarded.
+  enum class Seen : std::uint8_t { Arrived, Dropped, Forwarded };
+  using Tap = std::function<void(std::uint64_t connection, Direction, Seen, std::string_view bytes)>;
+  void set_tap(Tap tap);
+
   struct Stats {
     std::uint64_t forwarded = 0;  // messages written on
     std::uint64_t dropped = 0;

@@ -94,7 +94,7 @@ TEST_CASE("without a library, algorithm is still required") {
   CHECK(m.rfind("scenarios/x.toml:6: [lock] 'algorithm': missing", 0) == 0);
 }
 
-TEST_CASE("a library's own client keys are taken only where [lock] names a library that has them") {
+TEST_CASE("a library's own client keys are taken only where the lock table names a library that has them") {
   const Scenario s = parse_scenario(
       library_scenario("library = \"node-redlock@5.0.0-beta.2\"\nttl = \"2s\"", "using = true\n"), "x.toml");
   CHECK(s.clients.at(0).library.using_routine);
@@ -104,7 +104,7 @@ TEST_CASE("a library's own client keys are taken only where [lock] names a libra
                 "libraries that take it: node-redlock@5.0.0-beta.2", 0) == 0);
 }
 
-TEST_CASE("locksim list names every library, what models it and its options; a bad library is exit 2") {
+TEST_CASE("locksim list names every library, what models it and its options, and a bad library is exit 2") {
   const Outcome list = locksim_in_source("list");
   CHECK(list.status == 0);
   for (const LibraryInfo& lib : libraries()) {

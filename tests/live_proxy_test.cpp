@@ -11,6 +11,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <functional>
+#include <tuple>
 
 #include "live/blocking_client.hpp"
 #include "live/proxy.hpp"
@@ -187,6 +188,30 @@ TEST_CASE("delay_next holds back only the next messages, by the extra given") {
   CHECK(round_trip() < 190);
 }
 
+TEST_CASE("a proxy's tap sees each message arrive, and be dropped or forwarded, on its connection") {
+  Link l;
+  std::vector<std::tuple<std::uint64_t, Direction, Proxy::Seen, std::string>> seen;
+  l.proxy.set_tap([&](std::uint64_t c, Direction d, Proxy::Seen s, std::string_view bytes) {
+    seen.emplace_back(c, d, s, std::string(bytes));
+  });
+  Client c(l.io, l.proxy.port());
+  l.proxy.drop_next(Direction::ToServer);
+  c.send({"PING", "lost"});
+  c.send({"PING", "kept"});
+  REQUIRE(run_until(l.io, [&] { return c.replies.size() == 1; }, Duration::s(5)));
+  using S = Proxy::Seen;
+  const std::string lost = resp::encode({"PING", "lost"}), kept = resp::encode({"PING", "kept"});
+  const std::vector<std::tuple<std::uint64_t, Direction, Proxy::Seen, std::string>> want{
+      {0, Direction::ToServer, S::Arrived, lost},  {0, Direction::ToServer, S::Dropped, lost},
+      {0, Direction::ToServer, S::Arrived, kept},  {0, Direction::ToServer, S::Forwarded, kept},
+      {0, Direction::ToClient, S::Arrived, "$4\r\nkept\r\n"}, {0, Direction::ToClient, S::Forwarded, "$4\r\nkept\r\n"}};
+  CHECK(seen == want);
+  Client second(l.io, l.proxy.port());
+  second.send({"PING"});
+  REQUIRE(run_until(l.io, [&] { return second.replies.size() == 1; }, Duration::s(5)));
+  CHECK(std::get<0>(seen.back()) == 1);  // the proxy's second connection
+}
+
 TEST_CASE("a message never overtakes the one ahead of it when the delay shrinks") {
   Link l;
   Client c(l.io, l.proxy.port());
@@ -337,7 +362,7 @@ TEST_CASE("length-prefixed framing: a delay of 200 ms holds each frame back that
   CHECK(took < 2'000);
 }
 
-TEST_CASE("a FIN does not cross a dropping path until it heals; on an open path it crosses at once") {
+TEST_CASE("a FIN does not cross a dropping path until it heals, and on an open path it crosses at once") {
   FramedLink l;
   auto [client, server] = l.connect();
   l.proxy->drop(Direction::ToClient);

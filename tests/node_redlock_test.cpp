@@ -78,7 +78,7 @@ TEST_CASE("node-redlock 4.2.0 reads Date.now() at each try, 5.0.0-beta.2 once be
   }
 }
 
-TEST_CASE("node-redlock 4.2.0 waits for every server's reply; 5.0.0-beta.2 goes on at a quorum") {
+TEST_CASE("node-redlock 4.2.0 waits for every server's reply, 5.0.0-beta.2 goes on at a quorum") {
   // v4 redlock.js:411 (waiting-- > 1: every callback); v5 index.js:326-332. Neither has a command timeout.
   const std::string rest = "[[client]]\nname = \"client1\"\nwork = \"1ms\"\n"
                            "[[fault]]\nat = \"0s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"redis3\"]]\n";
