@@ -43,7 +43,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
     const Duration timeout = max(tick_ * 2, min(req.ttl, tick_ * 20));
     // createSession is a transaction: it takes a zxid (PrepRequestProcessor.java:904-907,
     // zookeeper release-3.8.0; measured on Debian's 3.8.0 by diff-zookeeper).
-    ++zxid_;
+    ++zxid_;  // createSession
     // A client that opens a session has closed its earlier handle (Curator's
     // closeAndReset), and with it that handle's connection, which carried its
     // watches: a watch lives in the connection, not in the session
@@ -108,7 +108,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       // One transaction, one zxid, however many ephemerals go with the
       // session: DataTree.killSession deletes them under the closeSession's
       // zxid (DataTree.java:947-955, release-3.8.0).
-      ++zxid_;
+      ++zxid_;  // closeSession
       const std::set<std::string> ephemerals = std::move(session->second.ephemerals);
       sessions_.erase(session);
       for (const std::string& path : ephemerals) delete_node(path, "", from);
@@ -119,7 +119,7 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       // processor draws it before it checks, and records the failure as an
       // error transaction under it (PrepRequestProcessor.java:808-810 and
       // 934-938, release-3.8.0).
-      ++zxid_;
+      ++zxid_;  // delete, or its error transaction
       if (!nodes_.count(req.path)) return error("NO_NODE");
       delete_node(req.path, "", from);
       break;
@@ -193,7 +193,7 @@ Task<void> ZooKeeperServer::expire_sessions() {
       // closeSession: the session (and its watches) go, then its ephemerals,
       // whose deletion fires the other sessions' watches; one transaction,
       // one zxid (ZooKeeperServer.expire submits a closeSession).
-      ++zxid_;
+      ++zxid_;  // the expiry's closeSession
       const std::set<std::string> ephemerals = std::move(sessions_.at(id).ephemerals);
       sessions_.erase(id);
       for (const std::string& path : ephemerals)

@@ -14,8 +14,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -24,6 +28,7 @@
 #include "harness/run.hpp"
 #include "live/live_run.hpp"
 #include "live/zookeeper/blocking_session.hpp"
+#include "live/zookeeper/connection.hpp"
 #include "live/zookeeper/coord_session.hpp"
 #include "live/zookeeper/jute.hpp"
 #include "live/zookeeper/server.hpp"
@@ -170,6 +175,82 @@ TEST_CASE("jute: packets cut short, or too long, are not ZooKeeper's") {
   CHECK_THROWS_AS(next_packet(buffer), Error);
 }
 
+// --- A connection, against a server of the test's own ----------------------------------
+
+namespace {
+
+// A server that speaks just enough ZooKeeper: it answers the handshake with a
+// session, then each request with a reply header carrying the xid `xid_of`
+// picks for it.
+struct FakeServer {
+  explicit FakeServer(boost::asio::io_context& io) : io(io), acceptor(io) {
+    using boost::asio::ip::tcp;
+    acceptor.open(tcp::v4());
+    acceptor.bind(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    acceptor.listen();
+    acceptor.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+      if (ec) return;
+      socket.emplace(std::move(s));
+      read();
+    });
+  }
+  Endpoint at() const { return {"127.0.0.1", acceptor.local_endpoint().port()}; }
+  void read() {
+    socket->async_read_some(boost::asio::buffer(buf), [this](const boost::system::error_code& ec, std::size_t n) {
+      if (ec) return;
+      in.append(buf.data(), n);
+      while (std::optional<std::string> body = next_packet(in)) {
+        std::string out;
+        if (!greeted) {
+          greeted = true;
+          out = unhex("0000002500000000000017700100001384e600010000001000112233445566778899aabbccddeeff00");
+        } else {
+          const std::int32_t xid = xid_of(decode_reply_header(*body + std::string(12, '\0')).xid);
+          out = unhex("00000010");
+          for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>(static_cast<std::uint32_t>(xid) >> shift);
+          out += unhex("000000000000002a00000000");  // zxid 42, err 0
+        }
+        boost::asio::write(*socket, boost::asio::buffer(out));
+      }
+      read();
+    });
+  }
+  boost::asio::io_context& io;
+  boost::asio::ip::tcp::acceptor acceptor;
+  std::optional<boost::asio::ip::tcp::socket> socket;
+  std::array<char, 4096> buf{};
+  std::string in;
+  bool greeted = false;
+  std::function<std::int32_t(std::int32_t)> xid_of = [](std::int32_t xid) { return xid; };
+};
+
+}  // namespace
+
+TEST_CASE("a reply out of xid order drops the connection, as ClientCnxn does, and what waited hears no answer") {
+  for (const bool in_order : {true, false}) {
+    boost::asio::io_context io;
+    FakeServer server(io);
+    if (!in_order) server.xid_of = [](std::int32_t xid) { return xid + 1; };  // the reply to a request never sent
+    std::optional<ConnectResponse> hello;
+    bool closed = false;
+    Connection::Handlers h;
+    h.connected = [&](std::optional<ConnectResponse> r) { hello = r; };
+    h.closed = [&] { closed = true; };
+    auto c = Connection::open(io, server.at(), ConnectRequest{}, h);
+    std::optional<std::optional<Response>> answer;
+    c->request(Request{OpCode::Delete, "/x"}, [&](std::optional<Response> r) { answer.emplace(std::move(r)); });
+    REQUIRE(BlockingSession::turn_until(io, [&] { return answer.has_value(); }, Duration::s(5)));
+    REQUIRE(hello);
+    CHECK(hello->timeout_ms == 6000);
+    CHECK(c->session_ready());
+    CHECK(answer->has_value() == in_order);
+    if (in_order) CHECK(c->last_zxid() == 42);
+    BlockingSession::turn_until(io, [&] { return closed; }, Duration::ms(200));
+    CHECK(closed == !in_order);
+    CHECK(c->closed() == !in_order);
+  }
+}
+
 // --- Against a real server ------------------------------------------------------------
 
 namespace {
@@ -301,7 +382,7 @@ struct Client {
   }
   std::optional<coord::Reply> call(coord::Request req) {
     auto answer = std::make_shared<std::optional<std::optional<coord::Reply>>>();
-    session->call(kNoProc, req, [answer](std::optional<coord::Reply> r) { *answer = std::move(r); });
+    session->call(kNoProc, req, [answer](std::optional<coord::Reply> r) { answer->emplace(std::move(r)); });
     REQUIRE(BlockingSession::turn_until(z.io, [&] { return answer->has_value(); }, Duration::s(5)));
     return **answer;
   }
@@ -362,6 +443,42 @@ TEST_CASE("the recipe's ops on a real ZooKeeper read as the simulator's replies"
   CHECK(a.call(a.op(coord::Op::CloseSession))->ok);
   CHECK(a.call(a.op(coord::Op::Ping))->error == "SESSION_EXPIRED");
   CHECK(b.call(b.op(coord::Op::Ping))->ok);
+}
+
+TEST_CASE("children are sorted by sequence number, as Curator sorts them, not by name") {
+  ZkServer z;
+  {
+    BlockingSession setup(z.io, z.at, Duration::s(2));
+    setup.request(create("/lock"));
+    setup.close_session();
+  }
+  Client a(z), b(z);
+  coord::Request hello = a.op(coord::Op::Connect);
+  hello.ttl = Duration::s(2);
+  REQUIRE(a.call(hello)->ok);
+  REQUIRE(b.call(hello)->ok);
+  const auto first = a.call(a.op(coord::Op::Create, "/lock", "_c_zz-lock-"));   // ...0000000000
+  const auto second = b.call(b.op(coord::Op::Create, "/lock", "_c_aa-lock-"));  // ...0000000001: first by name
+  const auto children = a.call(a.op(coord::Op::GetChildren, "/lock"));
+  REQUIRE(children->nodes.size() == 2);
+  CHECK(children->nodes[0].path == first->path);
+  CHECK(children->nodes[1].path == second->path);
+}
+
+TEST_CASE("the recipe's exists is getData: on a missing node it leaves no watch, so its later creation tells nothing") {
+  ZkServer z;
+  BlockingSession setup(z.io, z.at, Duration::s(2));
+  setup.request(create("/lock"));
+  Client a(z);
+  coord::Request hello = a.op(coord::Op::Connect);
+  hello.ttl = Duration::s(2);
+  REQUIRE(a.call(hello)->ok);
+  coord::Request look = a.op(coord::Op::Exists, "/lock/gone");
+  look.watch = true;
+  CHECK(a.call(look)->error == "NO_NODE");
+  setup.request(create("/lock/gone"));  // an exists() watch would fire NodeCreated now
+  CHECK(a.call(a.op(coord::Op::Ping))->ok);  // after the notification, if there were one
+  CHECK(a.notified.empty());
 }
 
 TEST_CASE("a session the server expired answers SESSION_EXPIRED at the next request, after a gap in the stream") {

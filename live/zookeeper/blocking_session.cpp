@@ -29,7 +29,7 @@ BlockingSession::BlockingSession(boost::asio::io_context& io, const Endpoint& at
   if (session_id != 0) hello.passwd = passwd;
   auto answer = std::make_shared<std::optional<std::optional<ConnectResponse>>>();
   Connection::Handlers h;
-  h.connected = [answer](std::optional<ConnectResponse> r) { *answer = std::move(r); };
+  h.connected = [answer](std::optional<ConnectResponse> r) { answer->emplace(std::move(r)); };
   h.event = [events = events_](const WatcherEvent& e) { events->push_back(e); };
   connection_ = Connection::open(io, at, hello, std::move(h));
   if (!turn_until(io, [&] { return answer->has_value(); }, timeout))
@@ -40,7 +40,7 @@ BlockingSession::BlockingSession(boost::asio::io_context& io, const Endpoint& at
 
 Response BlockingSession::request(const Request& r, Duration timeout) {
   auto answer = std::make_shared<std::optional<std::optional<Response>>>();
-  connection_->request(r, [answer](std::optional<Response> x) { *answer = std::move(x); });
+  connection_->request(r, [answer](std::optional<Response> x) { answer->emplace(std::move(x)); });
   if (!turn_until(io_, [&] { return answer->has_value(); }, timeout))
     throw Timeout("ZooKeeper: no answer to " + describe(r) + " in time");
   if (!**answer) throw Error("ZooKeeper: the connection ended before the answer to " + describe(r));

@@ -108,7 +108,7 @@ struct Probe final : Process, ReplySink {
     std::optional<coord::Reply> r;
     if (p)
       if (auto* c = std::get_if<coord::Reply>(p)) r = std::move(*c);
-    answer = std::move(r);
+    answer.emplace(std::move(r));
   }
 
  protected:
@@ -340,7 +340,7 @@ Outcome RealZooKeeper::run(const Sequence& seq, std::string& parent, std::int64_
     auto answer = std::make_shared<std::optional<std::optional<coord::Reply>>>();
     out.sent.push_back(since_start());
     slots[static_cast<std::size_t>(s.slot)]->call(kNoProc, request_of(s, parent, created, session[s.slot]),
-                                                  [answer](std::optional<coord::Reply> r) { *answer = std::move(r); });
+                                                  [answer](std::optional<coord::Reply> r) { answer->emplace(std::move(r)); });
     BlockingSession::turn_until(m.io, [&] { return answer->has_value(); }, Duration::s(5));
     out.answered.push_back(since_start());
     std::optional<coord::Reply> r = answer->has_value() ? **answer : std::nullopt;
