@@ -280,15 +280,19 @@ CallId LiveClientEnv::start_storage(ProcId to, storage::Request&& req, Duration 
   hub_.call_storage(self_, req, p->message,
                     [this, alive = alive_, epoch = epoch_, p, to](storage::Reply reply, std::uint64_t reply_id) {
     if (!*alive || epoch != epoch_) return;
-    deliver([this, p, to, reply_id, reply = std::move(reply)]() mutable {
-      if (p->done) return;
-      Payload body(std::move(reply));
-      note_delivered(to, reply_id, body);
-      finish_call(p, std::move(body));
-    });
+    deliver_reply(p, to, reply_id, Payload(std::move(reply)));
   });
   arm_timeout(p, timeout, nullptr);
   return p->id;
+}
+
+// A reply that came: delivered (held while paused), unless its call ended meanwhile.
+void LiveClientEnv::deliver_reply(const std::shared_ptr<Pending>& p, ProcId from, std::uint64_t reply_id, Payload body) {
+  deliver([this, p, from, reply_id, body = std::move(body)]() mutable {
+    if (p->done) return;
+    note_delivered(from, reply_id, body);
+    finish_call(p, std::move(body));
+  });
 }
 
 // A coordination service's call: through the run's transport (ZooKeeper's
@@ -322,13 +326,7 @@ CallId LiveClientEnv::start_coord(ProcId to, coord::Request&& req, Duration time
       return;
     }
     const std::uint64_t reply_id = hub_.observed(self_, to, p->message, req, *reply);
-    if (p->done) return;
-    deliver([this, p, to, reply_id, reply = std::move(*reply)]() mutable {
-      if (p->done) return;
-      Payload body(std::move(reply));
-      note_delivered(to, reply_id, body);
-      finish_call(p, std::move(body));
-    });
+    if (!p->done) deliver_reply(p, to, reply_id, Payload(std::move(*reply)));
   });
   arm_timeout(p, timeout, nullptr);
   return p->id;

@@ -165,6 +165,7 @@ class LiveClientEnv final : public ClientEnv {
   // Runs `f` now, or when a pause ends; never after a crash.
   void deliver(std::function<void()> f);
   void finish_call(const std::shared_ptr<Pending>& p, std::optional<Payload> reply);
+  void deliver_reply(const std::shared_ptr<Pending>& p, ProcId from, std::uint64_t reply_id, Payload body);
   CallId start_redis(ProcId to, redis::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   CallId start_storage(ProcId to, storage::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   CallId start_coord(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);

@@ -508,9 +508,15 @@ std::uint16_t Supervisor::start_server(const std::string& name, const ServerOpti
   }
   Node& n = add(name, NodeKind::Server, options.shim_clock);
   n.server = options;
+  return launch_added(n);
+}
+
+// A node just added: started, or forgotten again if it will not start.
+std::uint16_t Supervisor::launch_added(Node& n) {
   try {
     launch(n, true);
   } catch (...) {
+    const std::string name = n.name;  // not a reference into the node being erased
     nodes_.erase(name);
     throw;
   }
@@ -521,26 +527,14 @@ std::uint16_t Supervisor::start_zookeeper(const std::string& name, const ZooKeep
   zk::check_installed();
   Node& n = add(name, NodeKind::ZooKeeper, options.shim_clock);
   n.zookeeper = options;
-  try {
-    launch(n, true);
-  } catch (...) {
-    nodes_.erase(name);
-    throw;
-  }
-  return n.port;
+  return launch_added(n);
 }
 
 std::uint16_t Supervisor::start_sentinel(const std::string& name, const SentinelOptions& options) {
   if (node(options.master).kind != NodeKind::Server) throw Error(name + ": " + options.master + " is not a redis-server");
   Node& n = add(name, NodeKind::Sentinel, options.shim_clock);
   n.sentinel = options;
-  try {
-    launch(n, true);
-  } catch (...) {
-    nodes_.erase(name);
-    throw;
-  }
-  return n.port;
+  return launch_added(n);
 }
 
 void Supervisor::kill_and_reap(Node& n) {

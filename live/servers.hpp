@@ -172,6 +172,7 @@ class Supervisor {
   const Node& node(const std::string& name) const;
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
   void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
+  std::uint16_t launch_added(Node& n);
   void write_config(Node& n);
   void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);

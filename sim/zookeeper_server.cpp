@@ -109,9 +109,17 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       // session: DataTree.killSession deletes them under the closeSession's
       // zxid (DataTree.java:947-955, release-3.8.0).
       ++zxid_;  // closeSession
-      const std::set<std::string> ephemerals = std::move(session->second.ephemerals);
-      sessions_.erase(session);
+      // The ephemerals go while the session's connection is still open: the
+      // closing client's own watches on them fire, and it hears them before
+      // the answer (FinalRequestProcessor.processRequest applies the
+      // transaction, then answers and closes: FinalRequestProcessor.java:112
+      // and 635-636, release-3.8.0). Found by diff-zookeeper. (An expiry
+      // closes the connection right after applying it, :119-125: whether the
+      // expired client hears its own watches is a race on the real server;
+      // the model says it does not.)
+      const std::set<std::string> ephemerals = session->second.ephemerals;
       for (const std::string& path : ephemerals) delete_node(path, "", from);
+      sessions_.erase(session);
       break;
     }
     case Op::Delete:

@@ -144,3 +144,27 @@ TEST_CASE("diff-zookeeper against a real ZooKeeper: a few sequences, no mismatch
   CHECK(sum.sequences >= 2);
   CHECK(sum.ops > 20);
 }
+
+TEST_CASE("what an expired session's own connection heard after its expiry is a race, and is not compared") {
+  // client0 opens a session (260 ms: expired at the 400 ms tick) at 50 ms,
+  // client1 one at 60 ms; client0 opens another at 650 ms.
+  const Sequence seq{connect(0, Duration::ms(260)), connect(1, Duration::s(2)), connect(0, Duration::s(2))};
+  Outcome model;
+  coord::Reply a = reply(true), b = reply(true), c = reply(true);
+  a.id = 1;
+  a.ttl = Duration::ms(260);
+  b.id = 2;
+  b.ttl = c.ttl = Duration::s(2);
+  c.id = 3;
+  model.replies = {a, b, c};
+  const Outcome real = timed({Duration::ms(50), Duration::ms(60), Duration::ms(650)}, Duration::ms(700));
+  Outcome heard = real;
+  heard.notified[0] = {{"/p/n0-0000000000", "deleted", 4}, {"/p/n1-0000000001", "deleted", 5}};
+  heard.notified_at[0] = {Duration::ms(403), Duration::ms(660)};  // after its expiry; on its new session
+  heard.notified[1] = {{"/p/n0-0000000000", "deleted", 2}};
+  heard.notified_at[1] = {Duration::ms(402)};  // another client's: compared
+  const Outcome kept = without_expiry_races(seq, model, real, heard);
+  REQUIRE(kept.notified[0].size() == 1);
+  CHECK(kept.notified[0][0].path == "/p/n1-0000000001");
+  CHECK(kept.notified[1].size() == 1);
+}

@@ -315,7 +315,7 @@ TEST_CASE("length-prefixed framing: a delay of 200 ms holds each frame back that
   CHECK(took < 2'000);
 }
 
-TEST_CASE("a FIN does not cross a dropping path until it heals; on an open path it crosses at once") {
+TEST_CASE("a FIN does not cross a dropping path until it heals, and on an open path it crosses at once") {
   FramedLink l;
   auto [client, server] = l.connect();
   l.proxy->drop(Direction::ToClient);

@@ -263,6 +263,12 @@ struct ZkServer {
     sup.start_zookeeper("zk", o);
     at = {"127.0.0.1", sup.port("zk")};
   }
+  // The lock's parent, as the live run makes it.
+  void make_lock() {
+    BlockingSession setup(io, at, Duration::s(2));
+    setup.request(Request{OpCode::Create, "/lock"});
+    setup.close_session();
+  }
   Supervisor sup;
   boost::asio::io_context io;
   Endpoint at;
@@ -402,11 +408,7 @@ struct Client {
 
 TEST_CASE("the recipe's ops on a real ZooKeeper read as the simulator's replies") {
   ZkServer z;
-  {
-    BlockingSession setup(z.io, z.at, Duration::s(2));
-    setup.request(create("/lock"));
-    setup.close_session();
-  }
+  z.make_lock();
   Client a(z), b(z);
   coord::Request hello = a.op(coord::Op::Connect);
   hello.ttl = Duration::ms(450);
@@ -447,11 +449,7 @@ TEST_CASE("the recipe's ops on a real ZooKeeper read as the simulator's replies"
 
 TEST_CASE("children are sorted by sequence number, as Curator sorts them, not by name") {
   ZkServer z;
-  {
-    BlockingSession setup(z.io, z.at, Duration::s(2));
-    setup.request(create("/lock"));
-    setup.close_session();
-  }
+  z.make_lock();
   Client a(z), b(z);
   coord::Request hello = a.op(coord::Op::Connect);
   hello.ttl = Duration::s(2);

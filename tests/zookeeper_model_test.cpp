@@ -109,3 +109,18 @@ TEST_CASE("the ZooKeeper model drops a client's watches when it opens a new sess
     CHECK(m.a.notified.size() == (reconnect ? 0u : 1u));
   }
 }
+
+// Found by diff-zookeeper: a client watching its own node that closes its
+// session hears the node's deletion, before the answer to its closeSession.
+TEST_CASE("the ZooKeeper model fires a closing session's own watches on its ephemerals") {
+  Model m;
+  const std::int64_t sa = m.a.connect(m.zk.id(), Duration::s(2));
+  const coord::Reply mine = m.a.create(m.zk.id(), sa);
+  coord::Request look = coord_request(coord::Op::Exists, mine.path, sa);
+  look.watch = true;
+  REQUIRE(m.a.call(m.zk.id(), look).ok);
+  CHECK(m.a.call(m.zk.id(), coord_request(coord::Op::CloseSession, "", sa)).ok);
+  REQUIRE(m.a.notified.size() == 1);
+  CHECK(m.a.notified[0].path == mine.path);
+  CHECK(m.a.notified[0].what == "deleted");
+}

@@ -104,6 +104,7 @@ struct Probe final : Process, ReplySink {
   Probe(World& w, std::string name) : Process(w, std::move(name), ProcessRole::Client, {}) {}
   std::optional<std::optional<coord::Reply>> answer;
   std::vector<coord::Notify> notified;
+  std::vector<Duration> notified_at;
   void on_reply(std::uint32_t, Payload* p) override {
     std::optional<coord::Reply> r;
     if (p)
@@ -113,7 +114,10 @@ struct Probe final : Process, ReplySink {
 
  protected:
   void on_message(Message& m) override {
-    if (auto* n = std::get_if<coord::Notify>(&m.body)) notified.push_back(*n);
+    if (auto* n = std::get_if<coord::Notify>(&m.body)) {
+      notified.push_back(*n);
+      notified_at.push_back(world().now() - Instant::zero());
+    }
   }
 };
 
@@ -189,7 +193,10 @@ Outcome run_model(const Sequence& seq, const std::string& parent, std::int64_t f
     out.replies.push_back(std::move(r));
   }
   w.run_until(Instant::zero() + real.end);
-  for (int i = 0; i < kSlots; ++i) out.notified[static_cast<std::size_t>(i)] = probes[static_cast<std::size_t>(i)]->notified;
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    out.notified[i] = probes[i]->notified;
+    out.notified_at[i] = probes[i]->notified_at;
+  }
   return out;
 }
 
@@ -203,23 +210,27 @@ std::int64_t boundary_after(Duration t) {
 
 }  // namespace
 
-// The server's sessions as the ops leave them, replayed at the real run's
-// times: when each would expire. Then an op is clear when its window holds no
-// expiry (an expiry could come before or after the op) and the deadline it
-// sets rounds up to the same boundary from both ends of its window.
-bool ambiguous(const Sequence& seq, const Outcome& model, const Outcome& real) {
-  struct Session {
-    Duration timeout;
-    std::int64_t expires_ms;    // a boundary (the last deadline set)
-    std::optional<Duration> closed;
-  };
-  std::vector<Session> sessions;
+namespace {
+
+// A session as the ops leave it, replayed at the real run's times.
+struct Life {
+  int slot = 0;
+  Duration timeout;
+  std::int64_t expires_ms = 0;        // a boundary: the last deadline it was given
+  std::optional<Duration> closed;     // by its client's closeSession
+  std::optional<Duration> replaced;   // when its client opened another (the connection it lived in closed)
+};
+
+// The sessions of a run, replayed: an op on a live session sets its deadline
+// to the instant it was heard plus its timeout, rounded up to the next tick.
+// nullopt: some op's deadline rounds to one boundary or another depending on
+// when in its window the server heard it. `windows`: each op's.
+std::optional<std::vector<Life>> replay(const Sequence& seq, const Outcome& model, const Outcome& real,
+                                        std::vector<std::pair<Duration, Duration>>& windows) {
+  std::vector<Life> lives;
   std::array<int, kSlots> current;
   current.fill(-1);
-  const auto alive = [](const Session& x, Duration t) {
-    return !x.closed && x.expires_ms * 1'000'000 > t.count_ns();
-  };
-  std::vector<std::pair<Duration, Duration>> windows;
+  const auto alive = [](const Life& x, Duration t) { return !x.closed && x.expires_ms * 1'000'000 > t.count_ns(); };
   std::size_t i = 0;
   for (const Step& s : seq) {
     if (s.kind != Step::Kind::Op) continue;
@@ -232,29 +243,67 @@ bool ambiguous(const Sequence& seq, const Outcome& model, const Outcome& real) {
       return a;
     };
     if (s.op == Op::Connect) {
+      if (current[s.slot] >= 0) lives[static_cast<std::size_t>(current[s.slot])].replaced = from;
+      current[s.slot] = -1;
       if (!r || !r->ok) continue;
       const auto d = deadline(r->ttl);
-      if (!d) return true;
-      sessions.push_back({r->ttl, *d, std::nullopt});
-      current[s.slot] = static_cast<int>(sessions.size() - 1);
+      if (!d) return std::nullopt;
+      lives.push_back({s.slot, r->ttl, *d, std::nullopt, std::nullopt});
+      current[s.slot] = static_cast<int>(lives.size() - 1);
       continue;
     }
     if (current[s.slot] < 0) continue;
-    Session& x = sessions[static_cast<std::size_t>(current[s.slot])];
+    Life& x = lives[static_cast<std::size_t>(current[s.slot])];
     if (!alive(x, from)) continue;
     const auto d = deadline(x.timeout);
-    if (!d) return true;
+    if (!d) return std::nullopt;
     x.expires_ms = *d;
     if (s.op == Op::CloseSession) x.closed = from;
   }
+  return lives;
+}
+
+}  // namespace
+
+// An op is clear when its window holds no expiry (an expiry could come before
+// or after the op) and the deadline it sets rounds up to the same boundary
+// from both ends of its window.
+bool ambiguous(const Sequence& seq, const Outcome& model, const Outcome& real) {
+  std::vector<std::pair<Duration, Duration>> windows;
+  const auto lives = replay(seq, model, real, windows);
+  if (!lives) return true;
   windows.emplace_back(real.end - Duration::ms(5), real.end + Duration::ms(5));
-  for (const Session& x : sessions) {
+  for (const Life& x : *lives) {
     if (x.closed) continue;
     const Duration at = Duration::ms(x.expires_ms);
     for (const auto& [from, to] : windows)
       if (from <= at && at <= to) return true;
   }
   return false;
+}
+
+Outcome without_expiry_races(const Sequence& seq, const Outcome& model, const Outcome& real, Outcome o) {
+  std::vector<std::pair<Duration, Duration>> windows;
+  const auto lives = replay(seq, model, real, windows);
+  if (!lives) return o;
+  for (std::size_t c = 0; c < kSlots; ++c) {
+    if (o.notified_at[c].size() != o.notified[c].size()) continue;
+    std::vector<coord::Notify> kept;
+    std::vector<Duration> kept_at;
+    for (std::size_t k = 0; k < o.notified[c].size(); ++k) {
+      const Duration t = o.notified_at[c][k];
+      const bool race = std::any_of(lives->begin(), lives->end(), [&](const Life& x) {
+        const Duration expired = Duration::ms(x.expires_ms);
+        return static_cast<std::size_t>(x.slot) == c && !x.closed && expired <= t && (!x.replaced || t < *x.replaced);
+      });
+      if (race) continue;
+      kept.push_back(o.notified[c][k]);
+      kept_at.push_back(t);
+    }
+    o.notified[c] = std::move(kept);
+    o.notified_at[c] = std::move(kept_at);
+  }
+  return o;
 }
 
 // --- The real server --------------------------------------------------------------
@@ -306,6 +355,11 @@ Outcome RealZooKeeper::run(const Sequence& seq, std::string& parent, std::int64_
   parent = "/d" + std::to_string(++m.runs);
   first_zxid = m.prepare(parent);
   Outcome out;
+  // The run's time 0: a tick boundary of the server's, a moment from now.
+  const auto start = zk::tick_boundary_after(RealClock::now() + std::chrono::milliseconds(20), kTick);
+  const auto since_start = [&] {
+    return Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(RealClock::now() - start).count());
+  };
   std::array<std::unique_ptr<CoordSession>, kSlots> slots;
   for (int i = 0; i < kSlots; ++i) {
     CoordSession::Options o;
@@ -313,14 +367,13 @@ Outcome RealZooKeeper::run(const Sequence& seq, std::string& parent, std::int64_
     o.opened = [&m](std::int64_t id, const std::string& passwd) { m.opened.emplace_back(id, passwd); };
     auto& slot = slots[static_cast<std::size_t>(i)];
     slot = std::make_unique<CoordSession>(m.io, std::move(o));
-    slot->on_notify = [&out, i](ProcId, coord::Notify n) { out.notified[static_cast<std::size_t>(i)].push_back(std::move(n)); };
+    slot->on_notify = [&out, i, &since_start](ProcId, coord::Notify n) {
+      out.notified[static_cast<std::size_t>(i)].push_back(std::move(n));
+      out.notified_at[static_cast<std::size_t>(i)].push_back(since_start());
+    };
   }
   std::array<std::int64_t, kSlots> session{};
   std::vector<std::string> created;
-  const auto start = zk::tick_boundary_after(RealClock::now() + std::chrono::milliseconds(20), kTick);
-  const auto since_start = [&] {
-    return Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(RealClock::now() - start).count());
-  };
   // An op leaves in the first kMargin of the second half of a tick, at its
   // aim or, when those before it ran over, in the next such window: the model
   // takes the instant it left, whatever it is.
@@ -469,7 +522,8 @@ std::optional<std::pair<Outcome, Outcome>> both(RealZooKeeper& real, const Seque
       ++sum.rerun;
       continue;
     }
-    return std::pair{std::move(m), std::move(r)};
+    Outcome model = without_expiry_races(seq, m, r, m), actual = without_expiry_races(seq, m, r, r);
+    return std::pair{std::move(model), std::move(actual)};
   }
   return std::nullopt;
 }
