@@ -39,8 +39,9 @@ std::string verdict_text(const std::set<ViolationKind>& v) {
 const char* const kScaleHelp =
     "K: play the scenario K times faster (default 1). Every duration is divided by K on its way to the servers (a 30 s "
     "TTL becomes PX 3000, a 40 s pause lasts 4 s) and every real reading multiplied by K on its way back, so the "
-    "report's times are scenario times, measured. Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, "
-    "loopback latency; a margin thinner than ~20 ms of real time is warned about";
+    "report's times are scenario times, measured; ZooKeeper's tickTime is the scenario's tick / K (whole "
+    "milliseconds). Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, loopback latency; a margin thinner "
+    "than ~20 ms of real time is warned about";
 
 // A live error as one line. A server's comes with its log's tail on the lines
 // after ("...; its output and log:\n    ..."): the log stays with --keep.
@@ -56,7 +57,7 @@ std::string one_line(std::string message) {
 }  // namespace
 
 CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
-  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real redis-server processes on loopback");
+  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real servers (redis-server, ZooKeeper) on loopback");
   cmd->add_option("files", a.files, "scenario files")->required();
   cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
   cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");
@@ -108,7 +109,7 @@ int cmd_live(const LiveArgs& a) {
     if (a.format == Format::Json) {
       std::cout << json_report(r) << "\n";
     } else {
-      std::cout << "LIVE against real redis-server, time scale " << a.time_scale << ": the times below are real times"
+      std::cout << "LIVE against " << live::live_servers(s) << ", time scale " << a.time_scale << ": the times below are real times"
                 << " measured since the start, x " << a.time_scale << " (" << std::fixed << std::setprecision(1) << took
                 << " s of real time)\n"
                 << std::defaultfloat;

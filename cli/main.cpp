@@ -384,6 +384,7 @@ int main(int argc, char** argv) {
   const auto run_explore_commands = cli::add_explore_commands(app);
   const auto run_diff_redis = add_diff_redis_command(app);
   const auto run_matrix = add_matrix_command(app);
+  const auto run_diff_zookeeper = add_diff_zookeeper_command(app);
   const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
@@ -404,6 +405,7 @@ int main(int argc, char** argv) {
     if (const auto status = run_explore_commands()) return *status;
     if (const auto status = run_diff_redis()) return *status;
     if (const auto status = run_matrix()) return *status;
+    if (const auto status = run_diff_zookeeper()) return *status;
     if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

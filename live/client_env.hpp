@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "live/common.hpp"
+#include "live/coord_transport.hpp"
 #include "live/resp.hpp"
 #include "lockalgos/client.hpp"
 #include "lockalgos/lock.hpp"
@@ -95,6 +96,26 @@ class LiveHub {
                                  const redis::Reply& reply) = 0;
   // A new message id, as the simulator's network numbers messages (the trace's Sent and Delivered).
   virtual std::uint64_t next_message() = 0;
+
+  // --- Coordination services (ZooKeeper, ...) ---------------------------------
+  // The transport this client's coord::Requests take (live/coord_transport.hpp);
+  // nullptr: the run has none, and such a call is refused.
+  virtual std::unique_ptr<CoordTransport> coord_transport(ProcId client) {
+    (void)client;
+    return nullptr;
+  }
+  // A coordination node's reply to request `request_id`, as `client` got it:
+  // the run records the node's side of the exchange; returns the reply's id.
+  virtual std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                                 const coord::Reply& reply) {
+    (void)client, (void)node, (void)request_id, (void)req, (void)reply;
+    return next_message();
+  }
+  // A notification the node pushed to `client`: the run records it sent; returns its id.
+  virtual std::uint64_t pushed(ProcId client, ProcId node, const coord::Notify& push) {
+    (void)client, (void)node, (void)push;
+    return next_message();
+  }
 };
 
 class LiveClientEnv final : public ClientEnv {
@@ -144,8 +165,10 @@ class LiveClientEnv final : public ClientEnv {
   // Runs `f` now, or when a pause ends; never after a crash.
   void deliver(std::function<void()> f);
   void finish_call(const std::shared_ptr<Pending>& p, std::optional<Payload> reply);
+  void deliver_reply(const std::shared_ptr<Pending>& p, ProcId from, std::uint64_t reply_id, Payload body);
   CallId start_redis(ProcId to, redis::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   CallId start_storage(ProcId to, storage::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  CallId start_coord(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   std::shared_ptr<Connection> connection(ProcId node, bool subscriber);
   void flush(const std::shared_ptr<Connection>& c);
   void read(const std::shared_ptr<Connection>& c);
@@ -174,6 +197,7 @@ class LiveClientEnv final : public ClientEnv {
   std::map<CallId, std::shared_ptr<Pending>> calls_;
   std::map<WakeId, std::shared_ptr<void>> wakes_;  // each a timer
   std::map<std::pair<ProcId, bool>, std::shared_ptr<Connection>> connections_;
+  std::unique_ptr<CoordTransport> coord_;  // made at the first coord call
   std::uint64_t next_id_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // handlers check it: the env may be gone
 };

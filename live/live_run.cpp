@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "harness/faults.hpp"
 #include "harness/job.hpp"
@@ -15,6 +16,7 @@
 #include "live/external/external_clients.hpp"
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
+#include "live/zookeeper/live_service.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/servers/table.hpp"
 #include "sim/storage.hpp"
@@ -56,9 +58,11 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
     if (auto why = external::external_unsupported(s)) return why;
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
-  if (algorithm->server != ServerKind::Redis)
+  if (algorithm->server != ServerKind::Redis && algorithm->server != ServerKind::ZooKeeper)
     return "not yet supported live: " + s.lock.algorithm + " runs on " +
-           std::string(server_model(algorithm->server).name) + " (only Redis runs live so far)";
+           std::string(server_model(algorithm->server).name) + " (Redis and ZooKeeper run live so far)";
+  if (algorithm->server == ServerKind::ZooKeeper)
+    if (auto why = zk::live_unsupported(s)) return why;
   if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
   for (const FaultSpec& f : s.faults) {
     const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
@@ -70,6 +74,11 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
       return "not yet supported live: a drop with a probability, " + what;
   }
   return std::nullopt;
+}
+
+std::string live_servers(const Scenario& s) {
+  const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
+  return a && a->server == ServerKind::ZooKeeper ? "a real ZooKeeper server" : "real redis-server";
 }
 
 std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
@@ -118,7 +127,11 @@ std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& sim
   if (s.lock.ttl)
     for (const ClientConfig& c : s.clients) margin(*s.lock.ttl - c.work.lo);
   const std::int64_t fits = thinnest.count_ns() / kMinRealMargin.count_ns();
-  return std::max<std::int64_t>(1, std::min(k, fits));
+  std::int64_t scale = std::max<std::int64_t>(1, std::min(k, fits));
+  // ZooKeeper's tickTime is whole milliseconds: the tick must divide by K.
+  if (const AlgorithmInfo* a = find_algorithm(s.lock.algorithm); a && a->server == ServerKind::ZooKeeper)
+    while (scale > 1 && !zk::tick_scales(s.lock.options->server().tick_time, scale)) --scale;
+  return scale;
 }
 
 namespace {
@@ -159,10 +172,17 @@ class LiveRun final : public LiveHub {
   std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const redis::Request& req,
                          const redis::Reply& reply) override;
   std::uint64_t next_message() override { return next_message_++; }
+  std::unique_ptr<CoordTransport> coord_transport(ProcId client) override {
+    return zk_ ? zk_->transport(client) : nullptr;
+  }
+  std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                         const coord::Reply& reply) override;
+  std::uint64_t pushed(ProcId client, ProcId node, const coord::Notify& push) override;
 
  private:
   struct Subscriber;
   void start_servers();
+  void start_zookeeper();
   void start_replication();
   void add_processes();
   void start_clients();
@@ -195,6 +215,7 @@ class LiveRun final : public LiveHub {
   std::unique_ptr<World> world_;
   ScenarioClock clock_{RealClock::now(), 1};
   std::unique_ptr<Supervisor> sup_;
+  std::unique_ptr<zk::LiveService> zk_;  // a ZooKeeper lock: its server, sessions and watcher
   resp::Names names_;
   std::vector<ProcId> clients_, nodes_, masters_, sentinels_;
   ProcId storage_ = kNoProc;
@@ -258,6 +279,7 @@ LiveRun::~LiveRun() {
   }
   proxies_.clear();
   timers_.clear();
+  zk_.reset();
   sup_.reset();
 }
 
@@ -313,6 +335,7 @@ void LiveRun::add_processes() {
 
 void LiveRun::start_servers() {
   const std::int64_t k = o_.time_scale;
+  if (find_algorithm(s_.lock.algorithm)->server == ServerKind::ZooKeeper) return start_zookeeper();
   for (const NodeConfig& n : s_.nodes) {
     ServerOptions so;
     so.persistence = n.persistence == locksim::Persistence::AofAlways     ? live::Persistence::AofAlways
@@ -360,6 +383,26 @@ void LiveRun::start_servers() {
       proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
       if (external_) external_->attach(c, n, *proxies_[{c, n}]);
     }
+}
+
+// The ZooKeeper node, its proxies cutting ZooKeeper's frames, the lock's
+// parent and the run's watcher (live/zookeeper/live_service.hpp).
+void LiveRun::start_zookeeper() {
+  zk::LiveService::Hooks hooks;
+  hooks.note = [this](ProcId node, Ev kind, TraceEvent&& e) { note_at(node, kind, std::move(e)); };
+  hooks.address = [this](ProcId client, ProcId node) { return proxy(client, node).endpoint(); };
+  zk_ = std::make_unique<zk::LiveService>(io_, *sup_, o_.time_scale, std::move(hooks));
+  const NodeConfig& n = s_.nodes.front();
+  const bool shim = needs_shim(s_, n);
+  if (shim) shimmed_.insert(id(n.name));
+  zk_->start_node(id(n.name), n.name, s_.lock.options->server().tick_time, shim);
+  if (shim && !n.clock.offset.is_zero()) sup_->clock(n.name).step(clock_.real(n.clock.offset));
+  for (ProcId c : clients_) {
+    auto p = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(n.name)});
+    p->set_framing(framing::length_prefixed());
+    proxies_[{c, id(n.name)}] = std::move(p);
+  }
+  zk_->prepare("/lock");
 }
 
 // A replica follows its master through a proxy of the run's own, which delays
@@ -442,7 +485,8 @@ void LiveRun::run() {
   add_processes();
   if (!s_.lock.library.empty()) make_external();
   start_servers();
-  for (ProcId n : nodes_) subscribe_expiry(n);
+  if (!zk_)
+    for (ProcId n : nodes_) subscribe_expiry(n);
   if (external_) external_->start_adapters();
   storage_state_.fencing = s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
                            : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
@@ -467,7 +511,13 @@ void LiveRun::run() {
     if (e.kind == Ev::AttemptFailed) ++tally->failed_attempts;
   });
 
-  clock_ = ScenarioClock(RealClock::now(), o_.time_scale);
+  RealClock::time_point start = RealClock::now();
+  if (zk_) {
+    // On a tick boundary of the server's: its ticks are then the simulator's, scaled.
+    start = zk::tick_boundary_after(start, clock_.real(s_.lock.options->server().tick_time));
+    std::this_thread::sleep_until(start);
+  }
+  clock_ = ScenarioClock(start, o_.time_scale);
   note_at(storage_, Ev::Started, {.value = s_.storage.initial, .detail = "live: the storage runs inside locksim"});
   arm_faults();
   start_clients();
@@ -637,6 +687,24 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
   });
 }
 
+std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                               const coord::Reply& reply) {
+  return note_exchange(node, client, request_id, Payload(req), Payload(reply), [&] {
+    // sim/coordination_server.cpp: the command with its answer.
+    std::string detail = describe(req) + " -> " + describe(reply);
+    const std::uint64_t content = fnv1a64(detail);
+    note_at(node, Ev::Command, {.peer = client, .key = req.path, .content = content, .detail = std::move(detail)});
+  });
+}
+
+std::uint64_t LiveRun::pushed(ProcId client, ProcId node, const coord::Notify& push) {
+  const std::uint64_t id = next_message_++;
+  const Payload body(push);
+  note_at(node, Ev::Sent, {.peer = client, .value = static_cast<std::int64_t>(id), .content = fingerprint(body),
+                           .detail = world_->trace().detailed() ? describe(body) : ""});
+  return id;
+}
+
 void LiveRun::on_expired(ProcId node, const std::string& key) {
   if (external_) return external_->node_expired(node, key);
   auto it = owners_.find({node, key});
@@ -785,6 +853,7 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
         if (sup_->running(name)) return;
         sup_->restart(name);
         note_at(node, Ev::Restarted, {});
+        if (zk_) return zk_->restarted();
         if (config && config->persistence == locksim::Persistence::None)
           for (auto& [key, owner] : owners_)
             if (key.first == node) owner.client = kNoProc;
@@ -914,6 +983,12 @@ RunResult run_live(const Scenario& s, const LiveOptions& options) {
   if (options.time_scale < 1) throw ScenarioError("--time-scale must be 1 or more");
   if (!s.lock.library.empty() && options.time_scale != 1)
     throw ScenarioError(s.path + ": [lock] library = \"" + s.lock.library + "\" runs the real library, in real time: --time-scale must be 1");
+  if (find_algorithm(s.lock.algorithm)->server == ServerKind::ZooKeeper &&
+      !zk::tick_scales(s.lock.options->server().tick_time, options.time_scale))
+    throw ScenarioError(s.path + ": --time-scale " + std::to_string(options.time_scale) + ": the tick of " +
+                        format_duration(s.lock.options->server().tick_time) + " divided by " +
+                        std::to_string(options.time_scale) +
+                        " is not a whole number of milliseconds, as ZooKeeper's tickTime must be");
   RunResult result;
   result.owned_scenario = std::make_shared<const Scenario>(s);
   result.scenario = result.owned_scenario.get();

@@ -25,6 +25,7 @@
 
 #include "live/blocking_client.hpp"
 #include "live/clockshim/clock_page.h"
+#include "live/zookeeper/server.hpp"
 
 extern char** environ;
 
@@ -39,12 +40,18 @@ struct Supervisor::Node {
   fs::path dir;
   ServerOptions server;      // kind == Server
   SentinelOptions sentinel;  // kind == Sentinel
+  ZooKeeperServerOptions zookeeper;  // kind == ZooKeeper
   std::unique_ptr<ClockControl> clock;
   pid_t pid = 0;
   bool paused = false;
 
-  fs::path config() const { return dir / (kind == NodeKind::Server ? "redis.conf" : "sentinel.conf"); }
-  fs::path log() const { return dir / (kind == NodeKind::Server ? "redis.log" : "sentinel.log"); }
+  fs::path config() const {
+    return dir / (kind == NodeKind::Server ? "redis.conf" : kind == NodeKind::Sentinel ? "sentinel.conf" : "zoo.cfg");
+  }
+  // ZooKeeper logs to its standard error (slf4j-simple): output.log.
+  fs::path log() const {
+    return dir / (kind == NodeKind::Server ? "redis.log" : kind == NodeKind::Sentinel ? "sentinel.log" : "output.log");
+  }
   // stdout and stderr: a config error is printed there, before the log file is open.
   fs::path output() const { return dir / "output.log"; }
   fs::path clock_page() const { return dir / "clock.page"; }
@@ -74,13 +81,13 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
-fs::path find_binary(const fs::path& given, const char* name) {
+fs::path find_binary(const fs::path& given, const char* name, const char* package) {
   if (!given.empty()) return given;
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');)
     if (!dir.empty() && ::access((fs::path(dir) / name).c_str(), X_OK) == 0) return fs::path(dir) / name;
-  throw Error(std::string(name) + " is not on PATH (Debian: apt-get install redis-server redis-sentinel)");
+  throw Error(std::string(name) + " is not on PATH (Debian: apt-get install " + package + ")");
 }
 
 // A path in a Redis config file: quoted, so that spaces survive.
@@ -319,10 +326,7 @@ std::size_t remove_abandoned_roots(const fs::path& dir) {
   return removed;
 }
 
-Supervisor::Supervisor(SupervisorOptions options)
-    : options_(std::move(options)),
-      server_binary_(find_binary(options_.redis_server, "redis-server")),
-      sentinel_binary_(find_binary(options_.redis_sentinel, "redis-sentinel")) {
+Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {
   if (!options_.keep.empty()) {
     root_ = fs::absolute(options_.keep);
     fs::create_directories(root_);
@@ -346,6 +350,22 @@ Supervisor::~Supervisor() {
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
+}
+
+const fs::path& Supervisor::binary(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Server:
+      if (server_binary_.empty()) server_binary_ = find_binary(options_.redis_server, "redis-server", "redis-server");
+      return server_binary_;
+    case NodeKind::Sentinel:
+      if (sentinel_binary_.empty())
+        sentinel_binary_ = find_binary(options_.redis_sentinel, "redis-sentinel", "redis-sentinel");
+      return sentinel_binary_;
+    case NodeKind::ZooKeeper:
+      if (java_binary_.empty()) java_binary_ = find_binary(options_.java, "java", "zookeeper");
+      return java_binary_;
+  }
+  throw Error("no binary for this kind of node");
 }
 
 Supervisor::Node& Supervisor::node(const std::string& name) {
@@ -374,6 +394,7 @@ Supervisor::Node& Supervisor::add(const std::string& name, NodeKind kind, bool s
 }
 
 void Supervisor::write_config(Node& n) {
+  if (n.kind == NodeKind::ZooKeeper) return zk::write_config(n.config(), n.port, n.dir, n.zookeeper);
   std::ofstream out(n.config(), std::ios::trunc);
   out << "# Written by locksim for node " << n.name << ". Everything on loopback.\n"
       << "bind 127.0.0.1\n"
@@ -418,13 +439,19 @@ void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   const auto check_alive = [&] {
     if (std::optional<int> status = try_reap(n.pid)) died(*status);
   };
-  // 1. It answers PING (not -LOADING while it reads its AOF).
+  // 1. It answers PING (not -LOADING while it reads its AOF); ZooKeeper: it serves.
   for (;;) {
     check_alive();
-    if (deadline.passed()) throw Timeout(n.name + " did not answer PING in time; its log:" + log_tail(n));
+    if (deadline.passed())
+      throw Timeout(n.name + (n.kind == NodeKind::ZooKeeper ? " did not serve" : " did not answer PING") +
+                    " in time; its log:" + log_tail(n));
     try {
-      const resp::Value v = call(n.port, {"PING"}, min(deadline.left(), Duration::ms(500)));
-      if (v.type == resp::Value::Type::Status && v.str == "PONG") break;
+      if (n.kind == NodeKind::ZooKeeper) {
+        if (zk::serving(n.port, min(deadline.left(), Duration::ms(500)))) break;
+      } else {
+        const resp::Value v = call(n.port, {"PING"}, min(deadline.left(), Duration::ms(500)));
+        if (v.type == resp::Value::Type::Status && v.str == "PONG") break;
+      }
     } catch (const Error&) {
       // Not listening yet, or busy loading.
     }
@@ -465,14 +492,17 @@ void Supervisor::launch(Node& n, bool first) {
     env.push_back("LD_PRELOAD=" + clockshim_path().string() + (preload && *preload ? std::string(":") + preload : ""));
     env.push_back(n.clock->env_entry());
   }
-  const fs::path& exe = n.kind == NodeKind::Server ? server_binary_ : sentinel_binary_;
-  const Deadline deadline(options_.start_timeout);
+  const fs::path& exe = binary(n.kind);
+  const std::vector<std::string> args =
+      n.kind == NodeKind::ZooKeeper ? zk::server_args(n.config(), n.zookeeper) : std::vector{n.config().string()};
+  const Deadline deadline(n.kind == NodeKind::ZooKeeper ? max(options_.start_timeout, zk::kStartTimeout)
+                                                        : options_.start_timeout);
   for (int attempt = 0;; ++attempt) {
     if (first) {
       n.port = free_port();
       write_config(n);
     }
-    n.pid = spawn(exe, {n.config().string()}, env, n.output());
+    n.pid = spawn(exe, args, env, n.output());
     n.paused = false;
     try {
       wait_ready(n, deadline, first);
@@ -494,26 +524,33 @@ std::uint16_t Supervisor::start_server(const std::string& name, const ServerOpti
   }
   Node& n = add(name, NodeKind::Server, options.shim_clock);
   n.server = options;
+  return launch_added(n);
+}
+
+// A node just added: started, or forgotten again if it will not start.
+std::uint16_t Supervisor::launch_added(Node& n) {
   try {
     launch(n, true);
   } catch (...) {
+    const std::string name = n.name;  // not a reference into the node being erased
     nodes_.erase(name);
     throw;
   }
   return n.port;
 }
 
+std::uint16_t Supervisor::start_zookeeper(const std::string& name, const ZooKeeperServerOptions& options) {
+  zk::check_installed();
+  Node& n = add(name, NodeKind::ZooKeeper, options.shim_clock);
+  n.zookeeper = options;
+  return launch_added(n);
+}
+
 std::uint16_t Supervisor::start_sentinel(const std::string& name, const SentinelOptions& options) {
   if (node(options.master).kind != NodeKind::Server) throw Error(name + ": " + options.master + " is not a redis-server");
   Node& n = add(name, NodeKind::Sentinel, options.shim_clock);
   n.sentinel = options;
-  try {
-    launch(n, true);
-  } catch (...) {
-    nodes_.erase(name);
-    throw;
-  }
-  return n.port;
+  return launch_added(n);
 }
 
 void Supervisor::kill_and_reap(Node& n) {

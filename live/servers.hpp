@@ -1,9 +1,9 @@
-// The supervisor: starts real redis-server and redis-sentinel processes for
-// LIVE mode, injects process faults into them (pause, crash, restart), and
-// makes sure that none outlives locksim.
+// The supervisor: starts real redis-server, redis-sentinel and ZooKeeper
+// processes for LIVE mode, injects process faults into them (pause, crash,
+// restart), and makes sure that none outlives locksim.
 //
 // Each node gets a directory of its own (its generated config, its log, its
-// AOF, its clock page) under one temporary root, or under --keep's DIR, and
+// AOF or ZooKeeper data, its clock page) under one temporary root, or under --keep's DIR, and
 // a free port on 127.0.0.1; nothing it starts listens anywhere else (checked
 // after every start). Every wait is bounded.
 //
@@ -20,8 +20,10 @@
 //     removes it (remove_abandoned_roots, below).
 //
 // Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
-// 12's redis-server and redis-sentinel packages). Not thread-safe: one thread
-// drives a Supervisor.
+// 12's redis-server and redis-sentinel packages), for ZooKeeper `java` and
+// Debian's zookeeper 3.8 jars (live/zookeeper/server.hpp); each is looked for
+// when a node of its kind first starts. Not thread-safe: one thread drives a
+// Supervisor.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +66,16 @@ struct SentinelOptions {
   bool shim_clock = false;       // a sentinel's wall-clock jumps put it in TILT mode
 };
 
+// A ZooKeeper server (ZooKeeperServerMain: standalone), from Debian's jars.
+struct ZooKeeperServerOptions {
+  Duration tick_time = Duration::s(2);     // tickTime, in whole milliseconds
+  // minSessionTimeout and maxSessionTimeout; zero: ZooKeeper's own, 2 and 20 ticks.
+  Duration min_session_timeout = Duration::zero();
+  Duration max_session_timeout = Duration::zero();
+  bool shim_clock = false;                 // its wall clock (System.currentTimeMillis) through the clock shim
+  std::string max_heap = "64m";            // -Xmx
+};
+
 struct SupervisorOptions {
   // --keep DIR: the nodes' directories (configs, logs, AOFs) are made in DIR
   // and left there; a node's directory from an earlier run is replaced. Empty:
@@ -72,11 +84,12 @@ struct SupervisorOptions {
   // The binaries; empty: redis-server and redis-sentinel from PATH.
   std::filesystem::path redis_server;
   std::filesystem::path redis_sentinel;
+  std::filesystem::path java;  // empty: java from PATH
   Duration start_timeout = Duration::s(10);  // until a node answers PING (and a replica is in sync)
   Duration command_timeout = Duration::s(5); // the supervisor's own commands to the nodes
 };
 
-enum class NodeKind : std::uint8_t { Server, Sentinel };
+enum class NodeKind : std::uint8_t { Server, Sentinel, ZooKeeper };
 
 struct NodeInfo {
   std::string name;
@@ -115,6 +128,10 @@ class Supervisor {
   // will not start.
   std::uint16_t start_server(const std::string& name, const ServerOptions& options = {});
   std::uint16_t start_sentinel(const std::string& name, const SentinelOptions& options);
+  // A ZooKeeper server on 127.0.0.1 (its admin server off), returned once it
+  // serves (the four-letter word srvr says so). Its data directory is the
+  // node's; a restart keeps it, and with it the sessions and znodes.
+  std::uint16_t start_zookeeper(const std::string& name, const ZooKeeperServerOptions& options = {});
 
   // Process faults. pause: SIGSTOP to the node's process group, returning once
   // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
@@ -155,6 +172,7 @@ class Supervisor {
   const Node& node(const std::string& name) const;
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
   void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
+  std::uint16_t launch_added(Node& n);
   void write_config(Node& n);
   void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);
@@ -163,8 +181,10 @@ class Supervisor {
   SupervisorOptions options_;
   std::filesystem::path root_;
   bool remove_root_ = false;
+  const std::filesystem::path& binary(NodeKind kind);  // found on first use
   std::filesystem::path server_binary_;
   std::filesystem::path sentinel_binary_;
+  std::filesystem::path java_binary_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;
 };
 
