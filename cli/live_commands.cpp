@@ -17,9 +17,11 @@
 #include "live/common.hpp"
 #include "live/diff_redis.hpp"
 #include "live/live_run.hpp"
+#include "lockalgos/registry.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "sim/servers/table.hpp"
 
 namespace locksim {
 
@@ -45,7 +47,7 @@ const char* const kScaleHelp =
 }  // namespace
 
 CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
-  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real redis-server processes on loopback");
+  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real redis-server and etcd processes on loopback");
   cmd->add_option("files", a.files, "scenario files")->required();
   cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
   cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");
@@ -92,7 +94,11 @@ int cmd_live(const LiveArgs& a) {
     if (a.format == Format::Json) {
       std::cout << json_report(r) << "\n";
     } else {
-      std::cout << "LIVE against real redis-server, time scale " << a.time_scale << ": the times below are real times"
+      const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
+      const std::string server = algorithm && algorithm->server != ServerKind::Redis
+                                     ? std::string(server_model(algorithm->server).name)
+                                     : "redis-server";
+      std::cout << "LIVE against real " << server << ", time scale " << a.time_scale << ": the times below are real times"
                 << " measured since the start, x " << a.time_scale << " (" << std::fixed << std::setprecision(1) << took
                 << " s of real time)\n"
                 << std::defaultfloat;

@@ -162,6 +162,7 @@ void LiveClientEnv::crash() {
   for (auto& [id, p] : calls_)
     if (p->timer) p->timer->cancel();
   calls_.clear();
+  etcd_.reset();  // its connections and watches close
   for (auto& [id, t] : wakes_) static_cast<asio::steady_timer*>(t.get())->cancel();
   wakes_.clear();
   held_.clear();
@@ -210,7 +211,8 @@ void LiveClientEnv::unstage(StageId id) { free_staged_.push_back(id); }
 CallId LiveClientEnv::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) {
   if (auto* r = std::get_if<redis::Request>(&request)) return start_redis(to, std::move(*r), timeout, sink, tag);
   if (auto* s = std::get_if<storage::Request>(&request)) return start_storage(to, std::move(*s), timeout, sink, tag);
-  throw Error("a live client cannot send " + describe(request) + " (only Redis and the storage are live)");
+  if (auto* c = std::get_if<coord::Request>(&request)) return start_etcd(to, std::move(*c), timeout, sink, tag);
+  throw Error("a live client cannot send " + describe(request) + " (only Redis, etcd and the storage are live)");
 }
 
 void LiveClientEnv::send(ProcId to, Payload body) {
@@ -242,6 +244,7 @@ void LiveClientEnv::finish_call(const std::shared_ptr<Pending>& p, std::optional
 }
 
 void LiveClientEnv::cancel_call(CallId id) {
+  if (etcd_ && cancel_etcd(id)) return;
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
   std::shared_ptr<Pending> p = it->second;

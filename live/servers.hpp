@@ -1,5 +1,5 @@
-// The supervisor: starts real redis-server and redis-sentinel processes for
-// LIVE mode, injects process faults into them (pause, crash, restart), and
+// The supervisor: starts real redis-server, redis-sentinel and etcd processes
+// for LIVE mode, injects process faults into them (pause, crash, restart), and
 // makes sure that none outlives locksim.
 //
 // Each node gets a directory of its own (its generated config, its log, its
@@ -20,8 +20,8 @@
 //     removes it (remove_abandoned_roots, below).
 //
 // Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
-// 12's redis-server and redis-sentinel packages). Not thread-safe: one thread
-// drives a Supervisor.
+// 12's redis-server and redis-sentinel packages), and for etcd nodes etcd
+// 3.4 (etcd-server). Not thread-safe: one thread drives a Supervisor.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +64,18 @@ struct SentinelOptions {
   bool shim_clock = false;       // a sentinel's wall-clock jumps put it in TILT mode
 };
 
+// An etcd node (etcd-server 3.4): a one-member cluster of its own. Its data
+// and WAL directory is the node's directory (the WAL preallocates two 64 MB
+// segments: 122 MiB on disk per node, gone with the root); its client and
+// peer URLs are free ports on 127.0.0.1. Raft's timing, as etcd's flags
+// take them in whole milliseconds: the election timeout sets the shortest
+// lease etcd grants (ceil(1.5 x election timeout) in whole seconds) and how
+// long a restarted leader extends every lease (live/etcd/etcd_run.hpp).
+struct EtcdNodeOptions {
+  Duration heartbeat = Duration::ms(100);      // --heartbeat-interval
+  Duration election_timeout = Duration::s(1);  // --election-timeout: at least 5 heartbeats
+};
+
 struct SupervisorOptions {
   // --keep DIR: the nodes' directories (configs, logs, AOFs) are made in DIR
   // and left there; a node's directory from an earlier run is replaced. Empty:
@@ -72,11 +84,12 @@ struct SupervisorOptions {
   // The binaries; empty: redis-server and redis-sentinel from PATH.
   std::filesystem::path redis_server;
   std::filesystem::path redis_sentinel;
+  std::filesystem::path etcd;
   Duration start_timeout = Duration::s(10);  // until a node answers PING (and a replica is in sync)
   Duration command_timeout = Duration::s(5); // the supervisor's own commands to the nodes
 };
 
-enum class NodeKind : std::uint8_t { Server, Sentinel };
+enum class NodeKind : std::uint8_t { Server, Sentinel, Etcd };
 
 struct NodeInfo {
   std::string name;
@@ -115,6 +128,10 @@ class Supervisor {
   // will not start.
   std::uint16_t start_server(const std::string& name, const ServerOptions& options = {});
   std::uint16_t start_sentinel(const std::string& name, const SentinelOptions& options);
+  // Starts etcd named `name` and returns its client port once it answers
+  // (its /health says true); a restart brings it back on the same ports and
+  // data directory. Throws Error with the tail of its output when it will not start.
+  std::uint16_t start_etcd(const std::string& name, const EtcdNodeOptions& options = {});
 
   // Process faults. pause: SIGSTOP to the node's process group, returning once
   // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
@@ -155,6 +172,8 @@ class Supervisor {
   const Node& node(const std::string& name) const;
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
   void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
+  std::vector<std::string> arguments(const Node& n) const;
+  bool answers(const Node& n, Duration timeout) const;
   void write_config(Node& n);
   void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);
@@ -165,6 +184,7 @@ class Supervisor {
   bool remove_root_ = false;
   std::filesystem::path server_binary_;
   std::filesystem::path sentinel_binary_;
+  std::filesystem::path etcd_binary_;  // found when the first etcd node starts
   std::map<std::string, std::unique_ptr<Node>> nodes_;
 };
 

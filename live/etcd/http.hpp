@@ -1,0 +1,58 @@
+// HTTP/1.1 to etcd's gateway over Boost.Beast: one connection, on the
+// caller's io_context and thread (it starts none).
+//
+// A connection carries one exchange at a time: a POST answered whole, after
+// which it carries the next (Go's server keeps connections alive); or a
+// stream (a watch), whose answer is one JSON message per line for as long as
+// the connection stays open. A connection that fails, or is closed, fails
+// its exchange: the caller opens another.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "live/common.hpp"
+#include "live/etcd/gateway.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace locksim::live::etcd {
+
+struct HttpResponse {
+  unsigned status = 0;
+  std::string body;
+};
+
+class HttpConnection {
+ public:
+  // nullopt: the connection failed (refused, reset, closed) before the answer was whole.
+  using Done = std::function<void(std::optional<HttpResponse>)>;
+  // One line of a stream's answer (without its newline); then on_end once
+  // when the stream ends (the connection closed or failed).
+  using OnLine = std::function<void(std::string_view line)>;
+  using OnEnd = std::function<void()>;
+
+  // Connects to `to` (asynchronously: an exchange asked for meanwhile waits).
+  static std::shared_ptr<HttpConnection> open(boost::asio::io_context& io, const Endpoint& to);
+  virtual ~HttpConnection() = default;
+
+  // REQUIRES: idle(). `done` runs later, never from inside this call.
+  virtual void post(const HttpCall& call, Done done) = 0;
+  virtual void stream(const HttpCall& call, OnLine on_line, OnEnd on_end) = 0;
+  // Closes the socket; no callback of it runs after this.
+  virtual void close() = 0;
+  virtual bool idle() const = 0;    // open and carrying no exchange
+  virtual bool closed() const = 0;
+};
+
+// One POST on a connection of its own, waited for (the supervisor's checks,
+// the differential test, tests). nullopt: refused, failed, or not answered
+// within `timeout`.
+std::optional<HttpResponse> post(const Endpoint& to, const HttpCall& call, Duration timeout);
+
+}  // namespace locksim::live::etcd
