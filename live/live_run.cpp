@@ -13,6 +13,7 @@
 #include "live/blocking_client.hpp"
 #include "live/client_env.hpp"
 #include "live/etcd/etcd_run.hpp"
+#include "live/etcd/http.hpp"
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
 #include "lockalgos/registry.hpp"
@@ -368,7 +369,7 @@ void LiveRun::start_servers() {
   for (ProcId c : clients_)
     for (ProcId n : nodes_) {
       auto& p = proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(world_->trace().name(n))});
-      if (etcd_) p->set_raw(true);  // HTTP, not RESP: each chunk as read
+      if (etcd_) p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP
     }
 }
 

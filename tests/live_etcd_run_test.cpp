@@ -103,6 +103,21 @@ TEST_CASE("live etcd 3.4's Mutex returns to a waiter whose lease expired: the ov
   }
 }
 
+TEST_CASE("a live etcd holder cut off by a partition loses its lease as in the simulator: the proxy drops its HTTP messages") {
+  // pause-after-lock with a partition in place of the pause: client1 keeps working, its keepalives are lost.
+  Scenario s = catalogue("etcd/pause-after-lock.toml");
+  REQUIRE(s.faults.size() == 1);
+  s.faults[0].kind = FaultKind::Partition;
+  s.faults[0].groups = {{"client1"}, {"etcd"}};
+  s.faults[0].target.clear();
+  const RunResult sim = run_scenario(s, {});
+  REQUIRE(sim.verdict.count(ViolationKind::Overlap));
+  LiveOptions o;
+  o.time_scale = 5;
+  const RunResult r = run_live(s, o);
+  CHECK(r.verdict == sim.verdict);
+}
+
 TEST_CASE("an etcd scenario's time scale keeps its leases whole seconds and as the simulator grants them") {
   const Scenario s = catalogue("etcd/pause-after-lock.toml");
   // TTL 10 s: scale 2 at most, so that the 500 ms revoke loop is late by at most a tenth of it.

@@ -287,3 +287,22 @@ TEST_CASE("a real etcd revokes an unrenewed lease and deletes its key, which a w
   CHECK(m.events[1].key == "/lock/a");
   CHECK(m.events[1].mod_revision == seen_at + 1);
 }
+
+TEST_CASE("the proxy's HTTP/1.1 framing cuts a request with its body, a chunked answer chunk by chunk, and refuses what is not HTTP") {
+  const Framing cut = etcd::http_framing();
+  const std::string request = "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 13\r\n\r\n{\"key\":\"YQ\"}";
+  CHECK(cut(request) == std::nullopt);  // 13 bytes announced, 12 there: not all there yet
+  const std::string whole = "POST /v3/kv/range HTTP/1.1\r\ncontent-length: 12\r\n\r\n{\"key\":\"YQ\"}";
+  CHECK(cut(whole + "POST") == std::optional<std::size_t>(whole.size()));
+  CHECK(cut(whole.substr(0, whole.size() - 1)) == std::nullopt);  // not all there yet
+  CHECK(cut("DELETE / HTTP/1.1\r\n\r\n") == std::optional<std::size_t>(21));  // a method of hex letters is a head
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string chunk = "1b\r\n{\"result\":{\"created\":true}}\r\n";
+  CHECK(cut(head + chunk) == std::optional<std::size_t>(head.size()));
+  CHECK(cut(chunk + "0\r\n\r\n") == std::optional<std::size_t>(chunk.size()));
+  CHECK(cut(chunk.substr(0, 10)) == std::nullopt);
+  CHECK(cut("0\r\n\r\nHTTP") == std::optional<std::size_t>(5));
+  CHECK(cut("1b") == std::nullopt);  // a chunk's size, or a head's first letters: not yet known
+  CHECK_THROWS_AS(cut("\x16\x03\x01 a TLS hello"), Error);
+  CHECK_THROWS_AS(cut("5\r\nabcdeXX"), Error);  // a chunk without its CRLF
+}

@@ -5,6 +5,8 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
+#include <string>
 
 namespace locksim::live::etcd {
 
@@ -157,7 +159,74 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   OnEnd on_end_;
 };
 
+// The length of the line at `from` with its CRLF, or nullopt while it is not all there.
+std::optional<std::size_t> line_length(std::string_view s, std::size_t from = 0) {
+  const std::size_t end = s.find("\r\n", from);
+  if (end == std::string_view::npos) return std::nullopt;
+  return end + 2 - from;
+}
+
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+std::size_t hex_value(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A chunk: its size line, its data and its CRLF; the last (size 0) up to the blank line after its trailers.
+std::optional<std::size_t> chunk_length(std::string_view s) {
+  const auto size_line = line_length(s);
+  if (!size_line) return std::nullopt;
+  std::size_t size = 0;
+  for (std::size_t i = 0; i < *size_line - 2 && is_hex(s[i]); ++i) {
+    size = size * 16 + hex_value(s[i]);
+    if (size > (std::size_t{1} << 32)) throw Error("an HTTP chunk of over 4 GB");
+  }
+  if (size == 0) {  // trailers, then a blank line
+    const std::size_t end = s.find("\r\n\r\n", *size_line - 2);
+    if (end == std::string_view::npos) return std::nullopt;
+    return end + 4;
+  }
+  if (s.size() < *size_line + size + 2) return std::nullopt;
+  if (s.compare(*size_line + size, 2, "\r\n") != 0) throw Error("an HTTP chunk without its CRLF");
+  return *size_line + size + 2;
+}
+
+// A head and the body its Content-Length gives; a chunked message's head alone.
+std::optional<std::size_t> head_length(std::string_view s) {
+  const std::size_t end = s.find("\r\n\r\n");
+  if (end == std::string_view::npos) {
+    if (s.size() > 64 * 1024) throw Error("an HTTP head of over 64 KiB");
+    return std::nullopt;
+  }
+  const std::size_t head = end + 4;
+  const std::string fields = lower(s.substr(0, head));
+  if (fields.find("\r\ntransfer-encoding: chunked\r\n") != std::string::npos) return head;
+  const std::size_t at = fields.find("\r\ncontent-length:");
+  if (at == std::string::npos) return head;
+  const std::size_t length = std::stoull(fields.substr(at + 17));
+  if (s.size() < head + length) return std::nullopt;
+  return head + length;
+}
+
 }  // namespace
+
+Framing http_framing() {
+  return [](std::string_view pending) -> std::optional<std::size_t> {
+    // A chunk's size line is hex digits then ';' or CR; a head's first word
+    // (a method, "HTTP/1.1") is not, though it may begin with hex letters ("DELETE").
+    std::size_t digits = 0;
+    while (digits < pending.size() && is_hex(pending[digits])) ++digits;
+    if (digits == pending.size()) return std::nullopt;  // either, so far
+    if (digits > 0 && (pending[digits] == '\r' || pending[digits] == ';')) return chunk_length(pending);
+    if (!std::isalpha(static_cast<unsigned char>(pending[0]))) throw Error("not HTTP/1.1");
+    return head_length(pending);
+  };
+}
 
 std::shared_ptr<HttpConnection> HttpConnection::open(asio::io_context& io, const Endpoint& to) {
   auto c = std::make_shared<Connection>(io, to);

@@ -16,6 +16,7 @@
 
 #include "live/common.hpp"
 #include "live/etcd/gateway.hpp"
+#include "live/proxy.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -49,6 +50,15 @@ class HttpConnection {
   virtual bool idle() const = 0;    // open and carrying no exchange
   virtual bool closed() const = 0;
 };
+
+// HTTP/1.1 as the proxy's messages (live/proxy.hpp): a request or response
+// with its body (Content-Length) is one message; a chunked one is its head,
+// then each chunk, then the last (empty) chunk, so that each of a watch's
+// events, or a keepalive's answer, can be held or dropped alone. Without
+// state of its own (a proxy shares it among its connections): at a message's
+// start, a head begins with a letter (a method, "HTTP/") and a chunk with a
+// hex digit. Anything else is not HTTP: Error, and the proxy closes the link.
+Framing http_framing();
 
 // One POST on a connection of its own, waited for (the supervisor's checks,
 // the differential test, tests). nullopt: refused, failed, or not answered
