@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -357,7 +358,7 @@ struct RealEtcd::Impl {
     if (conn) conn->close();
     for (auto& s : streams) s->close();
   }
-  Endpoint at() const { return {"127.0.0.1", port}; }
+  Endpoint at_() const { return {"127.0.0.1", port}; }
 
   // Runs the context (the watches' streams) until real time `t`.
   void turn_until(RealClock::time_point t) {
@@ -370,7 +371,7 @@ struct RealEtcd::Impl {
     }
   }
   HttpResponse exchange(const HttpCall& call) {
-    if (!conn || !conn->idle()) conn = HttpConnection::open(io, at());
+    if (!conn || !conn->idle()) conn = HttpConnection::open(io, at_());
     std::optional<HttpResponse> res;
     bool done = false;
     conn->post(call, [&](std::optional<HttpResponse> r) {
@@ -383,8 +384,9 @@ struct RealEtcd::Impl {
       io.run_for(std::chrono::milliseconds(10));
     }
     if (!done || !res) {
+      const std::string why = done ? conn->error() : "no answer in 10 s";
       conn->close();
-      throw Error("diff-etcd: etcd did not answer " + call.target + " " + call.body);
+      throw Error("etcd did not answer " + call.target + " " + call.body + " (" + why + ")");
     }
     return *res;
   }
@@ -393,6 +395,19 @@ struct RealEtcd::Impl {
     return answer_of(r, res.status, res.body);
   }
   std::int64_t reset();
+  void play(const Sequence& seq, const std::vector<Duration>& at, Run& run);
+  // The last lines of etcd's log, for a run etcd did not answer.
+  std::string log_tail() const {
+    std::ifstream in(sup.nodes().front().dir / "etcd.log");
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) {
+      lines.push_back(std::move(l));
+      if (lines.size() > 5) lines.erase(lines.begin());
+    }
+    std::string out = "; etcd's log ends:";
+    for (const std::string& l : lines) out += "\n      " + l;
+    return out;
+  }
 };
 
 // Revokes every lease the last sequence granted, deletes the lock prefix,
@@ -411,12 +426,7 @@ RealEtcd::RealEtcd() : impl_(std::make_unique<Impl>()) {}
 RealEtcd::~RealEtcd() = default;
 std::uint16_t RealEtcd::port() const { return impl_->port; }
 
-RealEtcd::Run RealEtcd::run(const Sequence& seq) {
-  Impl& m = *impl_;
-  const auto at = schedule(seq);
-  if (!at) throw Error("a sequence that cannot be scheduled");
-  Run run;
-  run.revision = m.reset();
+void RealEtcd::Impl::play(const Sequence& seq, const std::vector<Duration>& at, Run& run) {
   std::vector<std::int64_t> leases;
   std::vector<coord::Node> last_range;
   std::int64_t range_revision = 0;
@@ -424,12 +434,13 @@ RealEtcd::Run RealEtcd::run(const Sequence& seq) {
   const RealClock::time_point start = RealClock::now();
   for (std::size_t i = 0; i < seq.size(); ++i) {
     const Step& s = seq[i];
-    const RealClock::time_point when = start + real((*at)[i]);
-    m.turn_until(when);
-    if (!run.late && RealClock::now() > when + real(kSlip)) {
-      run.late = true;
-      run.late_step = i;
-      run.late_by = Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(RealClock::now() - when).count());
+    const RealClock::time_point when = start + real(at[i]);
+    turn_until(when);
+    if (!run.voided && RealClock::now() > when + real(kSlip)) {
+      run.voided = true;
+      run.why = "step " + std::to_string(i) + " (" + describe(s) + ") ran " +
+                format_duration(Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(RealClock::now() - when).count())) +
+                " after its planned time";
     }
     if (s.kind == Kind::Wait) {
       Outcome o;
@@ -447,7 +458,7 @@ RealEtcd::Run RealEtcd::run(const Sequence& seq) {
       const coord::Request req = request_of(s, leases, range_revision, *key);
       const std::size_t index = fired->size();
       fired->push_back(false);
-      auto stream = HttpConnection::open(m.io, m.at());
+      auto stream = HttpConnection::open(io, at_());
       auto created = std::make_shared<std::optional<std::string>>();
       auto ended = std::make_shared<bool>(false);
       stream->stream(call_of(req),
@@ -463,27 +474,44 @@ RealEtcd::Run RealEtcd::run(const Sequence& seq) {
                        }
                      },
                      [ended] { *ended = true; });
-      m.streams.push_back(stream);
+      streams.push_back(stream);
       const Deadline deadline(Duration::s(10));
       while (!*created && !*ended && !deadline.passed()) {
-        m.io.restart();
-        m.io.run_for(std::chrono::milliseconds(5));
+        io.restart();
+        io.run_for(std::chrono::milliseconds(5));
       }
       if (!*created) throw Error("diff-etcd: etcd did not create a watch of " + *key);
       const Answer a = answer_of(req, 200, **created);
       run.outcomes.push_back(outcome_of(s, a.reply, a.revision));
       continue;
     }
-    const Answer a = m.ask(request_of(s, leases, range_revision, {}));
+    const Answer a = ask(request_of(s, leases, range_revision, {}));
     run.outcomes.push_back(outcome_of(s, a.reply, a.revision));
     if (s.kind == Kind::Grant && a.reply.ok) {
       leases.push_back(a.reply.id);
-      m.granted.push_back(a.reply.id);
+      granted.push_back(a.reply.id);
     }
     if (s.kind == Kind::Range && a.reply.ok) {
       last_range = a.reply.nodes;
       range_revision = a.revision;
     }
+  }
+}
+
+RealEtcd::Run RealEtcd::run(const Sequence& seq) {
+  Impl& m = *impl_;
+  const auto at = schedule(seq);
+  if (!at) throw Error("a sequence that cannot be scheduled");
+  Run run;
+  try {
+    run.revision = m.reset();
+    m.play(seq, *at, run);
+  } catch (const Error& e) {
+    // etcd did not answer: this run says nothing; the next one starts afresh.
+    run.voided = true;
+    run.why = e.what() + m.log_tail();
+    if (m.conn) m.conn->close();
+    m.conn.reset();
   }
   return run;
 }
@@ -602,15 +630,14 @@ void print_case(std::ostream& out, const Sequence& seq, const Outcomes& model, c
 Summary run(const RunOptions& o, std::ostream& out) {
   RealEtcd real;
   Summary sum;
-  // The real side, run again while a step runs late (a loaded machine); nullopt if it always did.
-  std::string lateness;
+  // The real side, made again while a run is voided; nullopt if each was.
+  std::string why;
   const auto real_run = [&](const Sequence& seq) -> std::optional<RealEtcd::Run> {
     for (int i = 0; i < kRuns; ++i) {
       RealEtcd::Run r = real.run(seq);
-      if (!r.late) return r;
+      if (!r.voided) return r;
       ++sum.reruns;
-      lateness = "step " + std::to_string(r.late_step) + " (" + describe(seq[r.late_step]) + ") ran " +
-                 format_duration(r.late_by) + " after its planned time";
+      why = r.why;
     }
     return std::nullopt;
   };
@@ -620,8 +647,8 @@ Summary run(const RunOptions& o, std::ostream& out) {
     ++sum.sequences;
     if (!r) {
       ++sum.void_sequences;
-      out << "VOID: seed " << o.seed << ", sequence " << i << ": a step ran late in each of " << kRuns
-          << " runs (a loaded machine); the last time " << lateness << "\n";
+      out << "VOID: seed " << o.seed << ", sequence " << i << ": each of " << kRuns
+          << " runs was voided; the last because " << why << "\n";
       continue;
     }
     const Outcomes model = run_model(seq, r->revision);

@@ -92,9 +92,10 @@ class RealEtcd {
   struct Run {
     Outcomes outcomes;
     std::int64_t revision = 0;  // the store's when the sequence began
-    bool late = false;          // a step ran too late for its planned time: not comparable
-    std::size_t late_step = 0;  // the first that did, and by how much
-    Duration late_by = Duration::zero();
+    // Not comparable, and why: a step ran too late for its planned time (a
+    // loaded machine), or etcd did not answer (its log's tail is in `why`).
+    bool voided = false;
+    std::string why;
   };
   Run run(const Sequence& seq);
   std::uint16_t port() const;
@@ -121,8 +122,8 @@ struct Summary {
   std::uint64_t sequences = 0;
   std::uint64_t steps = 0;       // outcomes compared
   std::uint64_t mismatches = 0;
-  std::uint64_t reruns = 0;      // runs voided by a late step and run again
-  std::uint64_t void_sequences = 0;  // late three times: not compared
+  std::uint64_t reruns = 0;      // runs voided (a late step, no answer) and made again
+  std::uint64_t void_sequences = 0;  // voided three times: not compared
 };
 Summary run(const RunOptions& options, std::ostream& out);
 

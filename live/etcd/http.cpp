@@ -25,7 +25,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
     const tcp::endpoint at(asio::ip::make_address_v4(to_.host), to_.port);
     socket_.async_connect(at, [self = shared_from_this()](const error_code& ec) {
       if (self->closed_) return;
-      if (ec) return self->fail();
+      if (ec) return self->fail(ec);
       self->connected_ = true;
       error_code ignored;
       self->socket_.set_option(tcp::no_delay(true), ignored);
@@ -55,6 +55,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   }
 
   bool idle() const override { return !closed_ && !request_; }
+  std::string error() const override { return error_; }
   bool closed() const override { return closed_; }
 
  private:
@@ -82,7 +83,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   void write() {
     http::async_write(socket_, *request_, [self = shared_from_this()](const error_code& ec, std::size_t) {
       if (self->closed_) return;
-      if (ec) return self->fail();
+      if (ec) return self->fail(ec);
       if (self->on_line_) self->read_header();
       else self->read_whole();
     });
@@ -91,7 +92,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   void read_whole() {
     http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, std::size_t) {
       if (self->closed_) return;
-      if (ec) return self->fail();
+      if (ec) return self->fail(ec);
       http::response<http::string_body> res = self->parser_->release();
       const bool keep = res.keep_alive();
       Done done = std::exchange(self->done_, nullptr);
@@ -105,7 +106,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   void read_header() {
     http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, std::size_t) {
       if (self->closed_) return;
-      if (ec) return self->fail();
+      if (ec) return self->fail(ec);
       self->read_stream();
     });
   }
@@ -117,7 +118,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
       std::string& body = self->parser_->get().body();
       if (!body.empty()) self->take(std::exchange(body, {}));
       if (self->closed_) return;
-      if (ec || self->parser_->is_done()) return self->fail();
+      if (ec || self->parser_->is_done()) return self->fail(ec);
       self->read_stream();
     });
   }
@@ -135,7 +136,8 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   }
 
   // The exchange ends without an answer (or a stream ends): the connection goes.
-  void fail() {
+  void fail(const error_code& ec) {
+    if (error_.empty()) error_ = ec ? ec.message() : "the stream ended";
     const OnLine on_line = on_line_;
     if (!pending_.empty() && on_line) on_line(std::exchange(pending_, {}));  // a last line without its newline
     if (closed_) return;  // that line's callback closed it: nothing more to tell
@@ -154,6 +156,7 @@ class Connection final : public HttpConnection, public std::enable_shared_from_t
   boost::beast::flat_buffer buffer_;
   std::function<std::size_t(std::uint64_t, boost::beast::string_view, error_code&)> chunk_;
   std::string pending_;
+  std::string error_;  // why it failed
   Done done_;
   OnLine on_line_;
   OnEnd on_end_;

@@ -49,6 +49,8 @@ class HttpConnection {
   virtual void close() = 0;
   virtual bool idle() const = 0;    // open and carrying no exchange
   virtual bool closed() const = 0;
+  // Why it failed ("" if it has not): the socket's error, or the stream's end.
+  virtual std::string error() const = 0;
 };
 
 // HTTP/1.1 as the proxy's messages (live/proxy.hpp): a request or response
