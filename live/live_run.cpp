@@ -469,6 +469,7 @@ void LiveRun::run() {
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);
+  result_.harm = judge_->harm();
   for (const Violation& v : result_.violations) result_.verdict.insert(v.kind);
   result_.stats = *tally;
   result_.stats.events = trace.size();
