@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cli/choice.hpp"
+#include "cli/diff_etcd_command.hpp"
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
@@ -374,6 +375,7 @@ int main(int argc, char** argv) {
   const auto run_explore_commands = cli::add_explore_commands(app);
   const auto run_diff_redis = add_diff_redis_command(app);
   const auto run_diff_zookeeper = add_diff_zookeeper_command(app);
+  const auto run_diff_etcd = add_diff_etcd_command(app);
   const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
@@ -394,6 +396,7 @@ int main(int argc, char** argv) {
     if (const auto status = run_explore_commands()) return *status;
     if (const auto status = run_diff_redis()) return *status;
     if (const auto status = run_diff_zookeeper()) return *status;
+    if (const auto status = run_diff_etcd()) return *status;
     if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

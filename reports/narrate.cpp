@@ -272,6 +272,7 @@ class Narrator {
       case Ev::Read:
         return say(lang_, W::Reads, {{"who", w}, {"value", std::to_string(e.value)}});
       case Ev::Checked:
+        if (e.key == "Valid()") return say(lang_, W::ChecksWithNodes, {{"who", w}, {"detail", detail(e)}});
         return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});
       case Ev::Lost:
         return say(lang_, W::GivesUpLock, {{"who", w}, {"detail", detail(e)}});

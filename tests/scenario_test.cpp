@@ -511,7 +511,7 @@ TEST_CASE("token fencing for setnx is rejected at the fencing key, pointing at t
 TEST_CASE("an unknown flavour is rejected with the algorithm's flavours, and none for one without") {
   check_rejected(small("\"redis-single\"", "\"redlock\"\nflavour = \"redlock-go\""), "scenarios/x.toml:8: [lock] 'flavour'",
                  "\"redlock-go\" is not a flavour of redlock (flavours: redlock-rb, redlock-rb-2014, redlock-py, "
-                 "redsync, node-redlock-v5, redisson)");
+                 "redlock-py-1.0.2, redsync, node-redlock-v5, redisson)");
   check_rejected(small("ttl = \"10s\"", "ttl = \"10s\"\nflavour = \"redsync\""), "scenarios/x.toml:9: [lock] 'flavour'",
                  "redis-single has no flavours");
   const Scenario s = parse_scenario(small("\"redis-single\"", "\"redlock\"\nflavour = \"redsync\""), "x.toml");
