@@ -74,7 +74,9 @@ void add_schedule_flags(CLI::App* cmd, ExploreArgs& a) {
   cmd->add_option("--max-outage", a.max_outage, "longest partition, delay, drop window or crash drawn (default 2 x the lease)");
   cmd->add_option("--max-drift-ppm", a.options.max_drift_ppm, "largest clock drift drawn, either way (default 50000)");
   cmd->add_option("--faults", a.faults, "fault kinds to draw from, comma-separated (default: all; --exhaustive: pause,crash)");
-  cmd->add_option("--max-faults", a.options.max_faults, "faults per run, at most (default 4)")->check(CLI::Range(1, 64));
+  cmd->add_option("--max-faults", a.options.max_faults,
+                  "faults per run, at most (default 4); 0 with --keep-faults: the scenario's own faults alone, seed after seed")
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--max-events", a.options.max_events, "event budget per run (default 2000000)");
   cmd->add_flag("--keep-faults", a.options.keep_faults, "keep the scenario's own faults as well");
   cmd->add_flag("--liveness", a.options.liveness,
@@ -144,6 +146,8 @@ void check_modes(const ExploreArgs& a) {
   const bool reports = !a.svg_path.empty() || !a.html_path.empty() || !a.trace_path.empty();
   if (reports && !a.replay) throw ScenarioError("explore: --svg, --html and --trace tell one run: give --replay SEED");
   if (!a.lengths.empty() && !a.exhaustive) throw ScenarioError("explore: --lengths goes with --exhaustive");
+  if (a.options.max_faults == 0 && !a.options.keep_faults)
+    throw ScenarioError("explore: --max-faults 0 draws no fault: give --keep-faults too (the scenario's own faults, seed after seed)");
 }
 
 // Says whether every violation found is one the base scenario's [expect] allows.

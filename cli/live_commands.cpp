@@ -17,9 +17,11 @@
 #include "live/common.hpp"
 #include "live/diff_redis.hpp"
 #include "live/live_run.hpp"
+#include "lockalgos/registry.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
+#include "sim/servers/table.hpp"
 
 namespace locksim {
 
@@ -57,7 +59,7 @@ std::string one_line(std::string message) {
 }  // namespace
 
 CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
-  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real servers (redis-server, ZooKeeper) on loopback");
+  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real servers (redis-server, ZooKeeper, etcd) on loopback");
   cmd->add_option("files", a.files, "scenario files")->required();
   cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
   cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");

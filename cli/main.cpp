@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cli/choice.hpp"
+#include "cli/diff_etcd_command.hpp"
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
@@ -385,6 +386,7 @@ int main(int argc, char** argv) {
   const auto run_diff_redis = add_diff_redis_command(app);
   const auto run_matrix = add_matrix_command(app);
   const auto run_diff_zookeeper = add_diff_zookeeper_command(app);
+  const auto run_diff_etcd = add_diff_etcd_command(app);
   const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
@@ -406,6 +408,7 @@ int main(int argc, char** argv) {
     if (const auto status = run_diff_redis()) return *status;
     if (const auto status = run_matrix()) return *status;
     if (const auto status = run_diff_zookeeper()) return *status;
+    if (const auto status = run_diff_etcd()) return *status;
     if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -71,6 +71,7 @@ void ExploreSummary::add(const RunOutcome& r) {
     if (!first_stuck_after_heal || r.index < first_stuck_after_heal->index) first_stuck_after_heal = r;
   }
   budget_exhausted += r.budget_exhausted;
+  harm.add(r.harm);
   violating += !r.verdict.empty();
   for (ViolationKind k : r.verdict) {
     ++by_kind[k];
@@ -88,6 +89,7 @@ void ExploreSummary::merge(const ExploreSummary& other) {
   runs += other.runs;
   budget_exhausted += other.budget_exhausted;
   violating += other.violating;
+  harm.merge(other.harm);
   for (const auto& [k, n] : other.by_kind) by_kind[k] += n;
   for (const auto& [k, r] : other.first) {
     const auto [it, fresh] = first.try_emplace(k, r);
@@ -146,6 +148,7 @@ void run_one(Worker& w, const ExploreOptions& o, Duration window, RunOutcome& ou
   ro.reuse = &w.reuse;
   RunResult r = run_scenario_borrowed(s, ro);
   out.verdict = std::move(r.verdict);
+  out.harm = r.harm;
   out.budget_exhausted = r.budget_exhausted;
   out.stuck_after_heal = r.liveness && r.liveness->stuck;
   // The summary reads a run's notes for its violations only (ExploreSummary::add_notes).

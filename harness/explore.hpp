@@ -23,7 +23,7 @@ struct ExploreOptions {
   std::uint64_t seed = 1;        // the base seed; run i has run_seed(seed, i)
   std::vector<FaultKind> kinds;  // empty: every kind the topology supports
   int jobs = 1;
-  int max_faults = 4;            // per run, drawn uniformly in [1, max_faults]
+  int max_faults = 4;            // per run, drawn uniformly in [1, max_faults]; 0: none (with keep_faults)
   std::uint64_t max_events = 2'000'000;  // per run; the simulated time is the scenario's duration
   bool keep_faults = false;      // keep the scenario's own [[fault]]s as well
   // Bounds of the drawn magnitudes (defaults from the lock's TTL or timeouts).
@@ -68,6 +68,7 @@ struct RunOutcome {
   std::uint64_t index = 0;
   std::uint64_t seed = 0;
   std::set<ViolationKind> verdict;
+  Harm harm;  // the acknowledged increments the run lost (judge/harm.hpp)
   bool budget_exhausted = false;
   std::size_t faults = 0;
   bool stuck_after_heal = false;  // the liveness phase found the lock stuck
@@ -86,6 +87,7 @@ struct ExploreSummary {
   std::uint64_t violating = 0;  // runs with any violation
   std::map<ViolationKind, std::uint64_t> by_kind;
   std::map<ViolationKind, RunOutcome> first;  // lowest index of each kind
+  HarmTally harm;                             // the runs' harm, for the pooled fraction and its interval
   FoundBy anchors, lengths;
   std::uint64_t stuck_after_heal = 0;           // runs the liveness phase found stuck
   std::optional<RunOutcome> first_stuck_after_heal;

@@ -50,6 +50,33 @@ std::string found_by_text(const ExploreSummary& s) {
   return out;
 }
 
+// "harm: 12 of 340 acknowledged increments lost (3.53%), 95% CI [...]": the
+// pooled fraction over the runs and its bootstrap interval (HarmTally); no
+// line when no run acknowledged an increment.
+std::string harm_text(const HarmTally& h) {
+  const auto ci = h.interval95();
+  if (!ci) return {};
+  return fmt::format("\n  harm: {} of {} acknowledged increments lost ({:.2f}%), 95% CI [{:.2f}%, {:.2f}%]\n"
+                     "  (pooled over the runs; the interval a bootstrap over runs, {} resamples)\n",
+                     h.lost(), h.acknowledged(), 100 * h.fraction(), 100 * ci->first, 100 * ci->second,
+                     HarmTally::kResamples);
+}
+
+nlohmann::ordered_json harm_json(const HarmTally& h) {
+  using json = nlohmann::ordered_json;
+  json runs = json::array();
+  for (const auto& [pair, n] : h.runs) runs.push_back({pair.first, pair.second, n});
+  const auto ci = h.interval95();
+  return {{"lost", h.lost()},
+          {"acknowledged", h.acknowledged()},
+          {"fraction", h.fraction()},
+          {"ci95", ci ? json{ci->first, ci->second} : json(nullptr)},
+          {"interval", "bootstrap over runs"},
+          {"resamples", HarmTally::kResamples},
+          // (lost, acknowledged, runs): what `locksim merge` adds up.
+          {"runs", runs}};
+}
+
 }  // namespace
 
 // Everything that shapes a run, so the command replays exactly that run.
@@ -72,9 +99,12 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
   std::string out = fmt::format("{} — {} from seed {}", base.path, counted(s.runs, "run"), o.seed);
   if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
   if (s.partial) out += fmt::format("\n  PARTIAL: interrupted; the summary of the {} of {} runs that finished", s.runs, s.planned);
-  out += fmt::format("\n  algorithm {}{}, faults drawn from: {} (swarm: each run enables a random subset)\n\n",
-                     base.lock.algorithm, base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")",
-                     kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds));
+  const std::string algorithm = base.lock.algorithm + (base.lock.flavour.empty() ? "" : " (" + base.lock.flavour + ")");
+  if (o.max_faults == 0)
+    out += fmt::format("\n  algorithm {}, no fault drawn: every run is the scenario's own schedule, only the seed varies\n\n", algorithm);
+  else
+    out += fmt::format("\n  algorithm {}, faults drawn from: {} (swarm: each run enables a random subset)\n\n", algorithm,
+                       kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds));
   out += fmt::format("  {:<16} {:>8} {:>8}   {:<17} {}\n", "violation", "runs", "rate", "95% CI (Wilson)", "first seen");
   for (ViolationKind k : kAllViolationKinds) {
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
@@ -84,6 +114,7 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", violation_name(k), n,
                        s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
   }
+  out += harm_text(s.harm);
   out += found_by_text(s);
   if (o.liveness) {
     out += fmt::format("\n  liveness: after the faults, every one healed, a fresh client must get the lock\n"
@@ -136,7 +167,8 @@ std::string explore_json(const Scenario& base, const ExploreOptions& o, const Ex
                          {"liveness_window_ns", o.liveness_window ? json(o.liveness_window->count_ns()) : json(nullptr)}}},
             {"violating_runs", s.violating},
             {"budget_exhausted", s.budget_exhausted},
-            {"violations", kinds}};
+            {"violations", kinds},
+            {"harm", harm_json(s.harm)}};
   if (o.liveness) {
     json live = {{"stuck_runs", s.stuck_after_heal}};
     if (s.first_stuck_after_heal)
@@ -163,6 +195,9 @@ void add_shard(const nlohmann::json& j, Merged& m) {
   shard.runs = j.at("runs").get<std::uint64_t>();
   shard.violating = j.at("violating_runs").get<std::uint64_t>();
   shard.budget_exhausted = j.at("budget_exhausted").get<std::uint64_t>();
+  if (j.contains("harm"))
+    for (const auto& r : j.at("harm").at("runs"))
+      shard.harm.runs[{r.at(0).get<std::uint64_t>(), r.at(1).get<std::uint64_t>()}] += r.at(2).get<std::uint64_t>();
   if (j.contains("liveness")) {
     const auto& live = j.at("liveness");
     shard.stuck_after_heal = live.at("stuck_runs").get<std::uint64_t>();

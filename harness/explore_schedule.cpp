@@ -110,6 +110,10 @@ void ScheduleDrawer::draw(std::uint64_t seed, std::vector<FaultSpec>& faults, Dr
   d.constants = &ref_.constants;
   d.later.clear();  // a run that measures nothing by the reference's events has none
   notes_.clear();
+  if (o_.max_faults == 0) {  // --max-faults 0 --keep-faults: the scenario's own schedule, only the seed varies
+    if (notes) this->notes(*notes);
+    return;
+  }
 
   // Swarm: each kind on offer is enabled with probability 1/2 (at least one).
   enabled_.clear();

@@ -85,8 +85,13 @@ Task<void> Job::read_modify_write() {
     env_.note(Ev::WriteRejected, {.detail = "storage did not answer the read"});
   }
 
+  // A check the library asks of the lock service, where the scenario uses
+  // one (redsync's Valid()): the algorithm records Checked or Lost itself.
+  std::optional<bool> confirmed;
+  if (write && config_.check_before_write) confirmed = co_await lock_.confirm(*grant);
+  if (confirmed && !*confirmed) write = false;
   const std::optional<Instant> believed = lock_.believed_until(*grant);
-  if (write && config_.check_before_write && believed) {
+  if (write && config_.check_before_write && !confirmed && believed) {
     // The seed's `if lock.notExpired: commit`, on this client's own clock.
     const Duration left = *believed - env_.mono_now();
     if (left <= Duration::zero()) {

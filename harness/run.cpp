@@ -267,6 +267,7 @@ RunResult run_owned(std::shared_ptr<const Scenario> owned, const Scenario& s, co
 
   watchers.judging = false;
   result.violations = watchers.judge.finish(world.now());
+  result.harm = watchers.judge.harm();
   for (const Violation& v : result.violations) result.verdict.insert(v.kind);
   if (watchers.liveness && !result.budget_exhausted)
     liveness_phase(result, faults, *watchers.liveness, *options.liveness, options.max_events - world.events_run(),

@@ -33,6 +33,7 @@ struct RunResult {
   std::unique_ptr<World> world;   // the trace, for reports
   std::vector<Violation> violations;
   std::set<ViolationKind> verdict;  // the kinds found
+  Harm harm;                        // the acknowledged increments the final state lost (judge/harm.hpp)
   RunStats stats;
   std::string trace_hash;  // empty when RunOptions::trace_hash is false
   bool budget_exhausted = false;

@@ -647,13 +647,14 @@ std::vector<Belief> beliefs_not_grants(const Trace& trace) {
 
 struct Judge::Impl {
   Impl(const Trace& t, const CheckOptions& o)
-      : truth(t), overlap(t, o, truth), stale(t, o, truth), lost(t, o), foreign(t, o), stuck(t, o) {}
+      : truth(t), overlap(t, o, truth), stale(t, o, truth), lost(t, o), foreign(t, o), stuck(t, o), harm(t) {}
   GrantTruth truth;  // first: the checkers below refer to it
   OverlapChecker overlap;
   StaleWriteChecker stale;
   LostUpdateChecker lost;
   ForeignReleaseChecker foreign;
   StuckChecker stuck;
+  HarmMeter harm;  // not a checker: the measure beside the verdict
 };
 
 Judge::Judge(const Trace& trace, const CheckOptions& o) : impl_(std::make_unique<Impl>(trace, o)) {}
@@ -666,6 +667,7 @@ void Judge::restart(const Trace& trace, const CheckOptions& o) {
   j.lost.restart(trace, o);
   j.foreign.restart(trace, o);
   j.stuck.restart(trace, o);
+  j.harm.restart(trace);
 }
 Judge::~Judge() = default;
 
@@ -673,8 +675,9 @@ void Judge::observe(const TraceEvent& e) {
   // Each checker sees the kinds it reads (its kReads), the truth first: the
   // network's chatter and the failed tries concern none of them.
   static_assert(Judge::kReads == (GrantTruth::kReads | OverlapChecker::kReads | StaleWriteChecker::kReads |
-                                  LostUpdateChecker::kReads | ForeignReleaseChecker::kReads | StuckChecker::kReads),
-                "Judge::kReads is every kind some checker reads");
+                                  LostUpdateChecker::kReads | ForeignReleaseChecker::kReads | StuckChecker::kReads |
+                                  HarmMeter::kReads),
+                "Judge::kReads is every kind some checker (or the harm meter) reads");
   static_assert((Judge::kOwnedOnly & (OverlapChecker::kReads | StaleWriteChecker::kReads | LostUpdateChecker::kReads |
                                       ForeignReleaseChecker::kReads | StuckChecker::kReads)) == EvSet{} &&
                     (Judge::kOwnedOnly & GrantTruth::kReads) == Judge::kOwnedOnly,
@@ -686,7 +689,10 @@ void Judge::observe(const TraceEvent& e) {
   if (LostUpdateChecker::kReads.has(e.kind)) j.lost.observe(e);
   if (ForeignReleaseChecker::kReads.has(e.kind)) j.foreign.observe(e);
   if (StuckChecker::kReads.has(e.kind)) j.stuck.observe(e);
+  if (HarmMeter::kReads.has(e.kind)) j.harm.observe(e);
 }
+
+Harm Judge::harm() const { return impl_->harm.finish(); }
 
 std::vector<Violation> Judge::finish(Instant run_end) {
   CheckOptions o;

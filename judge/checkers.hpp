@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/trace.hpp"
+#include "judge/harm.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 
@@ -78,7 +78,7 @@ class Judge {
   // so a listener may skip the call (the network's chatter, failed tries).
   static constexpr EvSet kReads{Ev::Started, Ev::Paused, Ev::Resumed, Ev::Crashed, Ev::Acquiring, Ev::Acquired, Ev::AcquireFailed,
                Ev::Lost, Ev::Releasing, Ev::Released, Ev::ReleaseFailed, Ev::Command, Ev::Expired, Ev::KeyDeleted,
-               Ev::StorageRead, Ev::StorageWrite, Ev::StorageReject, Ev::Holder};
+               Ev::StorageRead, Ev::StorageWrite, Ev::StorageReject, Ev::Holder, Ev::Wrote};
   static bool reads(Ev kind) { return kReads.has(kind); }
   // Of these kinds it reads only the events that name an owner: a command
   // that leaves nobody holding the key changes nothing the checkers know
@@ -87,6 +87,8 @@ class Judge {
   static constexpr EvSet kOwnedOnly{Ev::Command};
   // All violations, ordered by (at, kind). Call once.
   std::vector<Violation> finish(Instant run_end);
+  // The run's harm (harm.hpp), from the events observed so far.
+  Harm harm() const;
 
  private:
   struct Impl;

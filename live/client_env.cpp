@@ -163,6 +163,7 @@ void LiveClientEnv::crash() {
   for (auto& [id, p] : calls_)
     if (p->timer) p->timer->cancel();
   calls_.clear();
+  etcd_.reset();  // its connections and watches close
   for (auto& [id, t] : wakes_) static_cast<asio::steady_timer*>(t.get())->cancel();
   wakes_.clear();
   held_.clear();
@@ -211,8 +212,13 @@ void LiveClientEnv::unstage(StageId id) { free_staged_.push_back(id); }
 CallId LiveClientEnv::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) {
   if (auto* r = std::get_if<redis::Request>(&request)) return start_redis(to, std::move(*r), timeout, sink, tag);
   if (auto* s = std::get_if<storage::Request>(&request)) return start_storage(to, std::move(*s), timeout, sink, tag);
-  if (auto* c = std::get_if<coord::Request>(&request)) return start_coord(to, std::move(*c), timeout, sink, tag);
-  throw Error("a live client cannot send " + describe(request));
+  if (auto* c = std::get_if<coord::Request>(&request)) {
+    // ZooKeeper's calls take the run's transport (live/coord_transport.hpp);
+    // without one, etcd's are this environment's own POSTs (live/etcd/client_calls.cpp).
+    if (!coord_ && !etcd_) coord_ = hub_.coord_transport(self_);
+    return coord_ ? start_coord(to, std::move(*c), timeout, sink, tag) : start_etcd(to, std::move(*c), timeout, sink, tag);
+  }
+  throw Error("a live client cannot send " + describe(request) + " (only Redis, ZooKeeper, etcd and the storage are live)");
 }
 
 void LiveClientEnv::send(ProcId to, Payload body) {
@@ -244,6 +250,7 @@ void LiveClientEnv::finish_call(const std::shared_ptr<Pending>& p, std::optional
 }
 
 void LiveClientEnv::cancel_call(CallId id) {
+  if (etcd_ && cancel_etcd(id)) return;
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
   std::shared_ptr<Pending> p = it->second;
@@ -305,9 +312,7 @@ CallId LiveClientEnv::start_coord(ProcId to, coord::Request&& req, Duration time
   p->sink = &sink;
   p->tag = tag;
   calls_[p->id] = p;
-  if (!coord_) {
-    coord_ = hub_.coord_transport(self_);
-    if (!coord_) throw Error("a live client cannot send " + describe(Payload(req)) + ": no coordination service runs live here");
+  if (!coord_->on_notify) {
     coord_->on_notify = [this, alive = alive_](ProcId node, coord::Notify n) {
       if (!*alive || down_) return;
       const std::uint64_t id = hub_.pushed(self_, node, n);

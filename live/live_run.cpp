@@ -13,6 +13,8 @@
 #include "harness/job.hpp"
 #include "live/blocking_client.hpp"
 #include "live/client_env.hpp"
+#include "live/etcd/etcd_run.hpp"
+#include "live/etcd/http.hpp"
 #include "live/external/external_clients.hpp"
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
@@ -58,11 +60,14 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
     if (auto why = external::external_unsupported(s)) return why;
   const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
   if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
-  if (algorithm->server != ServerKind::Redis && algorithm->server != ServerKind::ZooKeeper)
-    return "not yet supported live: " + s.lock.algorithm + " runs on " +
-           std::string(server_model(algorithm->server).name) + " (Redis and ZooKeeper run live so far)";
-  if (algorithm->server == ServerKind::ZooKeeper)
+  if (algorithm->server == ServerKind::Etcd) {
+    if (auto why = etcd::unsupported(s)) return why;
+  } else if (algorithm->server == ServerKind::ZooKeeper) {
     if (auto why = zk::live_unsupported(s)) return why;
+  } else if (algorithm->server != ServerKind::Redis) {
+    return "not yet supported live: " + s.lock.algorithm + " runs on " +
+           std::string(server_model(algorithm->server).name) + " (Redis, ZooKeeper and etcd run live so far)";
+  }
   if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
   for (const FaultSpec& f : s.faults) {
     const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
@@ -78,7 +83,9 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
 
 std::string live_servers(const Scenario& s) {
   const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
-  return a && a->server == ServerKind::ZooKeeper ? "a real ZooKeeper server" : "real redis-server";
+  if (a && a->server == ServerKind::ZooKeeper) return "a real ZooKeeper server";
+  if (a && a->server == ServerKind::Etcd) return "real etcd";
+  return "real redis-server";
 }
 
 std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
@@ -131,7 +138,7 @@ std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& sim
   // ZooKeeper's tickTime is whole milliseconds: the tick must divide by K.
   if (const AlgorithmInfo* a = find_algorithm(s.lock.algorithm); a && a->server == ServerKind::ZooKeeper)
     while (scale > 1 && !zk::tick_scales(s.lock.options->server().tick_time, scale)) --scale;
-  return scale;
+  return etcd::runs_on_etcd(s) ? etcd::scale_for(s, scale) : scale;
 }
 
 namespace {
@@ -178,6 +185,12 @@ class LiveRun final : public LiveHub {
   std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
                          const coord::Reply& reply) override;
   std::uint64_t pushed(ProcId client, ProcId node, const coord::Notify& push) override;
+  void coord_sent(ProcId client, ProcId node, const coord::Request& req) override { etcd_->sent(client, node, req); }
+  std::uint64_t observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
+                               const Payload& reply) override;
+  void after_revision(ProcId node, std::int64_t revision, std::function<void()> f) override {
+    etcd_->after_revision(node, revision, std::move(f));
+  }
 
  private:
   struct Subscriber;
@@ -222,6 +235,7 @@ class LiveRun final : public LiveHub {
   std::map<std::pair<ProcId, ProcId>, std::unique_ptr<Proxy>> proxies_;
   std::map<ProcId, std::shared_ptr<Subscriber>> subscribers_;
   std::vector<std::unique_ptr<LiveClientEnv>> envs_;
+  std::unique_ptr<etcd::Nodes> etcd_;  // an etcd scenario's nodes
   std::vector<std::unique_ptr<Lock>> locks_;
   StorageState storage_state_;
   std::vector<StorageRule> storage_rules_;
@@ -280,6 +294,7 @@ LiveRun::~LiveRun() {
   proxies_.clear();
   timers_.clear();
   zk_.reset();
+  etcd_.reset();
   sup_.reset();
 }
 
@@ -336,7 +351,14 @@ void LiveRun::add_processes() {
 void LiveRun::start_servers() {
   const std::int64_t k = o_.time_scale;
   if (find_algorithm(s_.lock.algorithm)->server == ServerKind::ZooKeeper) return start_zookeeper();
+  if (etcd::runs_on_etcd(s_))
+    etcd_ = std::make_unique<etcd::Nodes>(
+        io_, *sup_, [this](ProcId p, Ev kind, TraceEvent&& e) { note_at(p, kind, std::move(e)); }, world_->trace().detailed());
   for (const NodeConfig& n : s_.nodes) {
+    if (etcd_) {
+      etcd_->start(s_, k, id(n.name), n.name);
+      continue;
+    }
     ServerOptions so;
     so.persistence = n.persistence == locksim::Persistence::AofAlways     ? live::Persistence::AofAlways
                      : n.persistence == locksim::Persistence::AofEverysec ? live::Persistence::AofEverysec
@@ -380,8 +402,10 @@ void LiveRun::start_servers() {
     for (ProcId n : nodes_) {
       const std::uint16_t port = sup_->port(world_->trace().name(n));
       // An external client's link ends at an observer in front of the node (live/external/redis_observer.hpp).
-      proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
-      if (external_) external_->attach(c, n, *proxies_[{c, n}]);
+      auto& p = proxies_[{c, n}] =
+          std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
+      if (etcd_) p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP
+      if (external_) external_->attach(c, n, *p);
     }
 }
 
@@ -485,7 +509,7 @@ void LiveRun::run() {
   add_processes();
   if (!s_.lock.library.empty()) make_external();
   start_servers();
-  if (!zk_)
+  if (!zk_ && !etcd_)
     for (ProcId n : nodes_) subscribe_expiry(n);
   if (external_) external_->start_adapters();
   storage_state_.fencing = s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
@@ -539,6 +563,7 @@ void LiveRun::run() {
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);
+  result_.harm = judge_->harm();
   for (const Violation& v : result_.violations) result_.verdict.insert(v.kind);
   result_.stats = *tally;
   result_.stats.events = trace.size();
@@ -705,6 +730,26 @@ std::uint64_t LiveRun::pushed(ProcId client, ProcId node, const coord::Notify& p
   return id;
 }
 
+// A coordination node's reply, or its push (req null): what the node did, as the simulator's
+// CoordinationServer records it (sim/coordination_server.cpp: the command with its answer).
+std::uint64_t LiveRun::observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
+                                      const Payload& reply) {
+  if (!req) {
+    const std::uint64_t id = next_message_++;
+    note_at(node, Ev::Sent, {.peer = client, .value = static_cast<std::int64_t>(id), .content = fingerprint(reply),
+                             .detail = world_->trace().detailed() ? describe(reply) : ""});
+    return id;
+  }
+  const coord::Reply& r = std::get<coord::Reply>(reply);
+  return note_exchange(node, client, request_id, Payload(*req), reply, [&] {
+    std::string detail = coord::describe(*req) + " -> " + coord::describe(r);
+    const std::uint64_t content = fnv1a64(detail);
+    note_at(node, Ev::Command, {.peer = client, .key = req->path, .content = content,
+                                .detail = world_->trace().detailed() ? std::move(detail) : ""});
+    etcd_->answered(client, node, *req, r);
+  });
+}
+
 void LiveRun::on_expired(ProcId node, const std::string& key) {
   if (external_) return external_->node_expired(node, key);
   auto it = owners_.find({node, key});
@@ -839,6 +884,7 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
       for (auto& [master, replica, proxy] : replication_)
         if (master == node) proxy->sever();
       sup_->crash(name);
+      if (etcd_) etcd_->crashed(node);
       crashed_at_[node] = RealClock::now();
       if (external_) external_->node_crashed(node);
       return;
@@ -858,7 +904,8 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
           for (auto& [key, owner] : owners_)
             if (key.first == node) owner.client = kNoProc;
         if (external_) external_->node_restarted(node, config && config->persistence == locksim::Persistence::None);
-        subscribe_expiry(node);
+        if (etcd_) etcd_->restarted(node);
+        else subscribe_expiry(node);
       });
       return;
     }

@@ -25,6 +25,7 @@
 
 #include "live/blocking_client.hpp"
 #include "live/clockshim/clock_page.h"
+#include "live/etcd/http.hpp"
 #include "live/zookeeper/server.hpp"
 
 extern char** environ;
@@ -41,6 +42,8 @@ struct Supervisor::Node {
   ServerOptions server;      // kind == Server
   SentinelOptions sentinel;  // kind == Sentinel
   ZooKeeperServerOptions zookeeper;  // kind == ZooKeeper
+  EtcdNodeOptions etcd;              // kind == Etcd
+  std::uint16_t peer_port = 0;       // kind == Etcd: its Raft peer URL's
   std::unique_ptr<ClockControl> clock;
   pid_t pid = 0;
   bool paused = false;
@@ -50,7 +53,10 @@ struct Supervisor::Node {
   }
   // ZooKeeper logs to its standard error (slf4j-simple): output.log.
   fs::path log() const {
-    return dir / (kind == NodeKind::Server ? "redis.log" : kind == NodeKind::Sentinel ? "sentinel.log" : "output.log");
+    return dir / (kind == NodeKind::Server     ? "redis.log"
+                  : kind == NodeKind::Sentinel ? "sentinel.log"
+                  : kind == NodeKind::Etcd     ? "etcd.log"
+                                               : "output.log");
   }
   // stdout and stderr: a config error is printed there, before the log file is open.
   fs::path output() const { return dir / "output.log"; }
@@ -364,6 +370,9 @@ const fs::path& Supervisor::binary(NodeKind kind) {
     case NodeKind::ZooKeeper:
       if (java_binary_.empty()) java_binary_ = find_binary(options_.java, "java", "zookeeper");
       return java_binary_;
+    case NodeKind::Etcd:
+      if (etcd_binary_.empty()) etcd_binary_ = find_binary(options_.etcd, "etcd", "etcd-server");
+      return etcd_binary_;
   }
   throw Error("no binary for this kind of node");
 }
@@ -432,29 +441,20 @@ std::string Supervisor::log_tail(const Node& n) const {
 void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   const auto died = [&](int status) {
     n.pid = 0;
-    if (file_mentions(n.output(), "Address already in use") || file_mentions(n.log(), "Address already in use"))
-      throw PortClash{};
-    throw Error(n.name + " " + exit_text(status) + " before it answered PING; its output and log:" + log_tail(n));
+    for (const char* clash : {"Address already in use", "address already in use"})  // Redis's, Go's
+      if (file_mentions(n.output(), clash) || file_mentions(n.log(), clash)) throw PortClash{};
+    throw Error(n.name + " " + exit_text(status) + " before it answered; its output and log:" + log_tail(n));
   };
   const auto check_alive = [&] {
     if (std::optional<int> status = try_reap(n.pid)) died(*status);
   };
-  // 1. It answers PING (not -LOADING while it reads its AOF); ZooKeeper: it serves.
+  // 1. It answers (Redis: PING, not -LOADING while it reads its AOF; ZooKeeper: it serves; etcd: a range).
   for (;;) {
     check_alive();
     if (deadline.passed())
-      throw Timeout(n.name + (n.kind == NodeKind::ZooKeeper ? " did not serve" : " did not answer PING") +
+      throw Timeout(n.name + (n.kind == NodeKind::ZooKeeper ? " did not serve" : " did not answer") +
                     " in time; its log:" + log_tail(n));
-    try {
-      if (n.kind == NodeKind::ZooKeeper) {
-        if (zk::serving(n.port, min(deadline.left(), Duration::ms(500)))) break;
-      } else {
-        const resp::Value v = call(n.port, {"PING"}, min(deadline.left(), Duration::ms(500)));
-        if (v.type == resp::Value::Type::Status && v.str == "PONG") break;
-      }
-    } catch (const Error&) {
-      // Not listening yet, or busy loading.
-    }
+    if (answers(n, min(deadline.left(), Duration::ms(500)))) break;
     sleep_for(Duration::ms(10));
   }
   // 2. It listens on loopback only.
@@ -478,10 +478,51 @@ void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   }
 }
 
+// Redis: PING answers PONG (not -LOADING while it reads its AOF). ZooKeeper:
+// srvr says it serves. etcd: a
+// linearizable range answers, so a leader is elected and the store loaded.
+bool Supervisor::answers(const Node& n, Duration timeout) const {
+  if (n.kind == NodeKind::Etcd)
+    return etcd::post({"127.0.0.1", n.port}, {"/v3/kv/range", R"({"key":"bG9ja3NpbQ=="})"}, timeout).has_value();
+  try {
+    if (n.kind == NodeKind::ZooKeeper) return zk::serving(n.port, timeout);
+    const resp::Value v = call(n.port, {"PING"}, timeout);
+    return v.type == resp::Value::Type::Status && v.str == "PONG";
+  } catch (const Error&) {
+    return false;  // not listening yet, or busy loading
+  }
+}
+
+// A redis-server or redis-sentinel reads its config file, ZooKeeper's JVM
+// its class path and zoo.cfg (live/zookeeper/server.cpp); etcd takes flags:
+// a one-member cluster of its own, named and tokened after the node and the
+// root, on loopback (etcd 3.4's embed/config.go flags).
+std::vector<std::string> Supervisor::arguments(const Node& n) const {
+  if (n.kind == NodeKind::ZooKeeper) return zk::server_args(n.config(), n.zookeeper);
+  if (n.kind != NodeKind::Etcd) return {n.config().string()};
+  const std::string client = "http://127.0.0.1:" + std::to_string(n.port);
+  const std::string peer = "http://127.0.0.1:" + std::to_string(n.peer_port);
+  return {"--name", n.name,
+          "--data-dir", (n.dir / "data").string(),
+          "--listen-client-urls", client,
+          "--advertise-client-urls", client,
+          "--listen-peer-urls", peer,
+          "--initial-advertise-peer-urls", peer,
+          "--initial-cluster", n.name + "=" + peer,
+          "--initial-cluster-token", "locksim-" + root_.filename().string() + "-" + n.name,
+          "--initial-cluster-state", "new",
+          "--heartbeat-interval", std::to_string(n.etcd.heartbeat.whole_ms()),
+          "--election-timeout", std::to_string(n.etcd.election_timeout.whole_ms()),
+          "--logger", "zap",
+          "--log-outputs", n.log().string()};
+}
+
 void Supervisor::launch(Node& n, bool first) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string_view entry(*e);
+    // etcd reads its flags from ETCD_* variables too: none of the caller's.
+    if (n.kind == NodeKind::Etcd && entry.rfind("ETCD", 0) == 0) continue;
     // A node reads a clock page only if it is given its own.
     if (entry.rfind(LOCKSIM_CLOCK_FILE_ENV "=", 0) == 0) continue;
     if (n.clock && entry.rfind("LD_PRELOAD=", 0) == 0) continue;
@@ -493,16 +534,15 @@ void Supervisor::launch(Node& n, bool first) {
     env.push_back(n.clock->env_entry());
   }
   const fs::path& exe = binary(n.kind);
-  const std::vector<std::string> args =
-      n.kind == NodeKind::ZooKeeper ? zk::server_args(n.config(), n.zookeeper) : std::vector{n.config().string()};
   const Deadline deadline(n.kind == NodeKind::ZooKeeper ? max(options_.start_timeout, zk::kStartTimeout)
                                                         : options_.start_timeout);
   for (int attempt = 0;; ++attempt) {
     if (first) {
       n.port = free_port();
-      write_config(n);
+      if (n.kind == NodeKind::Etcd) n.peer_port = free_port();
+      else write_config(n);
     }
-    n.pid = spawn(exe, args, env, n.output());
+    n.pid = spawn(exe, arguments(n), env, n.output());
     n.paused = false;
     try {
       wait_ready(n, deadline, first);
@@ -543,6 +583,14 @@ std::uint16_t Supervisor::start_zookeeper(const std::string& name, const ZooKeep
   zk::check_installed();
   Node& n = add(name, NodeKind::ZooKeeper, options.shim_clock);
   n.zookeeper = options;
+  return launch_added(n);
+}
+
+std::uint16_t Supervisor::start_etcd(const std::string& name, const EtcdNodeOptions& options) {
+  if (options.heartbeat < Duration::ms(1) || options.election_timeout < options.heartbeat * 5)
+    throw Error(name + ": etcd needs a heartbeat of at least 1 ms and an election timeout of at least 5 heartbeats");
+  Node& n = add(name, NodeKind::Etcd, false);
+  n.etcd = options;
   return launch_added(n);
 }
 

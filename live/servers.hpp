@@ -1,4 +1,4 @@
-// The supervisor: starts real redis-server, redis-sentinel and ZooKeeper
+// The supervisor: starts real redis-server, redis-sentinel, ZooKeeper and etcd
 // processes for LIVE mode, injects process faults into them (pause, crash,
 // restart), and makes sure that none outlives locksim.
 //
@@ -21,9 +21,9 @@
 //
 // Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
 // 12's redis-server and redis-sentinel packages), for ZooKeeper `java` and
-// Debian's zookeeper 3.8 jars (live/zookeeper/server.hpp); each is looked for
-// when a node of its kind first starts. Not thread-safe: one thread drives a
-// Supervisor.
+// Debian's zookeeper 3.8 jars (live/zookeeper/server.hpp), for etcd nodes etcd
+// 3.4 (etcd-server); each is looked for when a node of its kind first starts.
+// Not thread-safe: one thread drives a Supervisor.
 #pragma once
 
 #include <sys/types.h>
@@ -76,6 +76,18 @@ struct ZooKeeperServerOptions {
   std::string max_heap = "64m";            // -Xmx
 };
 
+// An etcd node (etcd-server 3.4): a one-member cluster of its own. Its data
+// and WAL directory is the node's directory (the WAL preallocates two 64 MB
+// segments: 122 MiB on disk per node, gone with the root); its client and
+// peer URLs are free ports on 127.0.0.1. Raft's timing, as etcd's flags
+// take them in whole milliseconds: the election timeout sets the shortest
+// lease etcd grants (ceil(1.5 x election timeout) in whole seconds) and how
+// long a restarted leader extends every lease (live/etcd/etcd_run.hpp).
+struct EtcdNodeOptions {
+  Duration heartbeat = Duration::ms(100);      // --heartbeat-interval
+  Duration election_timeout = Duration::s(1);  // --election-timeout: at least 5 heartbeats
+};
+
 struct SupervisorOptions {
   // --keep DIR: the nodes' directories (configs, logs, AOFs) are made in DIR
   // and left there; a node's directory from an earlier run is replaced. Empty:
@@ -85,11 +97,12 @@ struct SupervisorOptions {
   std::filesystem::path redis_server;
   std::filesystem::path redis_sentinel;
   std::filesystem::path java;  // empty: java from PATH
+  std::filesystem::path etcd;
   Duration start_timeout = Duration::s(10);  // until a node answers PING (and a replica is in sync)
   Duration command_timeout = Duration::s(5); // the supervisor's own commands to the nodes
 };
 
-enum class NodeKind : std::uint8_t { Server, Sentinel, ZooKeeper };
+enum class NodeKind : std::uint8_t { Server, Sentinel, ZooKeeper, Etcd };
 
 struct NodeInfo {
   std::string name;
@@ -132,6 +145,10 @@ class Supervisor {
   // serves (the four-letter word srvr says so). Its data directory is the
   // node's; a restart keeps it, and with it the sessions and znodes.
   std::uint16_t start_zookeeper(const std::string& name, const ZooKeeperServerOptions& options = {});
+  // Starts etcd named `name` and returns its client port once it answers
+  // (its /health says true); a restart brings it back on the same ports and
+  // data directory. Throws Error with the tail of its output when it will not start.
+  std::uint16_t start_etcd(const std::string& name, const EtcdNodeOptions& options = {});
 
   // Process faults. pause: SIGSTOP to the node's process group, returning once
   // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
@@ -173,6 +190,8 @@ class Supervisor {
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
   void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
   std::uint16_t launch_added(Node& n);
+  std::vector<std::string> arguments(const Node& n) const;
+  bool answers(const Node& n, Duration timeout) const;
   void write_config(Node& n);
   void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);
@@ -185,6 +204,7 @@ class Supervisor {
   std::filesystem::path server_binary_;
   std::filesystem::path sentinel_binary_;
   std::filesystem::path java_binary_;
+  std::filesystem::path etcd_binary_;  // found when the first etcd node starts
   std::map<std::string, std::unique_ptr<Node>> nodes_;
 };
 

@@ -48,6 +48,12 @@ class Lock {
   // grant's own validity, or later if the lock has renewed it since (Redisson's
   // watchdog extends the belief it started with).
   virtual std::optional<Instant> believed_until(const Grant& grant) const { return grant.valid_until; }
+  // A check a holder that checks before writing asks of the lock service
+  // instead of its own clock, where the library offers one and the scenario
+  // uses it (redsync's Mutex.Valid()): whether the service said the lock is
+  // still ours. nullopt: no such check; the job compares believed_until with
+  // its clock.
+  virtual Task<std::optional<bool>> confirm(const Grant& /*grant*/) { co_return std::nullopt; }
   // A library scenario: how this client's application uses the library (its
   // [[client]] keys), told once, before the first acquire.
   virtual void use(const LibraryUse& /*use*/) {}

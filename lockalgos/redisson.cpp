@@ -86,12 +86,24 @@ class RedissonLock final : public Lock {
   }
 
   Task<bool> release(const Grant& grant) override {
-    if (watchdog_) *watchdog_ = false;
+    if (watchdog_ && cancels_renewal_before_unlock()) *watchdog_ = false;
     belief_.reset();
     // unlockInnerAsync (RedissonLock.java:347-371): synced like the lock.
     const Synced s = co_await synced(redis_cmd::make(redis::Op::RedissonUnlock, key_, grant.value, lease_));
-    co_return !s.unsynced && RedisConnection::is_one(s.reply);  // nil: IllegalMonitorStateException
+    const bool released = !s.unsynced && RedisConnection::is_one(s.reply);  // nil: IllegalMonitorStateException
+    if (watchdog_ && released) *watchdog_ = false;  // 2.11: the renewal stops only here
+    co_return released;
   }
+
+  // Redisson 2.11 (redisson-2.11.5 RedissonLock.java:470-497): unlockAsync
+  // calls cancelExpirationRenewal() only when the unlock script returned
+  // true; an unlock that failed (a timeout, a lost connection) leaves the
+  // watchdog renewing a lock nobody will release (redisson#1602, fixed in
+  // 2.13.1 by f5e3618b3). 4.7.0 cancels it whatever the unlock's outcome.
+  bool cancels_renewal_before_unlock() const { return options_.version != RLockVersion::V2_11; }
+  // Redisson 2.11 (redisson-2.11.5 RedissonLock.java:215-222): a renewal
+  // that failed is logged and not rescheduled: the watchdog stops.
+  bool failed_renewal_stops() const { return options_.version == RLockVersion::V2_11; }
 
   // PEXPIRE key lease (RedissonExpirable.expireAsync), as RedissonMultiLock does after lock(leaseTime).
   Task<bool> pexpire(Duration lease) {
@@ -276,6 +288,7 @@ Task<void> RedissonLock::renew_every_third(LockValue value, std::shared_ptr<bool
     if (!*active) co_return;
     const auto& r = s.reply;
     if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
+    if ((!r || r->kind == redis::Reply::Kind::Err) && failed_renewal_stops()) co_return;
     if (RedisConnection::is_one(r) && !s.unsynced) {
       belief_ = sent + timeout;
       // content: the node's record of the PEXPIRE it applied, for the narrative.
@@ -451,6 +464,7 @@ void read_redisson(OptionReader& r, RedissonOptions& o) {
                                                                 {"none", ReplicationGuard::None}}))
     o.replication_guard = *v;
   if (auto v = r.duration("slaves_sync_timeout", Sign::Positive)) o.slaves_sync_timeout = *v;
+  if (auto v = r.choice<RLockVersion>("version", {{"4.7", RLockVersion::V4_7}, {"2.11", RLockVersion::V2_11}})) o.version = *v;
 }
 
 std::shared_ptr<const AlgorithmOptions> parse_redisson(OptionReader& r, const LockConfig&) {

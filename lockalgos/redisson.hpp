@@ -19,6 +19,11 @@ namespace locksim {
 //          checkLockSyncedSlaves = false);
 //   none:  the script alone (before 3.12.5, 2020).
 enum class ReplicationGuard : std::uint8_t { Check, Wait, None };
+// Which RLock's watchdog: 4.7.0's (unlock cancels the renewal first, a failed
+// renewal is retried at the next period) or 2.11's, until 2.13.1 (a renewal
+// is cancelled only by an unlock that released the lock, redisson#1602; a
+// failed renewal stops the watchdog).
+enum class RLockVersion : std::uint8_t { V4_7, V2_11 };
 
 struct RedissonOptions : AlgorithmOptions {
   Duration watchdog_timeout = Duration::s(30);  // the watchdog's lease; renewed every third of it
@@ -28,6 +33,7 @@ struct RedissonOptions : AlgorithmOptions {
   std::int64_t first_token = 1;            // RFencedLock's first token
   ReplicationGuard replication_guard = ReplicationGuard::Check;
   Duration slaves_sync_timeout = Duration::s(1);  // Config.slavesSyncTimeout: WAIT's timeout
+  RLockVersion version = RLockVersion::V4_7;      // the watchdog RLock's version (key "version")
   Duration lease() const override { return watchdog_timeout; }
   ServerSetup server() const override { return {.first_token = first_token}; }
 };

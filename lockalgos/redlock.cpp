@@ -38,6 +38,7 @@ struct Flavour {
   RedlockFlavour id;
   bool drift_plus_2ms;          // drift = ttl * factor (+ 2 ms)
   bool drift_rounds;            // round (node-redlock) rather than floor (redlock-rb, -py)
+  bool drift_added;             // validity = ttl - (elapsed - drift): the drift added (redlock-py 1.0.2)
   bool checks_validity;         // node-redlock v5 never does, at acquire
   bool validity_zero_ok;        // validity >= 0 is enough (redlock-rb 2.x), else > 0
   bool wall_clock;              // T1, T2 from the wall clock (Time.now, time.time, Date.now)
@@ -68,7 +69,7 @@ const Flavour kFlavours[] = {
     //   :305-312   SET NX PX on each server in turn
     //   :314-319   held iff a quorum and validity >= 0; else unlock every server
     //   :361-366   drift = (ttl * 0.01).to_i + 2
-    {RedlockFlavour::RedlockRb, true, false, true, true, false, false, Fanout::Sequential, false, Against::Never,
+    {RedlockFlavour::RedlockRb, true, false, false, true, true, false, false, Fanout::Sequential, false, Against::Never,
      ms(100), false, 4, {ms(200), ms(249)}, UnlockOnFail::EachTry, true, false, false, 16},
     // redlock-rb as antirez wrote it in 2014: redlock.rb at the root of the
     // repository's first commits (leandromoreira/redlock-rb 769e806, 2014-05-16,
@@ -79,7 +80,7 @@ const Flavour kFlavours[] = {
     //   :66-68     drift (ttl * 0.01).to_i + 2; held iff a quorum and validity > 0
     //   :75-80     unlock every server, then sleep rand(200) whole ms, after the last try too
     //   :17        Redis.new(:url): redis-rb 3.x's default 5 s timeout
-    {RedlockFlavour::RedlockRb2014, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+    {RedlockFlavour::RedlockRb2014, true, false, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
      Duration::s(5), false, 3, {ms(0), ms(199)}, UnlockOnFail::EachTry, false, true, false, 20},
     // redlock-py 1.0.8 (SPSCommerce/redlock-py, commit 42ef491, redlock/__init__.py):
     //   :40-42     retry_count 3 (three tries), retry_delay 0.2 s, drift factor 0.01
@@ -93,8 +94,20 @@ const Flavour kFlavours[] = {
     //              (since 1.0.7, commit e9e9a97; until 1.0.6 lock_instance took
     //              every exception for a no: redis_errors = "ignore")
     //   :114-121   else unlock every server, then sleep 0.2 s, after the last try too
-    {RedlockFlavour::RedlockPy, true, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
+    {RedlockFlavour::RedlockPy, true, false, false, true, false, true, false, Fanout::Sequential, false, Against::Never,
      std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, false, true, true, 11},
+    // redlock-py 1.0.2 (SPSCommerce/redlock-py 169f291, 2015-02-27, redlock/__init__.py),
+    // before PR #3 (1ab1090, "By substracting twice, we accidentally *added* the
+    // drift to the final validity value"), released as 1.0.4:
+    //   :14-15,58,74 three tries, time.sleep(0.2) after each failed one, the last too
+    //   :39-43    lock_instance takes any exception for a no (1.0.6's redis_errors = "ignore")
+    //   :57       one value (22 letters and digits) for every try
+    //   :60,65    time from datetime.utcnow(), the wall clock
+    //   :64       drift = ttl * 0.01 + 2, in (fractional) milliseconds
+    //   :66-67    validity = ttl - ((now - start) - drift): ttl - elapsed + drift
+    //   :68       held iff validity > 0 and a quorum; else unlock every server
+    {RedlockFlavour::RedlockPy102, true, false, true, true, false, true, false, Fanout::Sequential, false, Against::Never,
+     std::nullopt, false, 3, DurationRange::fixed(ms(200)), UnlockOnFail::EachTry, false, true, false, 11},
     // redsync v4.17.0 (mutex.go, redsync.go):
     //   mutex.go:80,86   one value for every try of a Lock()
     //   mutex.go:104-116 time.Now() (monotonic) around each round; held iff n >= quorum
@@ -105,7 +118,7 @@ const Flavour kFlavours[] = {
     //                    default, redsync.go:141-149) does it return at a quorum of OKs
     //                    or a quorum taken (collect = "quorum")
     //   redsync.go:33-39 32 tries, rand.Intn(250-50)+50 ms apart, driftFactor 0.01
-    {RedlockFlavour::Redsync, false, false, true, false, false, false, Fanout::Parallel, false, Against::Never,
+    {RedlockFlavour::Redsync, false, false, false, true, false, false, false, Fanout::Parallel, false, Against::Never,
      std::nullopt, true, 32, {ms(50), ms(249)}, UnlockOnFail::EachTry, false, false, false, 16},
     // node-redlock v5 (redlock@5.0.0-beta.2, dist/cjs/index.js):
     //   :210,217  acquire() reads Date.now() once, before _execute's tries; the
@@ -115,7 +128,7 @@ const Flavour kFlavours[] = {
     //   :279-297  retryCount 10 (11 tries), retryDelay 200 + floor((r*2-1) * 100) ms
     //   :326-339  a round resolves at a quorum for, or at a quorum against
     //   :211,218-227  one value per acquire(); released once, after the last try
-    {RedlockFlavour::NodeRedlockV5, true, true, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
+    {RedlockFlavour::NodeRedlockV5, true, true, false, false, false, true, true, Fanout::Parallel, true, Against::NotOk,
      std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::AtEnd, false, false, false, 16},
     // node-redlock v4 (redlock@4.2.0, redlock.js; what `npm install redlock` gives):
     //   :59-62    driftFactor 0.01, retryCount 10, retryDelay 200, retryJitter 100
@@ -126,7 +139,7 @@ const Flavour kFlavours[] = {
     //             quorum and expiration > Date.now(): validity > 0 (v5 never checks)
     //   :424-428  a failed try unlocks every server, waits for them, then retries
     //             after max(0, 200 + floor((r*2-1) * 100)) ms while attempts <= 10
-    {RedlockFlavour::NodeRedlockV4, true, true, true, false, true, false, Fanout::Parallel, false, Against::Never,
+    {RedlockFlavour::NodeRedlockV4, true, true, false, true, false, true, false, Fanout::Parallel, false, Against::Never,
      std::nullopt, false, 11, {ms(100), ms(299)}, UnlockOnFail::EachTry, false, false, false, 16},
 };
 
@@ -148,6 +161,7 @@ constexpr std::pair<std::string_view, RedlockFlavour> kFlavourNames[] = {
     {"redlock-rb", RedlockFlavour::RedlockRb},
     {"redlock-rb-2014", RedlockFlavour::RedlockRb2014},
     {"redlock-py", RedlockFlavour::RedlockPy},
+    {"redlock-py-1.0.2", RedlockFlavour::RedlockPy102},
     {"redsync", RedlockFlavour::Redsync},
     {"node-redlock-v5", RedlockFlavour::NodeRedlockV5},
     {"node-redlock-v4", RedlockFlavour::NodeRedlockV4},
@@ -198,7 +212,7 @@ class Redlock final : public Lock {
       const std::vector<bool> ok = co_await lock_instances(value);
       // The awaits took time, and we may have been paused: measure, don't assume.
       const Duration elapsed = now() - start;
-      const Duration validity = o.ttl - elapsed - drift();
+      const Duration validity = f_.drift_added ? o.ttl - (elapsed - drift()) : o.ttl - elapsed - drift();
       const std::size_t granted = static_cast<std::size_t>(std::count(ok.begin(), ok.end(), true));
       const bool valid = validity > Duration::zero() || (f_.validity_zero_ok && validity == Duration::zero());
       if (granted >= quorum() && (!f_.checks_validity || valid) && round_errors_ > 0 && f_.raises_on_error) {
@@ -250,6 +264,31 @@ class Redlock final : public Lock {
 
   bool still_held() const override { return !lost_; }
 
+  // redsync's Valid() (v4.17.0 mutex.go:175-211, the same since v4.3.0 and
+  // deprecated since v4.4.1 for go-redsync/redsync#72): GET the key on every
+  // node through actOnPoolsAsync — every reply awaited (mutex.go:269-321),
+  // with no deadline of its own (ctx: context.Background()), each command
+  // bounded only by its connection's timeout — and true iff at least a quorum
+  // held our value. Nothing compares the time with the lock's validity.
+  Task<std::optional<bool>> confirm(const Grant& grant) override {
+    if (options_.check != ValidityCheck::Valid) co_return std::nullopt;
+    std::vector<Call> calls = to_every_node([&] { return redis_cmd::make(redis::Op::Get, config_.key); });
+    const Replies<redis::Reply> replies = co_await when_quorum(env_, std::move(calls), Quorum<redis::Reply>{});
+    const auto held = static_cast<std::size_t>(std::count_if(replies.begin(), replies.end(), [&](const auto& r) {
+      return r && r->kind == redis::Reply::Kind::Str && r->str == grant.value;
+    }));
+    if (sentinel_) co_await rediscover_failed(replies);
+    const bool valid = held >= quorum();
+    // key "Valid()": the check asked the nodes, not the clock (the story says so).
+    env_.note(valid ? Ev::Checked : Ev::Lost,
+              {.value = static_cast<std::int64_t>(held), .key = "Valid()",
+               .detail = std::to_string(held) + " of " + std::to_string(nodes_.size()) + " nodes hold its value (" +
+                         std::to_string(quorum()) + " needed)"});
+    if (!valid) lost_ = true;
+    co_await env_.yield();
+    co_return valid;
+  }
+
   // node-redlock: lock.expiration > Date.now(), on the wall clock as it reads now.
   std::optional<Instant> believed_until(const Grant& grant) const override {
     if (!node_redlock(f_.id)) return grant.valid_until;
@@ -286,6 +325,8 @@ class Redlock final : public Lock {
   Duration drift() const {
     const double factor = options_.drift_factor.value_or(0.01);
     const Duration ttl = options_.ttl;
+    if (f_.drift_added)  // redlock-py 1.0.2 :64: ttl * 0.01 + 2, a float of milliseconds, not rounded
+      return Duration::ns(static_cast<std::int64_t>(static_cast<double>(ttl.count_ns()) * factor)) + Duration::ms(2);
     if (!f_.drift_plus_2ms)  // redsync: expiry * factor, at nanosecond precision
       return Duration::ns(static_cast<std::int64_t>(static_cast<double>(ttl.count_ns()) * factor));
     const double ms = static_cast<double>(ttl.whole_ms()) * factor;
@@ -524,6 +565,11 @@ std::shared_ptr<const AlgorithmOptions> parse_redlock(OptionReader& r, const Loc
   if (o->collect && (o->fanout == Fanout::Sequential || (!o->fanout && !parallel_flavour(o->flavour))))
     r.fail("collect", "applies to a parallel fan-out (fanout = \"parallel\")");
   if (auto v = r.choice<Unlock>("unlock", {{"wait", Unlock::Wait}, {"no-wait", Unlock::NoWait}})) o->unlock = *v;
+  if (auto v = r.choice<ValidityCheck>("check", {{"until", ValidityCheck::Until}, {"valid", ValidityCheck::Valid}})) {
+    if (o->flavour != RedlockFlavour::Redsync)
+      r.fail("check", "an option of the redsync flavour (" + std::string(flavour_name(o->flavour)) + " has no Valid())");
+    o->check = *v;
+  }
   o->redis_errors = r.choice<RedisErrors>("redis_errors", {{"raise", RedisErrors::Raise}, {"ignore", RedisErrors::Ignore}});
   if (o->redis_errors && o->flavour != RedlockFlavour::RedlockPy)
     r.fail("redis_errors", "an option of the redlock-py flavour (" + std::string(flavour_name(o->flavour)) + " has no MultipleRedlockException)");

@@ -14,10 +14,13 @@ namespace locksim {
 enum class Fanout : std::uint8_t { Sequential, Parallel };  // one node after another | all at once
 enum class Collect : std::uint8_t { Quorum, All };          // a parallel round goes on at a majority | at every reply
 enum class Unlock : std::uint8_t { Wait, NoWait };          // no-wait: CLIENT REPLY SKIP, and go on
+// How a holder that checks before writing (check_before_write) asks: its own
+// clock against the validity (redsync's Until()), or the nodes (Valid()).
+enum class ValidityCheck : std::uint8_t { Until, Valid };
 // redlock-py: a RedisError on any node during a try that won a quorum.
 enum class RedisErrors : std::uint8_t { Raise, Ignore };  // 1.0.7+: MultipleRedlockException | 1.0.6: a no
 // Which library (and version) the model follows: [lock] flavour, parsed once.
-enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, Redsync, NodeRedlockV5, Redisson, NodeRedlockV4 };
+enum class RedlockFlavour : std::uint8_t { RedlockRb, RedlockRb2014, RedlockPy, RedlockPy102, Redsync, NodeRedlockV5, Redisson, NodeRedlockV4 };
 
 struct RedlockOptions : AlgorithmOptions {
   Duration ttl;
@@ -32,6 +35,7 @@ struct RedlockOptions : AlgorithmOptions {
   std::optional<Collect> collect;
   Unlock unlock = Unlock::Wait;
   std::optional<RedisErrors> redis_errors;  // redlock-py only
+  ValidityCheck check = ValidityCheck::Until;  // redsync only
   RedissonOptions redisson;                // the redisson flavour's RLocks (lease_time: the ttl)
   Duration lease() const override { return ttl; }
 };

@@ -268,8 +268,10 @@ void draw_fault(const Canvas& c, EventInk& ink, const TraceEvent& e) {
   }
   const std::string text = "⚡ " + translate_detail(c.lang, e.detail.substr(0, e.detail.find(" until ")));
   const bool room = c.slides || text_width(text, c.fs(9)) < 260;
+  // A fault late in the run: its label ends inside the picture (inside()).
+  const double label_x = inside(c, c.x(e.at) + 2, text_width(room ? text : "⚡", c.fs(9)));
   ink.marks += fmt::format(R"~(<g class="network-fault"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#a0a" stroke-dasharray="2 3"/><text x="{:.1f}" y="{:.1f}" fill="#a0a" font-size="{:g}">{}</text><title>{}</title></g>)~",
-                           c.x(e.at), top, c.x(e.at), bottom, c.x(e.at) + 2, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"),
+                           c.x(e.at), top, c.x(e.at), bottom, label_x, top + c.fs(10), c.fs(9), esc(room ? text : "⚡"),
                            esc(c.say(W::TipAt, {{"t", format_instant(e.at)}, {"what", translate_detail(c.lang, e.detail)}})));
 }
 

@@ -284,6 +284,7 @@ class Narrator {
       case Ev::Read:
         return say(lang_, W::Reads, {{"who", w}, {"value", std::to_string(e.value)}});
       case Ev::Checked:
+        if (e.key == "Valid()") return say(lang_, W::ChecksWithNodes, {{"who", w}, {"detail", detail(e)}});
         // The job's check of its own clock carries the time left; a library's check does not.
         if (e.value == 0) return say(lang_, W::ChecksWithLibrary, {{"who", w}, {"detail", detail(e)}});
         return say(lang_, W::ChecksOwnClock, {{"who", w}, {"detail", detail(e)}});

@@ -213,6 +213,9 @@ std::string text_report(const RunResult& r, const TextOptions& o) {
   std::size_t notifications = 0;
   for (const TraceEvent& e : trace.events()) notifications += e.kind == Ev::Sent && e.detail.rfind("NOTIFY ", 0) == 0;
   if (notifications > 0) out += say(lang, W::NotificationsSent, {{"n", count(notifications, W::NotificationOne, W::NotificationMany)}});
+  if (r.harm.acknowledged > 0)
+    out += say(lang, W::HarmLine, {{"lost", std::to_string(r.harm.lost)}, {"acknowledged", std::to_string(r.harm.acknowledged)},
+                                   {"percent", fmt::format("{:.1f}%", 100 * r.harm.fraction())}});
   out += say(lang, W::Footer,
              {{"seed", std::to_string(r.seed)}, {"hash", r.trace_hash}, {"events", count(r.stats.events, W::EventOne, W::EventMany)},
               {"messages", count(r.stats.messages, W::MessageOne, W::MessageMany)},
@@ -274,6 +277,12 @@ std::string json_report(const RunResult& r) {
                 {"acquisitions", r.stats.acquisitions},
                 {"failed_attempts", r.stats.failed_attempts},
                 {"sim_time_ns", r.stats.sim_time.ns()}};
+  // The harm (judge/harm.hpp): of the increments the storage accepted and
+  // acknowledged, how many the final state lost.
+  j["harm"] = {{"accepted", r.harm.accepted},
+               {"acknowledged", r.harm.acknowledged},
+               {"lost", r.harm.lost},
+               {"fraction", r.harm.fraction()}};
   // The story as records: what a reader of the text sees, each step with
   // the fields of its event (only those it has).
   if (!trace.events().empty() || trace.size() == 0) {

@@ -17,6 +17,7 @@
 //   violation 违规 · verdict 判定 · overlap 重叠持有 · stale write 过期写入
 //   lost update 更新丢失 · foreign release 误释放他人的锁 · stuck 卡死
 //   expected 预期 · scenario 场景 · seed 种子 · replay 重放
+//   harm 损害 · acknowledged 已确认 · increment 加一
 // Process names, commands (GET, DEL, SET …), units (s, ms, ppm) and the
 // violation kinds in parentheses stay as they are: they are what a reader
 // types or finds in the JSON and the trace.
@@ -100,6 +101,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::OwnerChecked, "{who} 用 GET 读到键上是自己的值：于是接着用另一条命令 DEL 它"},
     {W::Reads, "{who} 从存储读到 counter = {value}"},
     {W::ChecksOwnClock, "{who} 按自己的时钟检查锁：{detail}，于是继续写入"},
+    {W::ChecksWithNodes, "{who} 向各节点询问锁是否仍然有效：{detail}，于是继续写入"},
     {W::GivesUpLock, "{who} 放弃了锁：{detail}"},
     {W::ChecksWithLibrary, "{who} 向它的库询问：{detail}，于是继续写入"},
     {W::LibraryReports, "{who} 的库报告 {signal}{detail}"},
@@ -173,6 +175,7 @@ constexpr Entry kChinese[kWordCount] = {
     {W::WritesAndReads, "{writes}和 {reads}"},
     {W::BudgetHit, "  （运行在结束前用完了事件预算）\n"},
     {W::NotificationsSent, "  服务发出了 {n}\n"},
+    {W::HarmLine, "  损害：{acknowledged} 次已确认的加一中丢失了 {lost} 次（{percent}）\n"},
     {W::Footer, "\n种子 {seed} · 轨迹 (trace) {hash} · {events}，{messages}，{acquisitions}\n重放：{replay}\n"},
     {W::CheckSummary, "{scenarios}：{ok} 个符合预期，{failed} 个不符合预期{bad}"},
     {W::CheckUnreadable, "，{n} 个无法读取"},
@@ -463,6 +466,9 @@ constexpr Entry kChinese[kWordCount] = {
     {W::DetailDestinationRestarted, "目标进程已重启"},
     {W::DetailHoldBackOn, "扣留 {link} 上的消息"},
     {W::DetailTallyNodes, "{total} 个节点中有 {granted} 个授予（需要 {needed} 个）"},
+    {W::DetailValidNodes, "{total} 个节点中有 {held} 个持有它的值（需要 {needed} 个）"},
+    {W::DetailExpiredBeforeExtend, "它的锁在它能续期之前就已过期"},
+    {W::DetailExtensionReached, "它的续期只到达了 {total} 个节点中的 {granted} 个（需要 {needed} 个）"},
     {W::DetailTallyLocks, "{total} 把锁中拿到 {granted} 把（需要 {needed}）"},
     {W::DetailLivenessStuck, "所有故障在 {t} 恢复之后，客户端等待了 {d}，期间没有任何客户端持有锁（活性窗口 {window}）"},
     {W::DetailLivenessAgain, "锁在 {t} 再次被授予，距所有故障恢复 {d}"},

@@ -53,6 +53,13 @@ TEST_CASE("validity is ttl - elapsed - drift, with each flavour's drift formula"
   CHECK(valid_until("redsync", "10050ms") == ms(2 + 10050 - 2 - 100.5));  // no +2 ms
 }
 
+TEST_CASE("redlock-py 1.0.2 adds the drift to the validity: ttl - (elapsed - drift), the drift unrounded") {
+  // SPSCommerce/redlock-py 169f291 __init__.py:64-67, fixed by PR #3 (1.0.4):
+  // 10.05 s: drift = 100.5 + 2 ms, added where 1.0.8 subtracts floor(100.5) + 2.
+  CHECK(valid_until("redlock-py-1.0.2", "10050ms") == ms(10 + 10050 - (10 - (100.5 + 2))));
+  CHECK(valid_until("redlock-py-1.0.2", "10050ms") - valid_until("redlock-py", "10050ms") == Duration::ns(204'500'000));
+}
+
 TEST_CASE("a client holds the Redlock only with a majority: 2 of 3, 3 of 5, 4 of 7") {
   for (int n : {3, 5, 7}) {
     const int quorum = n / 2 + 1;

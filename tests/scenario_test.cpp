@@ -511,7 +511,7 @@ TEST_CASE("token fencing for setnx is rejected at the fencing key, pointing at t
 TEST_CASE("an unknown flavour is rejected with the algorithm's flavours, and none for one without") {
   check_rejected(small("\"redis-single\"", "\"redlock\"\nflavour = \"redlock-go\""), "scenarios/x.toml:8: [lock] 'flavour'",
                  "\"redlock-go\" is not a flavour of redlock (flavours: redlock-rb, redlock-rb-2014, redlock-py, "
-                 "redsync, node-redlock-v5, redisson, node-redlock-v4)");
+                 "redlock-py-1.0.2, redsync, node-redlock-v5, redisson, node-redlock-v4)");
   check_rejected(small("\"redis-single\"\nttl = \"10s\"", "\"setnx\"\nflavour = \"redsync\""), "scenarios/x.toml:8: [lock] 'flavour'",
                  "setnx has no flavours");
   const Scenario s = parse_scenario(small("\"redis-single\"", "\"redlock\"\nflavour = \"redsync\""), "x.toml");
