@@ -131,7 +131,7 @@ int cmd_live(const LiveArgs& a) {
 
 void add_check_live_flags(CLI::App& check, CheckLiveArgs& a) {
   check.add_flag("--live", a.live,
-                 "run each scenario simulated and live (real redis-server) and print one table of the verdicts");
+                 "run each scenario simulated and live (real redis-server, ZooKeeper, etcd) and print one table of the verdicts");
   check.add_option("--reps", a.reps, "with --live: live repetitions of each scenario (default 3)")->check(CLI::Range(1, 100));
   check.add_option("--time-scale", a.time_scale,
                    "with --live: K, as for `live` (default 10); a scenario whose thinnest margin (a fault's time or "

@@ -532,7 +532,7 @@ class Loader {
   }
 
   // [sentinel]: the Sentinel processes watching every master that has a
-  // replica (sim/sentinel.hpp). One by default; `sentinels = 3` is the
+  // replica (sim/servers/redis/sentinel.hpp). One by default; `sentinels = 3` is the
   // smallest deployment the Redis docs recommend.
   void sentinel(const toml::table& root, Scenario& s) {
     const toml::table* t = table(root, "sentinel", false);

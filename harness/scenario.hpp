@@ -28,7 +28,7 @@ class ScenarioError : public std::runtime_error {
 };
 
 // [sentinel]: the Sentinel processes; they watch the masters and fail over
-// one that is down (sim/sentinel.hpp).
+// one that is down (sim/servers/redis/sentinel.hpp).
 inline constexpr int kMaxSentinels = 9;
 struct SentinelConfig {
   bool present = false;

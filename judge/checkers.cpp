@@ -76,7 +76,7 @@ T& slot(std::vector<T>& v, ProcId p, const Trace& t) {
 //     lowest sequential node (ZooKeeper), the first-created key under the
 //     prefix (etcd), the lock's holder (Chubby), the key's Session (Consul);
 //   - a Command naming an owner leaves K holding C's value (a Redis node,
-//     sim/redis.cpp note_command and replication);
+//     sim/servers/redis/node.cpp note_command and replication);
 //   - Expired and KeyDeleted leave nothing at K.
 // A node that restarts or is resynced keeps, here, what it held before: the
 // doubt goes to the client (its grant counts).

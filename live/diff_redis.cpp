@@ -12,7 +12,7 @@
 #include "live/ddmin.hpp"
 #include "live/resp.hpp"
 #include "live/servers.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim::live::diff {

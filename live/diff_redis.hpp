@@ -1,4 +1,4 @@
-// `locksim diff-redis`: the simulator's Redis model (sim/redis.hpp) checked
+// `locksim diff-redis`: the simulator's Redis model (sim/servers/redis/node.hpp) checked
 // against a real redis-server, reply by reply.
 //
 // A sequence is a list of steps: commands the lock algorithms send (as

@@ -55,92 +55,6 @@ bool needs_shim(const Scenario& s, const NodeConfig& n) {
 
 }  // namespace
 
-std::optional<std::string> live_unsupported(const Scenario& s) {
-  if (!s.lock.library.empty())
-    if (auto why = external::external_unsupported(s)) return why;
-  const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
-  if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
-  if (algorithm->server == ServerKind::Etcd) {
-    if (auto why = etcd::unsupported(s)) return why;
-  } else if (algorithm->server == ServerKind::ZooKeeper) {
-    if (auto why = zk::live_unsupported(s)) return why;
-  } else if (algorithm->server != ServerKind::Redis) {
-    return "not yet supported live: " + s.lock.algorithm + " runs on " +
-           std::string(server_model(algorithm->server).name) + " (Redis, ZooKeeper and etcd run live so far)";
-  }
-  if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
-  for (const FaultSpec& f : s.faults) {
-    const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
-    if ((f.kind == FaultKind::Restart) && is_client(s, f.target))
-      return "not yet supported live: restarting a client, " + what;
-    if ((f.kind == FaultKind::Pause || f.kind == FaultKind::Crash) && f.target == s.storage.name)
-      return "not yet supported live: a fault of the storage, " + what;
-    if (f.kind == FaultKind::Drop && f.probability < 1.0)
-      return "not yet supported live: a drop with a probability, " + what;
-  }
-  return std::nullopt;
-}
-
-std::string live_servers(const Scenario& s) {
-  const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
-  if (a && a->server == ServerKind::ZooKeeper) return "a real ZooKeeper server";
-  if (a && a->server == ServerKind::Etcd) return "real etcd";
-  return "real redis-server";
-}
-
-std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
-  std::vector<std::string> out;
-  auto thin = [&](Duration d, const std::string& what) {
-    if (d.is_zero()) return;
-    const Duration real = Duration::ns(d.count_ns() / k);
-    if (real < Duration::ms(20))
-      out.push_back(what + " is " + format_duration(d) + ", " + format_duration(real) +
-                    " of real time at this scale: close to loopback and scheduling jitter");
-  };
-  if (s.lock.ttl && k > 1 && Duration::ns(s.lock.ttl->count_ns() / k) < Duration::ms(1000))
-    out.push_back("the TTL is " + format_duration(*s.lock.ttl) + ": Redis reclaims expired keys every 100 ms of real time, " +
-                  format_duration(Duration::ms(100 * k)) + " of scenario time at this scale");
-  for (const FaultSpec& f : s.faults) {
-    const std::string name = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
-    if (f.duration) thin(*f.duration, "the " + name + "'s duration");
-    if (f.at) thin(*f.at, "the " + name + "'s time");
-    thin(f.after, "the " + name + "'s delay after its trigger");
-    if (f.kind == FaultKind::ClockJump) thin(f.by < Duration::zero() ? -f.by : f.by, "the " + name + "'s jump");
-  }
-  if (s.sentinel.present && k > 1)
-    out.push_back("Sentinel's own periods do not scale: it pings every second and refreshes INFO every 1-10 s of real time");
-  for (const NodeConfig& n : s.nodes)
-    if (!n.replica_of.empty()) thin(n.replication_lag.lo, n.name + "'s replication lag");
-  return out;
-}
-
-std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k) {
-  if (!s.lock.library.empty()) return 1;  // a real library keeps real time
-  Duration thinnest = Duration::s(3600);
-  auto margin = [&](Duration d) {
-    if (d < Duration::zero()) d = -d;
-    if (!d.is_zero() && d < thinnest) thinnest = d;
-  };
-  for (const FaultSpec& f : s.faults) {
-    if (f.at) margin(*f.at);
-    if (f.duration) margin(*f.duration);
-    margin(f.after);
-    margin(f.by);
-  }
-  for (const NodeConfig& n : s.nodes)
-    if (!n.replica_of.empty()) margin(n.replication_lag.lo);
-  for (const Violation& v : simulated) margin(v.until - v.at);
-  // A job made to end just inside its lease (get-then-del's 9.99 s of 10 s).
-  if (s.lock.ttl)
-    for (const ClientConfig& c : s.clients) margin(*s.lock.ttl - c.work.lo);
-  const std::int64_t fits = thinnest.count_ns() / kMinRealMargin.count_ns();
-  std::int64_t scale = std::max<std::int64_t>(1, std::min(k, fits));
-  // ZooKeeper's tickTime is whole milliseconds: the tick must divide by K.
-  if (const AlgorithmInfo* a = find_algorithm(s.lock.algorithm); a && a->server == ServerKind::ZooKeeper)
-    while (scale > 1 && !zk::tick_scales(s.lock.options->server().tick_time, scale)) --scale;
-  return etcd::runs_on_etcd(s) ? etcd::scale_for(s, scale) : scale;
-}
-
 namespace {
 
 // The protected storage: in-process, as in the simulator (sim/storage.cpp).
@@ -488,7 +402,7 @@ void LiveRun::start_clients() {
   const LockTargets targets{masters_, sentinels_.empty() ? kNoProc : sentinels_.front()};
   for (std::size_t i = 0; i < s_.clients.size(); ++i) {
     const ClientConfig& c = s_.clients[i];
-    // The simulator's stream for this process (sim/world.cpp): the same draws, the same values.
+    // The simulator's stream for this process (sim/process.cpp): the same draws, the same values.
     envs_.push_back(std::make_unique<LiveClientEnv>(*this, clients_[i], c.clock, world_->fork_rng("process/" + c.name)));
     LiveClientEnv& env = *envs_.back();
     locks_.push_back(algorithm.make(env, targets, s_.lock));
@@ -715,7 +629,7 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
 std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
                                const coord::Reply& reply) {
   return note_exchange(node, client, request_id, Payload(req), Payload(reply), [&] {
-    // sim/coordination_server.cpp: the command with its answer.
+    // sim/servers/coordination_server.cpp: the command with its answer.
     std::string detail = describe(req) + " -> " + describe(reply);
     const std::uint64_t content = fnv1a64(detail);
     note_at(node, Ev::Command, {.peer = client, .key = req.path, .content = content, .detail = std::move(detail)});
@@ -731,7 +645,7 @@ std::uint64_t LiveRun::pushed(ProcId client, ProcId node, const coord::Notify& p
 }
 
 // A coordination node's reply, or its push (req null): what the node did, as the simulator's
-// CoordinationServer records it (sim/coordination_server.cpp: the command with its answer).
+// CoordinationServer records it (sim/servers/coordination_server.cpp: the command with its answer).
 std::uint64_t LiveRun::observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
                                       const Payload& reply) {
   if (!req) {

@@ -17,7 +17,7 @@ using Argv = std::vector<std::string>;
 namespace {
 
 // ---------------------------------------------------------------------------
-// The scripts. Each does in one EVAL what sim/redis.cpp does for its op, and
+// The scripts. Each does in one EVAL what sim/servers/redis/node.cpp does for its op, and
 // answers with the reply shape the table below reads back.
 
 // redis.io's release script.

@@ -1,5 +1,5 @@
 // A Chubby client's lock (Burrows, OSDI '06, §2.4-2.8), with the master of
-// sim/servers/chubby.cpp:
+// sim/servers/chubby/model.cpp:
 //
 //   session:  open a session; send a KeepAlive at once and again as soon as
 //             each is answered (the master holds it until the lease nears

@@ -1,9 +1,12 @@
 // Consul's lock as the Go client runs it (hashicorp/consul api/lock.go
 // @32759fd6dd1d, api/session.go RenewPeriodic @deb43fea6b7c), with the
-// leader of sim/servers/consul.cpp:
+// leader of sim/servers/consul/model.cpp:
 //
 //   Lock():   create a session (TTL, LockDelay, Behavior, the serfHealth check)
-//             and renew it in the background (lock.go:162-164); then:
+//             and renew it in the background (lock.go:162-164) — a zero
+//             LockDelay is left out of the create's body, and the agent
+//             gives the session its default 15 s (flavour "http": the same
+//             steps by direct HTTP calls, which send 0 as 0); then:
 //     WAIT    GET the key, blocking from the last index for up to LockWaitTime
 //             (15 s, lock.go:177-180, 205); held by our session: HELD
 //             (:213-215); by another: block again from its index (:216-219)
@@ -120,7 +123,7 @@ class ConsulLock final : public Lock {
     for (;;) {
       coord::Request req = coord_request(coord::Op::SessionCreate);
       req.ttl = options_.session_ttl;
-      req.delay = options_.lock_delay;
+      req.delay = options_.session_lock_delay();
       req.id = options_.behavior == ConsulBehavior::Delete ? 1 : 0;  // the Behavior
       req.watch = options_.serf_check;
       const auto r = co_await env_.call_coord(server_, std::move(req), kSlack);
@@ -189,8 +192,9 @@ class ConsulLock final : public Lock {
 
 }  // namespace
 
-std::shared_ptr<const AlgorithmOptions> parse_consul(OptionReader& r, const LockConfig&) {
+std::shared_ptr<const AlgorithmOptions> parse_consul(OptionReader& r, const LockConfig& common) {
   auto o = std::make_shared<ConsulOptions>();
+  if (common.flavour == "http") o->client = ConsulClient::Http;
   // agent/consul/session_endpoint.go:96: a TTL outside [session_ttl_min (10 s), 24 h] fails the create.
   if (auto v = r.duration("session_ttl", Sign::Positive)) {
     if (*v < Duration::s(10) || *v > Duration::s(24 * 3600))

@@ -1,9 +1,11 @@
 // etcd's concurrency.Mutex (client/v3/concurrency/mutex.go, session.go), as
 // `etcdctl lock` uses it (algorithms.md §6):
 //
-//   session:  Grant(lease_ttl); KeepAlive a third of the TTL after each
-//             response, again every 500 ms while one is overdue; no response
-//             for a whole TTL: Session.Done()
+//   session:  Grant(lease_ttl), in whole seconds; KeepAlive: the first at
+//             once, each next one due a third of the TTL after the last
+//             response, sent by a loop that wakes every 500 ms; no response
+//             for a whole TTL, seen by a loop that wakes every second:
+//             Session.Done()
 //   acquire:  key = prefix/<leaseID>; Txn: if CreateRevision(key) == 0 then
 //             Put(key, lease) else Get(key); and Get(prefix, FirstCreate).
 //             myRev = our key's create revision; the first key is ours: held
@@ -120,7 +122,8 @@ class EtcdMutex final : public Lock {
 
  private:
   static constexpr Duration kRetry = Duration::ms(100);
-  static constexpr Duration kOverdue = Duration::ms(500);
+  static constexpr Duration kRetryConnWait = Duration::ms(500);           // lease.go:86
+  static constexpr Duration kFirstKeepAliveTimeout = Duration::s(3);      // DialTimeout (2 s) + 1 s
 
   Task<std::optional<coord::Reply>> call(coord::Request req, Duration timeout) {
     auto r = co_await env_.call_coord(etcd_, std::move(req), timeout);
@@ -136,9 +139,18 @@ class EtcdMutex final : public Lock {
       if (r && r->ok) {
         lease_ = r->id;
         session_done_ = false;
-        // The server's TTL, which may be raised to its minimum: clientv3 keeps
-        // alive by the reply's TTL (etcd v3.6.14 client/v3/lease.go:542-543).
-        env_.spawn(keep_alive(lease_, r->ttl));
+        // KeepAlive(ctx, id): a fresh keepalive is due at once, and its
+        // deadline before any response is DialTimeout + 1 s — etcdctl's 2 s
+        // dial timeout — (etcd v3.6.14 client/v3/lease.go:193, 296-297;
+        // etcdctl/ctlv3/ctl.go:33). The lessor's loops start with the
+        // client's first KeepAlive and serve every lease after it (:312-315).
+        next_keep_alive_ = env_.mono_now();
+        deadline_ = env_.mono_now() + kFirstKeepAliveTimeout;
+        if (!lessor_running_) {
+          lessor_running_ = true;
+          env_.spawn(send_keep_alive_loop());
+          env_.spawn(deadline_loop());
+        }
         co_return;
       }
       co_await env_.sleep(Duration::s(1));
@@ -155,35 +167,47 @@ class EtcdMutex final : public Lock {
     }
   }
 
-  // clientv3's lessor: the next keepalive is due a third of the TTL after
-  // each response, and one overdue goes out every 500 ms until answered; a
-  // whole TTL without a response (or "lease not found") closes the session,
-  // Session.Done() — which nobody tells the holder.
-  Task<void> keep_alive(std::int64_t lease, Duration ttl) {
-    Instant next = env_.mono_now() + ttl / 3;
-    Instant deadline = env_.mono_now() + ttl;
-    while (lease == lease_ && !session_done_) {
-      if (env_.mono_now() < next) {
-        co_await env_.sleep(next - env_.mono_now());
-        continue;
-      }
-      if (env_.mono_now() >= deadline) {
-        session_done_ = true;
-        co_return;
-      }
-      const Instant sent = env_.mono_now();
-      const auto r = co_await call(coord_request(coord::Op::KeepAlive, "", lease), kOverdue);
-      if (lease != lease_) co_return;
-      if (r && !r->ok) session_done_ = true;
-      else if (r) {
-        next = env_.mono_now() + ttl / 3;
-        deadline = env_.mono_now() + ttl;
-      } else {
-        next = sent + kOverdue;  // unanswered (or refused): again on the next 500 ms tick
-        // The connection is in doubt, and a watch event may be lost with it: a
-        // waiter reads again, as the watch would resume from its revision.
-        deleted_.fire();
-      }
+  // clientv3's lessor, etcd v3.6.14 client/v3/lease.go. sendKeepAliveLoop
+  // (:586-619) wakes every retryConnWait = 500 ms (:86) and sends the
+  // keepalive of each lease whose nextKeepAlive has passed; a response sets
+  // the next one a third of the reply's TTL on, and the deadline a whole TTL
+  // on (recvKeepAlive, :542-543) — so a keepalive goes out on the loop's
+  // first wake-up after it is due. (Go's Before is strict; here a wake-up at
+  // the very instant a keepalive falls due sends it, which is how the fresh
+  // lease's first one, due at its creation, goes out at once.)
+  Task<void> send_keep_alive_loop() {
+    for (;;) {
+      if (lease_ != 0 && !session_done_ && next_keep_alive_ <= env_.mono_now()) env_.spawn(keep_alive(lease_));
+      co_await env_.sleep(kRetryConnWait);
+    }
+  }
+
+  // One keepalive and its response. TTL 0 ("lease not found") closes the
+  // session at once (:532-538). No answer within 500 ms: the next wake-up
+  // sends again; the connection is in doubt, and a watch event may be lost
+  // with it: a waiter reads again, as the watch would resume from its revision.
+  Task<void> keep_alive(std::int64_t lease) {
+    const auto r = co_await call(coord_request(coord::Op::KeepAlive, "", lease), kRetryConnWait);
+    if (lease != lease_ || session_done_) co_return;
+    if (!r) {
+      deleted_.fire();
+      co_return;
+    }
+    if (!r->ok) {
+      session_done_ = true;
+      co_return;
+    }
+    // By the reply's TTL, which the server may have raised to its minimum.
+    next_keep_alive_ = env_.mono_now() + r->ttl / 3;
+    deadline_ = env_.mono_now() + r->ttl;
+  }
+
+  // deadlineLoop (:562-583): every second, a lease whose deadline has passed
+  // closes its keepalive channel: Session.Done() — which nobody tells the holder.
+  Task<void> deadline_loop() {
+    for (;;) {
+      co_await env_.sleep(Duration::s(1));
+      if (lease_ != 0 && !session_done_ && deadline_ < env_.mono_now()) session_done_ = true;
     }
   }
 
@@ -195,6 +219,9 @@ class EtcdMutex final : public Lock {
   std::string awaiting_;
   std::int64_t lease_ = 0;
   bool session_done_ = false;
+  Instant next_keep_alive_;  // the lease's nextKeepAlive
+  Instant deadline_;         // and its deadline
+  bool lessor_running_ = false;
 };
 
 // python-etcd3 0.12.0's Lock (Debian python3-etcd3 0.12.0,
@@ -405,7 +432,14 @@ std::shared_ptr<const AlgorithmOptions> parse_etcd(OptionReader& r, const LockCo
   if (!library && r.has("retry_delay")) r.fail("retry_delay", "an option of the python-etcd3 and etcd3-node flavours");
   if (auto v = r.duration("request_timeout", Sign::Positive)) o->request_timeout = *v;
   if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
-  if (auto v = r.duration("lease_ttl", Sign::Positive)) o->lease_ttl = *v;
+  if (auto v = r.duration("lease_ttl", Sign::Positive)) {
+    // Grant(ctx, ttl int64): a lease's TTL is a number of seconds (etcd
+    // v3.6.14 client/v3/lease.go:215; the server's LeaseGrantRequest.TTL too).
+    if (v->count_ns() % Duration::s(1).count_ns() != 0)
+      r.fail("lease_ttl", "etcd grants leases in whole seconds (Grant(ctx, ttl int64)): \"" + format_duration(*v) +
+                              "\" is not one");
+    o->lease_ttl = *v;
+  }
   if (auto v = r.duration("election_timeout", Sign::Positive)) o->election_timeout = *v;
   if (auto v = r.choice<EtcdVersion>("version", {{"3.4", EtcdVersion::V3_4}, {"3.5", EtcdVersion::V3_5}})) o->version = *v;
   return o;

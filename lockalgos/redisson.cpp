@@ -153,6 +153,15 @@ class RedissonLock final : public Lock {
   }
 
   Task<void> renew_every_third(LockValue value, std::shared_ptr<bool> active);
+  // BaseConfig's retryDelay, EqualJitterDelay(1000 ms, 2 s).calcDelay(attempt):
+  // half of min(1000 ms x 2^attempt, 2000 ms), plus a uniform draw from
+  // [0, that half] in whole ms (EqualJitterDelay.java, redisson-4.7.0).
+  Duration retry_delay(int attempt) {
+    const std::int64_t d = attempt >= 1 ? 2000 : 1000;
+    return Duration::ms(d / 2 + env_.rng().between(0, d / 2));
+  }
+  // BaseConfig.retryAttempts (BaseConfig.java:62).
+  static constexpr int kRetryAttempts = 4;
 
   ClientEnv& env_;
   const std::string& key_;
@@ -220,7 +229,9 @@ Task<RedissonLock::Synced> RedissonLock::synced(redis::Request req) {
   }
   std::vector<Call> batch;
   // The batch's response timeout: timeout + slavesSyncTimeout (BaseRedisBatchExecutor.java:68-77).
-  // (Its resends on a response timeout, RedisExecutor.java:466-483, are not modelled.)
+  // Its resends on a response timeout (the config's retryAttempts, :86-91)
+  // are modelled for the renewal (renew_every_third), not for the lock and
+  // unlock scripts' batches.
   const Duration timeout = options_.request_timeout + options_.slaves_sync_timeout;
   batch.emplace_back(node_.id(), Payload(std::move(req)), timeout);
   batch.emplace_back(node_.id(), Payload(wait_request(slaves, options_.slaves_sync_timeout)), timeout);
@@ -243,18 +254,13 @@ Task<RedissonLock::Synced> RedissonLock::synced(redis::Request req) {
 // RFencedLock's acquisition has neither (RedissonFencedLock.java:84-118):
 // the lock and its token stay, and the exception comes at once.
 Task<RedissonLock::Synced> RedissonLock::try_acquire(const LockValue& value, Duration lease) {
-  constexpr int kRetryAttempts = 4;
   for (int attempt = 0;; ++attempt) {
     redis::Request req = fenced_ ? redis_cmd::redisson_fenced_trylock(key_, value, lease, key_ + ":token")
                                  : redis_cmd::make(redis::Op::RedissonTryLock, key_, value, lease);
     Synced s = co_await synced(std::move(req));
     if (!s.unsynced) co_return s;
     const bool again = !fenced_ && attempt < kRetryAttempts;
-    Duration delay = Duration::zero();
-    if (again) {
-      const std::int64_t d = std::min<std::int64_t>(1000LL << (attempt + 1), 2000);
-      delay = Duration::ms(d / 2 + env_.rng().between(0, d / 2));
-    }
+    const Duration delay = again ? retry_delay(attempt + 1) : Duration::zero();  // calcDelay(attempts, incremented)
     env_.note(Ev::AttemptFailed,
               {.detail = "no replica of " + node_.name() + " acknowledged the lock's write within " +
                          format_duration(options_.slaves_sync_timeout) + " (NoSyncedSlavesException); " +
@@ -269,32 +275,53 @@ Task<RedissonLock::Synced> RedissonLock::try_acquire(const LockValue& value, Dur
 }
 
 // The watchdog: LockTask (renewal/LockTask.java:82-95, redisson-4.7.0) every
-// watchdog_timeout / 3 (RenewalTask.java:62-69): PEXPIRE the key if the field
-// is still ours, synced like every lock write. Not ours: the renewal stops
-// (cancelExpirationRenewal, LockTask.java:97-101). An error (no reply,
-// NoSyncedSlavesException) is logged and the next renewal is scheduled
-// (RenewalTask.java:176-183). A renewal extends the client's belief from the
-// moment it was sent: the key's new expiry is at least that late.
+// watchdog_timeout / 3: PEXPIRE the key if the field is still ours, synced
+// like every lock write. Not ours: the renewal stops (cancelExpirationRenewal,
+// LockTask.java:97-101). The renewal goes through the command executor
+// (syncedEval with retry, CommandAsyncService.java:1080-1083, 1103-1104),
+// which resends it while no response comes: after `timeout` (3 s) with no
+// response, again retryInterval later (RedisExecutor.java:466-483), up to
+// retryAttempts = 4 times (isResendAllowed, :500-504); a refused connection
+// is tried again when the retry timer set as the attempt started fires
+// (:278-374). retryInterval = EqualJitterDelay(1 s, 2 s).calcDelay(attempt)
+// (:177; BaseConfig.java:58, 62, 67). Only when the command completes —
+// answered, or failed after its last attempt (RedisResponseTimeoutException,
+// logged) — is the next renewal scheduled, a third of the timeout on
+// (RenewalTask.java:169-185, schedule() :62-69). A renewal extends the
+// client's belief from the moment its answered attempt was sent: the key's
+// new expiry is at least that late.
 Task<void> RedissonLock::renew_every_third(LockValue value, std::shared_ptr<bool> active) {
   const Duration timeout = options_.watchdog_timeout;
   const Duration period = timeout / 3;
   while (*active) {
     co_await env_.sleep(period);
     if (!*active) co_return;
-    const Instant sent = env_.mono_now();
-    redis::Request req = redis_cmd::compare_and_pexpire(key_, value, timeout);
-    const std::uint64_t applied = fingerprint(req) ^ (fingerprint(redis::Reply::of(1)) * 3);
-    const Synced s = co_await synced(std::move(req));
-    if (!*active) co_return;
-    const auto& r = s.reply;
-    if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
-    if ((!r || r->kind == redis::Reply::Kind::Err) && failed_renewal_stops()) co_return;
-    if (RedisConnection::is_one(r) && !s.unsynced) {
-      belief_ = sent + timeout;
-      // content: the node's record of the PEXPIRE it applied, for the narrative.
-      env_.note(Ev::Renewed, {.peer = node_.id(), .value = belief_->ns(), .content = applied,
-                              .detail = "the watchdog sets the key's expiry " + format_duration(timeout) + " ahead"});
-      co_await env_.yield();
+    for (int attempt = 0;; ++attempt) {
+      const Instant sent = env_.mono_now();
+      redis::Request req = redis_cmd::compare_and_pexpire(key_, value, timeout);
+      const std::uint64_t applied = fingerprint(req) ^ (fingerprint(redis::Reply::of(1)) * 3);
+      const Synced s = co_await synced(std::move(req));
+      if (!*active) co_return;
+      const auto& r = s.reply;
+      if (r && r->kind == redis::Reply::Kind::Int && r->integer == 0) co_return;  // not ours any more: stop quietly
+      if (RedisConnection::is_one(r) && !s.unsynced) {
+        belief_ = sent + timeout;
+        // content: the node's record of the PEXPIRE it applied, for the narrative.
+        env_.note(Ev::Renewed, {.peer = node_.id(), .value = belief_->ns(), .content = applied,
+                                .detail = "the watchdog sets the key's expiry " + format_duration(timeout) + " ahead"});
+        co_await env_.yield();
+      }
+      if (r || s.unsynced || attempt == kRetryAttempts) {
+        // Completed. Redisson 2.11 stops renewing after a renewal that failed
+        // (an error, or no answer to its last attempt); 4.7 schedules the next.
+        if ((!r || r->kind == redis::Reply::Kind::Err) && failed_renewal_stops()) co_return;
+        break;  // the next renewal is scheduled
+      }
+      const Duration delay = retry_delay(attempt);
+      const bool refused = env_.mono_now() - sent < options_.request_timeout;
+      const Instant again = (refused ? sent : env_.mono_now()) + delay;
+      if (again > env_.mono_now()) co_await env_.sleep(again - env_.mono_now());
+      if (!*active) co_return;
     }
   }
 }

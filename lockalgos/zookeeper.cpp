@@ -11,17 +11,25 @@
 //            answer is retried in the background for as long as the session
 //            lives, or the node would block everyone behind it
 //
-// The session (ZooKeeper 3.9.3 ClientCnxn, Curator 5.9.0): the client's send
-// loop pings by ClientCnxn's rule (readTimeout/2 minus what was idle, a second
-// early once more than a second idle, or after 10 s idle), goes Disconnected
-// (Curator: SUSPENDED) after readTimeout = 2/3 of the timeout with nothing
-// heard, and declares Expired itself 4/3 of the timeout after it last heard
-// (3.9.3's client-side expiry; "3.9.2" and older learn it only from the
-// server); Curator also declares LOST one timeout (wall clock) after
-// SUSPENDED, whichever is first. After LOST it opens a new session without
-// closing the old one: the server alone expires the session and deletes its
-// ephemeral nodes. A state change wakes
-// a waiter (ZooKeeper delivers it to every watcher), which looks again.
+// The session (ZooKeeper release-3.9.3 ClientCnxn, Curator 5.9.0): the
+// client's send loop pings by ClientCnxn's rule (readTimeout/2 minus what was
+// idle, a second early once more than a second idle, or after 10 s idle).
+// After readTimeout = 2/3 of the timeout with nothing heard it drops the
+// connection: Disconnected (Curator: SUSPENDED), and it sends no more pings.
+// It reconnects to its one server after the host provider's 1 s spin and a
+// random sleep of up to a second, and only the server's answer to that
+// connect says whether the session lives (RECONNECTED) or has expired (LOST);
+// a connect that gets no answer waits out the connect timeout (T / number of
+// servers), its SYN retransmitted meanwhile, and the next one follows after
+// the same sleeps. The 3.9.3 client expires its session itself once it has
+// heard nothing for 4/3 of the timeout — but checks only when its loop runs:
+// at a wake-up while connected, right after starting a connect, and when a
+// connect times out ("3.9.2" and older learn it only from the server).
+// Curator also declares LOST one timeout (wall clock) after SUSPENDED,
+// whichever is first. After LOST it opens a new session without closing the
+// old one: the server alone expires the session and deletes its ephemeral
+// nodes. A state change wakes a waiter (ZooKeeper delivers it to every
+// watcher), which looks again.
 // InterProcessMutex never interrupts a holder: on_suspended = "continue"
 // works on until LOST, "stop" gives up at SUSPENDED (the job sees it through
 // Lock::still_held() and skips its write). Fencing token: the node's czxid.
@@ -38,8 +46,15 @@
 namespace locksim {
 namespace {
 
-// MAX_SEND_PING_INTERVAL (ZooKeeper 3.9.3 ClientCnxn.java:1184).
-constexpr Duration kMaxSendPingInterval = Duration::s(10);
+// ZooKeeper release-3.9.3 ClientCnxn.java, SendThread.run:1179-1340.
+constexpr Duration kMaxSendPingInterval = Duration::s(10);  // MAX_SEND_PING_INTERVAL, :1185
+// hostProvider.next(1000) (:1198): with one server, every connect after the
+// handle's first sleeps this long (StaticHostProvider.java:349-366).
+constexpr Duration kHostProviderSpin = Duration::s(1);
+// A connect whose SYN gets no answer is retransmitted by the kernel after 1 s,
+// then after each doubled wait (RFC 6298 §2.1 and §5.5; Linux TCP_TIMEOUT_INIT),
+// while the client's connect timeout lasts.
+constexpr Duration kSynRetransmit = Duration::s(1);
 
 class ZooKeeperLock final : public Lock {
  public:
@@ -115,6 +130,10 @@ class ZooKeeperLock final : public Lock {
   bool on_push(ProcId, const Payload& push) override {
     const auto* n = std::get_if<coord::Notify>(&push);
     if (!n) return false;
+    // Disconnected, the socket is closed and nothing is read from it; the
+    // watches are set again on reconnecting (SetWatches), and a waiter looks
+    // again then.
+    if (state_ == State::Suspended) return true;
     stream_.gap(n->seq);
     heard();
     send_loop_pass();
@@ -125,18 +144,23 @@ class ZooKeeperLock final : public Lock {
   bool still_held() const override { return holding_ && !lost_noted_; }
 
  private:
+  // Connected; Suspended: Disconnected, reconnecting (Curator's SUSPENDED);
+  // Lost: no session (expired, or none yet).
   enum class State : std::uint8_t { Connected, Suspended, Lost };
 
-  // In whole milliseconds, as Java computes them: readTimeout = T*2/3 and
-  // expirationTimeout = T*4/3 (ZooKeeper 3.9.3 ClientCnxn.java:1430-1432).
+  // In whole milliseconds, as Java computes them: readTimeout = T*2/3,
+  // expirationTimeout = T*4/3 and connectTimeout = T / servers, one here
+  // (ClientCnxn.java:1446-1448 at release-3.9.3).
   Duration read_timeout() const { return Duration::ms(timeout_.whole_ms() * 2 / 3); }
   Duration expiration_timeout() const { return Duration::ms(timeout_.whole_ms() * 4 / 3); }
+  Duration connect_timeout() const { return Duration::ms(timeout_.whole_ms()); }
 
+  // A new handle, and with it a new session.
   Task<void> connect() {
     if (session_ != 0) {
       // After LOST the old handle is already CLOSED, so Curator's
       // closeAndReset() -> ZooKeeper.close() sends nothing ("Close called on
-      // already closed client", ZooKeeper 3.9.3 ZooKeeper.java:1216-1220;
+      // already closed client", ZooKeeper.java:1218-1222 at release-3.9.3;
       // Curator 5.9.0 HandleHolder.java:117): the old session, and its lock
       // node, live until the server expires it.
       session_ = 0;
@@ -144,60 +168,176 @@ class ZooKeeperLock final : public Lock {
     }
     coord::Request hello = coord_request(coord::Op::Connect);
     hello.ttl = options_.session_timeout;
-    for (;;) {
+    // A handle's first connect goes at once; after a failed one the host
+    // provider spins 1 s, and startConnect adds no random sleep until a
+    // connection has been made (isFirstConnect, ClientCnxn.java:1011, 1136).
+    for (bool first = true;; first = false) {
+      if (!first) co_await env_.sleep(kHostProviderSpin);
       last_sent_ = env_.mono_now();
-      const auto r = co_await env_.call_coord(zk_, hello, options_.session_timeout);
+      const auto r = co_await connect_attempt(hello, Duration::ms(options_.session_timeout.whole_ms()));
       if (r && r->ok) {
         session_ = r->id;
-        timeout_ = r->ttl;  // as the server negotiated it
-        state_ = State::Connected;
-        heard();
-        const std::uint64_t generation = ++generation_;
-        ping_at_ = Instant::never();
-        send_loop_pass();
-        env_.spawn(monitor(generation));
+        ++generation_;
+        connected(r->ttl);
         co_return;
       }
-      co_await env_.sleep(Duration::s(1));
     }
   }
 
-  // Every reply refreshes "last heard"; SESSION_EXPIRED means LOST. No reply
-  // within a ping interval: nullopt — ZooKeeper fails a request with its
-  // connection (ConnectionLoss), reconnects, and Curator's RetryLoop retries;
-  // the callers here retry.
+  // One connect: the request, sent again as the kernel retransmits its SYN
+  // while no answer comes, until `limit` has passed since it began (the
+  // select in doTransport, ClientCnxn.java:1242, 1291). The reply, or none:
+  // refused (the server is down: at once) or timed out.
+  Task<std::optional<coord::Reply>> connect_attempt(coord::Request hello, Duration limit) {
+    const Instant give_up = env_.mono_now() + limit;
+    Duration wait = kSynRetransmit;
+    for (;;) {
+      const Instant until = min(env_.mono_now() + wait, give_up);
+      auto r = co_await env_.call_coord(zk_, hello, until - env_.mono_now());
+      if (r) co_return r;
+      if (env_.mono_now() < until || env_.mono_now() >= give_up) co_return std::nullopt;
+      wait = wait * 2;
+    }
+  }
+
+  // onConnected (ClientCnxn.java:1423-1465): the session's negotiated timeout,
+  // a fresh connection, and the send loop on it.
+  void connected(Duration negotiated) {
+    timeout_ = negotiated;
+    state_ = State::Connected;
+    ++connection_;
+    heard();
+    ping_at_ = Instant::never();
+    send_loop_pass();
+    env_.spawn(monitor(connection_));
+  }
+
+  // ConnectionTimeoutException, or a connection the server closed: the
+  // connection drops (cleanAndNotifyState, ClientCnxn.java:1311, 1342-1348),
+  // the client is Disconnected and reconnects.
+  void disconnect(const std::string& why) {
+    ++connection_;
+    disconnected_at_ = env_.mono_now();
+    if (state_ == State::Connected) {
+      state_ = State::Suspended;
+      suspended_wall_ = env_.wall_now();
+      env_.spawn(curator_lost(++suspended_epoch_));
+      watch_fired_.fire();  // Disconnected reaches every watcher: a waiter wakes and looks again
+      if (options_.on_suspended == OnSuspended::Stop) tell_lost(why);
+    }
+    env_.spawn(reconnect(connection_));
+  }
+
+  // SendThread.run after a disconnect, with one server: next(1000) spins 1 s
+  // (:1198), startConnect sleeps nextLong(1000) ms (:1136-1142), then the
+  // loop checks the client's own expiry (:1245-1254) before the connect goes
+  // out. The ConnectRequest names the session (:1012-1013); the server
+  // touches it and answers, or answers timeout 0 for an expired one, which
+  // the client takes as Expired (onConnected, :1429-1439). A connect with no
+  // answer ends at connectTimeout, and the loop checks the expiry again
+  // (:1240-1254); one refused fails at once, and the next comes after the
+  // same sleeps.
+  Task<void> reconnect(std::uint64_t connection) {
+    coord::Request hello = coord_request(coord::Op::Connect, "", session_);
+    hello.ttl = options_.session_timeout;
+    for (;;) {
+      co_await env_.sleep(kHostProviderSpin);
+      if (connection != connection_) co_return;
+      co_await env_.sleep(reconnect_sleep());
+      if (connection != connection_) co_return;
+      if (client_expiry_due()) {
+        expire_itself();
+        co_return;
+      }
+      last_sent_ = env_.mono_now();
+      const auto r = co_await connect_attempt(hello, connect_timeout());
+      if (connection != connection_) co_return;
+      if (r && r->ok) {
+        connected(r->ttl);
+        co_return;
+      }
+      if (r) {
+        lose_session("it reconnects " + format_duration(env_.mono_now() - disconnected_at_) +
+                     " after its connection dropped and is told its session has expired: LOST");
+        co_return;
+      }
+      if (env_.mono_now() - last_sent_ >= connect_timeout() && client_expiry_due()) {
+        expire_itself();
+        co_return;
+      }
+    }
+  }
+
+  // startConnect's random sleep before every connect but a handle's first:
+  // ThreadLocalRandom.nextLong(1000), whole milliseconds in [0, 999]
+  // (ClientCnxn.java:1136-1142), drawn from the client's own stream; the
+  // scenario's reconnect_jitter pins it.
+  Duration reconnect_sleep() {
+    if (options_.reconnect_jitter) return options_.reconnect_jitter->draw(env_.rng());
+    return Duration::ms(env_.rng().between(0, 999));
+  }
+
+  // 3.9.3's client-side expiry: nothing heard for expirationTimeout (:1245).
+  bool client_expiry_due() const {
+    return options_.client == ZkClient::V3_9_3 && env_.mono_now() - last_heard_ >= expiration_timeout();
+  }
+
+  // The send thread closes the session itself; the Expired event reaches
+  // Curator through the event thread: an application thread woken at the
+  // same moment (after a pause) may act first.
+  void expire_itself() {
+    ++connection_;
+    env_.spawn(client_expired(generation_));
+  }
+
+  Task<void> client_expired(std::uint64_t generation) {
+    if (generation == generation_ && state_ != State::Lost)
+      lose_session("nothing heard for 4/3 of the session timeout: the client expires its session itself, LOST");
+    co_return;
+  }
+
+  // Every reply on the current connection refreshes "last heard". Disconnected,
+  // a packet waits for a connection that is not there (Curator's RetryLoop
+  // blocks until there is one): none is sent, and the callers retry. No reply
+  // within a ping interval, or one that came on a connection since dropped:
+  // nullopt (ConnectionLoss); the callers retry. SESSION_EXPIRED: the server
+  // closes the connection of an expired session, and the client reconnects
+  // to hear it.
   Task<std::optional<coord::Reply>> request(coord::Request req) {
+    if (state_ == State::Suspended) co_return std::nullopt;
+    const std::uint64_t connection = connection_;
     last_sent_ = env_.mono_now();
     send_loop_pass();  // a queued packet wakes the send loop
     auto r = co_await env_.call_coord(zk_, std::move(req), timeout_ / 3);
+    if (connection != connection_ && state_ != State::Lost) co_return std::nullopt;
     if (r) {
       if (stream_.gap(r->seq)) watch_fired_.fire();  // a lost message: look again (ServerStream)
       heard();
       send_loop_pass();  // so does a packet read
-      if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
+      if (expired(*r)) disconnect("the server closed its connection: SUSPENDED");
     }
     co_return r;
   }
 
-  void heard() {
-    last_heard_ = env_.mono_now();
-    if (state_ == State::Suspended) state_ = State::Connected;  // reconnected in time
-  }
+  bool expired(const coord::Reply& r) const { return state_ == State::Connected && !r.ok && r.error == "SESSION_EXPIRED"; }
+
+  void heard() { last_heard_ = env_.mono_now(); }
 
   // Curator's FailedDeleteManager: retry until the server answers at all
-  // (deleted, already gone, or the session expired and took the node with it).
+  // (deleted, already gone, or the session expired and took the node with it),
+  // or the session is lost (its ephemeral node goes with it).
   Task<void> delete_guaranteed(std::string path, std::uint64_t generation) {
     while (generation == generation_ && state_ != State::Lost) {
       co_await env_.sleep(Duration::s(1));
-      if (generation != generation_) co_return;
+      if (generation != generation_ || state_ == State::Lost) co_return;
       const auto answered = co_await request(coord_request(coord::Op::Delete, path, session_));
       if (answered) co_return;
     }
   }
 
-  // One pass of ClientCnxn's send loop, run whenever the loop would wake (its
-  // timer, a packet read, a packet queued) — ZooKeeper 3.9.3
-  // ClientCnxn.java:1263-1273:
+  // One pass of ClientCnxn's send loop while connected, run whenever the
+  // loop would wake (its timer, a packet read, a packet queued) —
+  // ClientCnxn.java:1261-1276 at release-3.9.3:
   //   timeToNextPing = readTimeout/2 - idleSend - (idleSend > 1000 ? 1000 : 0)
   //   if (timeToNextPing <= 0 || idleSend > MAX_SEND_PING_INTERVAL) sendPing()
   //   else to = min(to, timeToNextPing)
@@ -205,103 +345,95 @@ class ZooKeeperLock final : public Lock {
   // readTimeout/2; a loop woken more than a second idle pings up to 1 s early.
   // A lost ping does not hold up the next one.
   void send_loop_pass() {
-    if (state_ == State::Lost || session_ == 0) return;
+    if (state_ != State::Connected) return;
     const Instant now = env_.mono_now();
-    // The loop checks expiry before it pings (ClientCnxn.java:1244-1252):
-    // past the expiration timeout the session is closed, not pinged. (Past
-    // readTimeout alone it would drop the connection and reconnect, which
-    // touches the session as a ping does: the ping stands for that here.)
-    if (options_.client == ZkClient::V3_9_3 && now - last_heard_ >= expiration_timeout()) return;
+    // The loop checks before it pings (:1240-1260): past readTimeout it drops
+    // the connection (monitor), past the expiration timeout it closes the
+    // session; it pings in neither case.
+    if (now - last_heard_ >= read_timeout()) return;
     const Duration idle_send = now - last_sent_;
     Duration next = read_timeout() / 2 - idle_send - (idle_send > Duration::s(1) ? Duration::s(1) : Duration::zero());
     if (next <= Duration::zero() || idle_send > kMaxSendPingInterval) {
       last_sent_ = now;
-      env_.spawn(ping(generation_));
+      env_.spawn(ping(connection_));
       next = read_timeout() / 2;
     }
     // select(to): the loop's timer is the earliest it was ever set to.
     if (now + next < ping_at_ || ping_at_ <= now) {
       ping_at_ = now + next;
-      env_.spawn(send_loop_timer(generation_, ping_at_));
+      env_.spawn(send_loop_timer(connection_, ping_at_));
     }
   }
 
-  Task<void> send_loop_timer(std::uint64_t generation, Instant at) {
+  Task<void> send_loop_timer(std::uint64_t connection, Instant at) {
     co_await env_.sleep(at - env_.mono_now());
-    if (generation == generation_ && ping_at_ == at) send_loop_pass();
+    if (connection == connection_ && ping_at_ == at) send_loop_pass();
   }
 
-  Task<void> ping(std::uint64_t generation) {
-    if (generation != generation_) co_return;
+  Task<void> ping(std::uint64_t connection) {
+    if (connection != connection_) co_return;
     auto r = co_await env_.call_coord(zk_, coord_request(coord::Op::Ping, "", session_), timeout_ / 3);
-    if (!r || generation != generation_) co_return;
+    if (!r || connection != connection_) co_return;
     if (stream_.gap(r->seq)) watch_fired_.fire();
     heard();
-    if (!r->ok && r->error == "SESSION_EXPIRED") lose(State::Lost, "the server says its session has expired");
+    if (expired(*r)) {
+      disconnect("the server closed its connection: SUSPENDED");
+      co_return;
+    }
     send_loop_pass();
   }
 
-  // Connected -> SUSPENDED after read_timeout of silence -> LOST at the
-  // earlier of ZooKeeper 3.9.3's client-side expiry, expirationTimeout after
-  // it last heard on the monotonic clock (ClientCnxn.java:1244-1252), and
-  // Curator's one timeout after SUSPENDED on the wall clock (Curator 5.9.0
-  // ConnectionStateManager.java:237-301).
-  Task<void> monitor(std::uint64_t generation) {
-    while (generation == generation_ && state_ != State::Lost) {
-      if (state_ == State::Connected) {
-        const Duration silent = env_.mono_now() - last_heard_;
-        if (silent < read_timeout()) {
-          co_await env_.sleep(read_timeout() - silent);
-          continue;
-        }
-        // Woken past the expiration timeout (after a pause), the loop closes
-        // the session before it would drop the connection (ClientCnxn.java:1244-1258).
-        if (options_.client == ZkClient::V3_9_3 && silent >= expiration_timeout()) {
-          env_.spawn(client_expired(generation));
-          co_return;
-        }
-        suspended_wall_ = env_.wall_now();
-        lose(State::Suspended, "nothing heard from the ensemble for " + format_duration(silent) + ": SUSPENDED");
+  // The send loop's checks while connected, at its wake-ups: nothing heard
+  // for readTimeout drops the connection (:1240, 1254-1260); woken past the
+  // expiration timeout (after a pause), the 3.9.3 loop closes the session
+  // first (:1245-1254). The loop reads whatever has arrived before it checks
+  // (doTransport, ClientCnxnSocketNIO.java:332-352): what is due at the same
+  // instant (messages held by a pause) is handled first.
+  Task<void> monitor(std::uint64_t connection) {
+    while (connection == connection_) {
+      const Duration silent = env_.mono_now() - last_heard_;
+      if (silent < read_timeout()) {
+        co_await env_.sleep(read_timeout() - silent);
+        co_await env_.yield();
         continue;
       }
-      const Duration curator_left = *suspended_wall_ + timeout_ - env_.wall_now();
-      const Duration client_left = options_.client == ZkClient::V3_9_3
-                                       ? last_heard_ + expiration_timeout() - env_.mono_now()
-                                       : Duration::max();
-      if (curator_left > Duration::zero() && client_left > Duration::zero()) {
-        co_await env_.sleep(min(curator_left, client_left));
-        continue;
-      }
-      if (state_ != State::Suspended) continue;
-      if (client_left <= Duration::zero()) {
-        // The send thread closes the session; the Expired event reaches
-        // Curator through the event thread: an application thread woken at
-        // the same moment (after a pause) may act first.
-        env_.spawn(client_expired(generation));
-        co_return;
+      if (client_expiry_due()) {
+        expire_itself();
       } else {
-        lose(State::Lost, "SUSPENDED for a whole session timeout: LOST");
+        disconnect("nothing heard from the ensemble for " + format_duration(silent) + ": SUSPENDED");
       }
+      co_return;
     }
   }
 
-  Task<void> client_expired(std::uint64_t generation) {
-    if (generation == generation_ && state_ != State::Lost)
-      lose(State::Lost, "nothing heard for 4/3 of the session timeout: the client expires its session itself, LOST");
-    co_return;
+  // Curator's ConnectionStateManager.processEvents polls until SUSPENDED has
+  // lasted the negotiated timeout on the wall clock, then injects Expired:
+  // LOST (Curator 5.9.0 ConnectionStateManager.java:237-310).
+  Task<void> curator_lost(std::uint64_t epoch) {
+    while (state_ == State::Suspended && epoch == suspended_epoch_) {
+      const Duration left = *suspended_wall_ + timeout_ - env_.wall_now();
+      if (left > Duration::zero()) {
+        co_await env_.sleep(left);
+        continue;
+      }
+      lose_session("SUSPENDED for a whole session timeout: LOST");
+    }
   }
 
-  void lose(State to, const std::string& why) {
-    const State before = state_;
-    if (to == State::Lost) state_ = State::Lost;
-    else if (state_ == State::Connected) state_ = State::Suspended;
-    // Disconnected and Expired reach every watcher: a waiter wakes and looks again.
-    if (state_ != before) watch_fired_.fire();
-    const bool gives_up = to == State::Lost || options_.on_suspended == OnSuspended::Stop;
-    if (holding_ && gives_up && !lost_noted_) {
-      lost_noted_ = true;
-      env_.note(Ev::Lost, {.detail = why});
-    }
+  // Expired: the handle is closed, and Curator says LOST.
+  void lose_session(const std::string& why) {
+    if (state_ == State::Lost) return;
+    state_ = State::Lost;
+    ++connection_;
+    watch_fired_.fire();  // Expired reaches every watcher too
+    tell_lost(why);
+  }
+
+  // The application, told SUSPENDED (on_suspended = "stop") or LOST, gives the lock up.
+  void tell_lost(const std::string& why) {
+    if (!holding_ || lost_noted_) return;
+    lost_noted_ = true;
+    env_.note(Ev::Lost, {.detail = why});
   }
 
   ClientEnv& env_;
@@ -315,8 +447,11 @@ class ZooKeeperLock final : public Lock {
   Instant last_heard_;
   Instant last_sent_;
   Instant ping_at_ = Instant::never();  // when the send loop's timer fires
+  Instant disconnected_at_;
   std::optional<Instant> suspended_wall_;
-  std::uint64_t generation_ = 0;
+  std::uint64_t suspended_epoch_ = 0;   // one per SUSPENDED: Curator's timer for it
+  std::uint64_t generation_ = 0;        // one per session
+  std::uint64_t connection_ = 0;        // one per connection: its pings, timer and checks stop when it drops
   bool holding_ = false;
   bool lost_noted_ = false;
 };
@@ -581,10 +716,13 @@ class KazooLock final : public Lock {
     for (;;) {
       co_await env_.sleep(retry_sleep(conn_delay_, kClientRetryMaxDelay));
       if (connection != connection_) co_return;
-      // _connect: Connect with our session id (a ping stands for it: it
-      // touches a living session, and the server answers SESSION_EXPIRED
-      // for one it ended); the timeout: session timeout / hosts.
-      const auto r = co_await env_.call_coord(zk_, coord_request(coord::Op::Ping, "", session_), timeout_);
+      // _connect (:661-666): Connect with our session id; the server touches
+      // a living session, or answers SESSION_EXPIRED (its timeout 0) for one
+      // it ended. The timeout: session timeout / hosts.
+      coord::Request again = coord_request(coord::Op::Connect, "", session_);
+      again.ttl = options_.session_timeout;
+      again.watch = true;
+      const auto r = co_await env_.call_coord(zk_, std::move(again), timeout_);
       if (connection != connection_) co_return;
       if (r && r->ok) {
         connected();
@@ -630,7 +768,7 @@ std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const L
   auto o = std::make_shared<ZooKeeperOptions>();
   if (common.flavour == "kazoo") {
     o->flavour = ZkFlavour::Kazoo;
-    for (const char* key : {"on_suspended", "watch", "client"})
+    for (const char* key : {"on_suspended", "watch", "client", "reconnect_jitter"})
       if (r.has(key)) r.fail(key, "an option of the curator flavour (kazoo's Lock watches its predecessor and never stops a holder)");
   }
   if (auto v = r.integer("first_token", 0, INT64_MAX / 2)) o->first_token = *v;
@@ -640,6 +778,7 @@ std::shared_ptr<const AlgorithmOptions> parse_zookeeper(OptionReader& r, const L
     o->on_suspended = *v;
   if (auto v = r.choice<ZkClient>("client", {{"3.9.3", ZkClient::V3_9_3}, {"3.9.2", ZkClient::V3_9_2}})) o->client = *v;
   if (auto v = r.choice<Watch>("watch", {{"predecessor", Watch::Predecessor}, {"parent", Watch::Parent}})) o->watch = *v;
+  o->reconnect_jitter = r.range("reconnect_jitter");
   return o;
 }
 

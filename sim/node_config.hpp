@@ -10,7 +10,7 @@
 namespace locksim {
 
 // appendonly no, or appendonly yes with appendfsync always or everysec
-// (sim/redis.hpp RedisConfig says what a crash loses with each).
+// (sim/servers/redis/node.hpp RedisConfig says what a crash loses with each).
 enum class Persistence : std::uint8_t { None, AofAlways, AofEverysec };
 
 struct NodeConfig {

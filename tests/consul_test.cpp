@@ -1,4 +1,4 @@
-// Consul's lock (lockalgos/consul.cpp) and its leader (sim/servers/consul.cpp)
+// Consul's lock (lockalgos/consul.cpp) and its leader (sim/servers/consul/model.cpp)
 // against their references: api/lock.go, api/session.go RenewPeriodic, and
 // the server's session_ttl.go, kvs_endpoint.go and state store
 // (docs/algorithms-coordination.md §4 gives files and lines). Each test names
@@ -102,8 +102,10 @@ TEST_CASE("the lock-delay refuses an acquire within the delay and allows one aft
   for (const TraceEvent* e : refused) CHECK(e->at - *at < Duration::s(15));
   CHECK(taken[0]->at - *at >= Duration::s(15));
   CHECK(taken[0]->at - *at < Duration::s(15) + Duration::s(5) + Duration::ms(50));
-  // No lock-delay: client2 holds the key within a few messages of the invalidation.
-  const RunResult none = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"0s\"", "60s", pause_client1("1s", "50s")));
+  // No lock-delay (a session made by a direct HTTP call: api.Lock cannot ask
+  // for 0): client2 holds the key within a few messages of the invalidation.
+  const RunResult none = run_scenario(
+      consul("flavour = \"http\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"", "60s", pause_client1("1s", "50s")));
   const auto at_none = invalidated(none);
   const auto taken_none = events_of(none, Ev::Acquired, "client2");
   REQUIRE(at_none.has_value());
@@ -132,7 +134,7 @@ TEST_CASE("the key's LockIndex rises by one per acquire and is the fencing token
   CHECK(tokens[0] == 1);
   CHECK(tokens[1] == 2);
   // With Behavior delete an invalidated key is deleted and LockIndex starts again at 1.
-  const RunResult del = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"0s\"\nbehavior = \"delete\"", "60s",
+  const RunResult del = run_scenario(consul("flavour = \"http\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"\nbehavior = \"delete\"", "60s",
                                             pause_client1("1s", "50s")));
   tokens.clear();
   for (const TraceEvent& e : del.world->trace().events())
@@ -144,12 +146,12 @@ TEST_CASE("the key's LockIndex rises by one per acquire and is the fencing token
 
 TEST_CASE("a crashed client's serfHealth check ends its session within seconds, not at twice the TTL") {
   const std::string crash = "[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"client1\"\n";
-  const RunResult r = run_scenario(consul("session_ttl = \"60s\"\nlock_delay = \"0s\"", "60s", crash));
+  const RunResult r = run_scenario(consul("flavour = \"http\"\nsession_ttl = \"60s\"\nlock_delay = \"0s\"", "60s", crash));
   const auto at = invalidated(r);
   REQUIRE(at.has_value());
   CHECK(*at - (Instant::zero() + Duration::s(1)) <= Duration::s(6));
   // checks = "none": the TTL alone, 2 x 60 s, ends it after the run.
-  const RunResult ttl_only = run_scenario(consul("session_ttl = \"60s\"\nlock_delay = \"0s\"\nchecks = \"none\"", "60s", crash));
+  const RunResult ttl_only = run_scenario(consul("flavour = \"http\"\nsession_ttl = \"60s\"\nlock_delay = \"0s\"\nchecks = \"none\"", "60s", crash));
   CHECK_FALSE(invalidated(ttl_only).has_value());
 }
 

@@ -12,7 +12,7 @@
 #include "harness/run.hpp"
 #include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
@@ -40,11 +40,12 @@ bool any_detail(const RunResult& r, const std::string& needle) {
   return false;
 }
 
-// client1 holds a Chubby or ZooKeeper lock for `hold`; client2 waits from 0.5 s.
-Scenario held(const std::string& lock_lines, const std::string& node, const std::string& hold,
-              const std::string& faults = "") {
+// Two clients of one lock node, client1 from 0 and client2 from 0.5 s, each
+// doing the job its [[client]] lines `job1`, `job2` say; `faults` as written.
+Scenario two_clients(const std::string& name, const std::string& lock_lines, const std::string& node,
+                     const std::string& job1, const std::string& job2, const std::string& faults) {
   return parse_scenario(R"(
-title = "held"
+title = ")" + name + R"("
 source = "coordination_fidelity_test.cpp"
 about = "client2 waits for client1's lock."
 seed = 1
@@ -57,15 +58,19 @@ delay = "1ms"
 name = ")" + node + R"("
 [[client]]
 name = "client1"
-job = "hold"
-hold = ")" + hold + R"("
+)" + job1 + R"(
 [[client]]
 name = "client2"
 start = "500ms"
-job = "hold"
-hold = "1s"
-)" + faults,
-                        "held.toml");
+)" + job2 + faults,
+                        name + ".toml");
+}
+
+// client1 holds a Chubby or ZooKeeper lock for `hold`; client2 waits from 0.5 s.
+Scenario held(const std::string& lock_lines, const std::string& node, const std::string& hold,
+              const std::string& faults = "") {
+  return two_clients("held", lock_lines, node, "job = \"hold\"\nhold = \"" + hold + "\"",
+                     "job = \"hold\"\nhold = \"1s\"\n", faults);
 }
 
 }  // namespace
@@ -77,23 +82,6 @@ TEST_CASE("an idle ZooKeeper connection pings every readTimeout/2, counted in wh
   // readTimeout = 10000 * 2 / 3 = 6666 ms; a ping 3333 ms after the last send
   // (ClientCnxn.java:1263-1269), not a third of 10 s (3333.33 ms).
   CHECK(pings[2] - pings[1] == Duration::ms(3333));
-}
-
-TEST_CASE("a Curator client on ZooKeeper 3.9.3 cut off goes LOST 4/3 of the timeout after it last heard, 3.9.2 at SUSPENDED plus the timeout") {
-  const std::string cut = "[[fault]]\nat = \"1s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"zk\"]]\n";
-  const std::string lock = "algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\n";
-  const RunResult r = run_scenario(held(lock, "zk", "20s", cut));
-  const auto lost = events_of(r, Ev::Lost, "client1");
-  REQUIRE(lost.size() == 1);
-  // Last heard just after 0 (the acquisition); 4/3 x 10 s = 13.333 s (ClientCnxn.java:1244-1252).
-  CHECK(lost[0]->at > at(Duration::ms(13333)));
-  CHECK(lost[0]->at < at(Duration::ms(13400)));
-  const RunResult old = run_scenario(held(lock + "client = \"3.9.2\"\n", "zk", "20s", cut));
-  const auto old_lost = events_of(old, Ev::Lost, "client1");
-  REQUIRE(old_lost.size() == 1);
-  // SUSPENDED at 6.666 s after it last heard, LOST a whole timeout later on the wall clock.
-  CHECK(old_lost[0]->at > at(Duration::ms(16666)));
-  CHECK(old_lost[0]->at < at(Duration::ms(16700)));
 }
 
 TEST_CASE("after LOST Curator sends no CloseSession: the old session's node stays until the server expires it") {
@@ -323,4 +311,233 @@ TEST_CASE("handover(): a holder gone silent keeps Chubby's lock from others for 
   }
   CHECK(longest > handover - Duration::s(2));
   CHECK(longest <= handover);
+}
+
+// --- Issue 32: the seven departures an auditor found, each at the boundary
+// the reference code sets, its verdict predicted by hand from that code.
+
+namespace {
+
+// client1 takes the lock at once and works `work` (read at about 10 ms, write
+// after); client2 wants it from 0.5 s and works 1 s. `faults` as written.
+Scenario working(const std::string& lock_lines, const std::string& node, const std::string& work,
+                 const std::string& faults = "") {
+  return two_clients("working", lock_lines, node, "work = \"" + work + "\"", "work = \"1s\"\n", faults);
+}
+
+std::string pause_of(const std::string& who, const std::string& when, const std::string& length) {
+  return "[[fault]]\nat = \"" + when + "\"\nkind = \"pause\"\ntarget = \"" + who + "\"\nduration = \"" + length + "\"\n";
+}
+
+std::string partition_of(const std::string& who, const std::string& node, const std::string& when,
+                         const std::string& length = "") {
+  return "[[fault]]\nat = \"" + when + "\"\nkind = \"partition\"\ngroups = [[\"" + who + "\"], [\"" + node + "\"]]\n" +
+         (length.empty() ? "" : "duration = \"" + length + "\"\n");
+}
+
+const std::set<ViolationKind> kBroken{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate};
+
+// The messages `from` sent after `after` that the network dropped (the sender
+// records the loss), by what they said.
+std::vector<std::string> dropped_from(const RunResult& r, const std::string& from, Instant after = Instant::zero()) {
+  std::vector<std::string> out;
+  for (const TraceEvent* e : events_of(r, Ev::Dropped, from))
+    if (e->at > after) out.push_back(e->detail);
+  return out;
+}
+
+}  // namespace
+
+// ZooKeeper, T = 10 s, tick 2 s, 1 ms links. client1 holds from 0.008 s; the
+// server last hears it at 0.007 s (its last getChildren), so it expires the
+// session at the tick after 10.007 s: 12 s. client1 last heard at 0.008 s:
+// readTimeout 6666 ms, expirationTimeout 13333 ms (ClientCnxn.java:422-424 at
+// release-3.9.3). Paused from 1 s, client1 resumes between the two.
+TEST_CASE("a ZooKeeper client paused past readTimeout does not ping at resume: it reconnects 1-2 s later, when the server has expired its session") {
+  // Resumes at 11.5 s: Disconnected (SUSPENDED). SendThread.run drops the
+  // connection rather than ping (ClientCnxn.java:1244-1261), and reconnects
+  // after StaticHostProvider.next(1000)'s 1 s spin and startConnect's random
+  // sleep of 0-999 ms (:1138, StaticHostProvider.java:349-366): at 12.5-13.5 s,
+  // after the server's expiry at 12 s, so the session is gone either way
+  // (told so, or expired by the client itself past 13.341 s). client1's write
+  // at 12.2 s, SUSPENDED but not LOST, lands after client2's grant at 12.003 s.
+  const RunResult r = run_scenario(working("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"",
+                                           "zk", "12190ms", pause_of("client1", "1s", "10500ms")));
+  CHECK(r.verdict == kBroken);
+  const auto expired = events_of(r, Ev::Expired, "zk");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->at == at(Duration::s(12)));
+  CHECK(commands_at(r, "PING", *r.world->find("client1")).empty());  // none at resume, none before the pause
+  const auto wrote = events_of(r, Ev::Wrote, "client1");
+  REQUIRE(wrote.size() == 1);
+  CHECK(wrote[0]->at > at(Duration::ms(12200)));
+  // Its release at 12.2 s, Disconnected, waits for a connection: no DELETE before the reconnect.
+  for (const Instant d : commands_at(r, "DELETE", *r.world->find("client1"))) CHECK(d > at(Duration::ms(12500)));
+}
+
+TEST_CASE("a ZooKeeper client paused past readTimeout writes while SUSPENDED: it learns the session expired only on reconnecting") {
+  // Resumes at 12.3 s, after the server's expiry: the model once pinged at
+  // resume and heard SESSION_EXPIRED at 12.302 s, stopping a write the real
+  // client makes at 12.6 s, SUSPENDED until its reconnect at 13.3-14.3 s.
+  const RunResult r = run_scenario(working("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"",
+                                           "zk", "12590ms", pause_of("client1", "1s", "11300ms")));
+  CHECK(r.verdict == kBroken);
+  REQUIRE(events_of(r, Ev::Wrote, "client1").size() == 1);
+}
+
+TEST_CASE("the reconnect's random sleep is the client's own draw, and a scenario pins it: the expiry check comes after it") {
+  // Resumes at 12 s (silent 11.992 s): reconnects at 13 s + the sleep. With
+  // 300 ms, 13.292 s silent < 13.333 s: it connects, and the server (expired
+  // at 12 s) answers SESSION_EXPIRED. With 400 ms, 13.392 s >= 13.333 s: the
+  // send loop's check right after startConnect closes the session itself and
+  // no CONNECT goes out (ClientCnxn.java:1199-1254 at release-3.9.3).
+  const std::string lock = "algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"\n";
+  const RunResult told = run_scenario(working(lock + "reconnect_jitter = \"300ms\"", "zk", "20s",
+                                              pause_of("client1", "1s", "11s")));
+  const auto connects = commands_at(told, "CONNECT", *told.world->find("client1"));
+  REQUIRE(connects.size() == 2);  // the session, then the reconnect
+  CHECK(connects[1] == at(Duration::ms(13301)));
+  const auto lost = events_of(told, Ev::Lost, "client1");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]->at == at(Duration::ms(13302)));
+  const RunResult itself = run_scenario(working(lock + "reconnect_jitter = \"400ms\"", "zk", "20s",
+                                                pause_of("client1", "1s", "11s")));
+  CHECK(commands_at(itself, "CONNECT", *itself.world->find("client1")).size() == 1);
+  const auto lost_itself = events_of(itself, Ev::Lost, "client1");
+  REQUIRE(lost_itself.size() == 1);
+  CHECK(lost_itself[0]->at == at(Duration::ms(13400)));
+  // Unpinned, the sleep is drawn from the client's stream: a whole number of ms in [0, 999].
+  const RunResult drawn = run_scenario(working(lock, "zk", "20s", pause_of("client1", "1s", "6900ms")));
+  const auto again = commands_at(drawn, "CONNECT", *drawn.world->find("client1"));
+  REQUIRE(again.size() == 2);
+  CHECK(again[1] >= at(Duration::ms(8901)));
+  CHECK(again[1] <= at(Duration::ms(9900)));
+  CHECK((again[1] - at(Duration::ms(1))).whole_ms() * 1'000'000 == (again[1] - at(Duration::ms(1))).count_ns());
+}
+
+TEST_CASE("a Curator client cut off goes LOST at SUSPENDED plus the session timeout: the client's own check waits for its connect to time out") {
+  // Partition at 1 s. SUSPENDED at 6.674 s (last heard 0.008 s + 6666 ms).
+  // The reconnect at 7.674 s + the sleep blocks in select for connectTimeout
+  // = T / 1 server = 10 s (ClientCnxn.java:1240-1243), so the client checks
+  // its own expiry only after 17.674 s; Curator's ConnectionStateManager
+  // injects Expired at SUSPENDED + T = 16.674 s (ConnectionStateManager.java:237-301
+  // at apache-curator-5.9.0), for 3.9.3 and 3.9.2 alike.
+  for (const char* client : {"3.9.3", "3.9.2"}) {
+    INFO(client);
+    const RunResult r = run_scenario(held("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\nclient = \"" +
+                                              std::string(client) + "\"",
+                                          "zk", "20s", partition_of("client1", "zk", "1s")));
+    const auto lost = events_of(r, Ev::Lost, "client1");
+    REQUIRE(lost.size() == 1);
+    CHECK(lost[0]->at == at(Duration::ms(16674)));
+  }
+}
+
+TEST_CASE("while SUSPENDED a ZooKeeper client sends connect attempts, not pings, and a healed partition lets a retransmitted one through") {
+  // Partition 1 s .. 9 s, the reconnect sleep pinned at 0: SUSPENDED at 6.674 s,
+  // the CONNECT at 7.674 s is lost, its SYN retransmitted 1 s later (8.674 s)
+  // is lost too, the one 3 s after the first (10.674 s) gets through: the
+  // session lives (the server would have expired it at 12 s), no LOST.
+  const RunResult r = run_scenario(held("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\nreconnect_jitter = \"0s\"",
+                                        "zk", "20s", partition_of("client1", "zk", "1s", "8s")));
+  const std::vector<std::string> after_suspended = dropped_from(r, "client1", at(Duration::ms(6674)));
+  REQUIRE(after_suspended.size() == 2);
+  for (const std::string& d : after_suspended) CHECK(d == "partition: CONNECT timeout=10s session=1");
+  const auto connects = commands_at(r, "CONNECT", *r.world->find("client1"));
+  REQUIRE(connects.size() == 2);
+  CHECK(connects[1] == at(Duration::ms(10675)));
+  CHECK(events_of(r, Ev::Lost, "client1").empty());
+  CHECK(events_of(r, Ev::Expired, "zk").empty());
+  CHECK(r.verdict.empty());
+}
+
+// etcd, TTL 10 s, 1 ms links: the grant's reply comes at 0.002 s, and the
+// lessor's loops start with the first KeepAlive (lease.go:312-315 at v3.6.14).
+TEST_CASE("etcd's first keepalive goes at once, the next ones on the send loop's 500 ms grid a third of the TTL after each response") {
+  // A fresh keepalive is due at once (nextKeepAlive: time.Now(), lease.go:297):
+  // sent at 0.002 s, answered at 0.004 s, the next due at 0.004 + 10/3 s =
+  // 3.337 s, sent on the loop's first pass after it (every retryConnWait =
+  // 500 ms from 0.002 s, lease.go:586-619): 3.502 s; then due at 6.837 s, sent
+  // at 7.002 s. The server hears them 1 ms later.
+  const RunResult r = run_scenario(held("algorithm = \"etcd\"\nlease_ttl = \"10s\"", "etcd", "12s"));
+  const auto keepalives = commands_at(r, "LEASE KEEPALIVE", *r.world->find("client1"));
+  REQUIRE(keepalives.size() >= 4);
+  CHECK(keepalives[0] == at(Duration::ms(3)));
+  CHECK(keepalives[1] == at(Duration::ms(3503)));
+  CHECK(keepalives[2] == at(Duration::ms(7003)));
+  CHECK(keepalives[3] == at(Duration::ms(10503)));
+}
+
+TEST_CASE("an etcd holder paused before its second keepalive loses its lease a TTL after the first, sent at once") {
+  // Paused at 3.4 s, before the keepalive due at 3.337 s goes out on the grid
+  // at 3.502 s: the lease lives 10 s from the first keepalive (0.003 s), the
+  // revoke loop (every 500 ms) deletes the key at 10.5 s, client2 holds it
+  // then. client1 resumes at 11.9 s and writes at 12.006 s: stale. (A first
+  // keepalive a third of the TTL after the grant, at 3.336 s, would have kept
+  // the lease to 13.336 s, and the keepalive at resume renewed it.)
+  const RunResult r = run_scenario(working("algorithm = \"etcd\"\nlease_ttl = \"10s\"", "etcd", "12s",
+                                           pause_of("client1", "3400ms", "8500ms")));
+  CHECK(r.verdict == kBroken);
+  const auto expired = events_of(r, Ev::Expired, "etcd");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->at == at(Duration::ms(10500)));
+}
+
+TEST_CASE("an etcd lease is a whole number of seconds: a fractional lease_ttl is refused with its file, line and key") {
+  // clientv3's Grant(ctx, ttl int64) and the server's TTL are seconds (lease.go:215 at v3.6.14).
+  CHECK_THROWS_WITH_AS(held("algorithm = \"etcd\"\nlease_ttl = \"2500ms\"", "etcd", "1s"),
+                       doctest::Contains("held.toml:9: [lock] 'lease_ttl'"), ScenarioError);
+  CHECK_THROWS_WITH_AS(held("algorithm = \"etcd\"\nlease_ttl = \"2.5s\"", "etcd", "1s"),
+                       doctest::Contains("whole seconds"), ScenarioError);
+  CHECK_NOTHROW(held("algorithm = \"etcd\"\nlease_ttl = \"3s\"", "etcd", "1s"));
+}
+
+// Consul, TTL 10 s: client1 is paused 25 s as it sends its write at about
+// 1 s; the leader invalidates its session 2 x TTL after its creation, at
+// about 20 s; client2, refused during a lock-delay, retries every 5 s
+// (api/lock.go DefaultLockRetryTime).
+TEST_CASE("Consul's api.Lock cannot ask for lock-delay 0: the Go client omits it and the agent applies 15 s, while a direct HTTP call can") {
+  const std::string pause = "[[fault]]\non = \"client1 writing\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"25s\"\n";
+  const std::string lock = "algorithm = \"consul\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"\nfencing = \"none\"\n";
+  // api.Lock: session.go Create sends no LockDelay when it is 0, and the
+  // agent's default of 15 s holds the key until about 35 s: client2 takes it
+  // at its retry after that, after client1's late write at about 26 s. Safe.
+  const Scenario api_lock = working(lock, "consul", "1s", pause);
+  CHECK(api_lock.lock.options->handover() == Duration::s(35));  // 2 x TTL + the agent's 15 s
+  const RunResult api = run_scenario(api_lock);
+  CHECK(api.verdict.empty());
+  CHECK(has_command(api, "consul", "LockDelay=15s"));
+  const auto taken = events_of(api, Ev::Acquired, "client2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > at(Duration::s(35)));
+  // PUT /v1/session/create with {"LockDelay": "0s"} by hand: no lock-delay,
+  // client2 holds the key at once, and the late write is stale.
+  const Scenario by_hand = working(lock + "flavour = \"http\"\n", "consul", "1s", pause);
+  CHECK(by_hand.lock.options->handover() == Duration::s(20));
+  const RunResult http = run_scenario(by_hand);
+  CHECK(http.verdict == kBroken);
+  CHECK(has_command(http, "consul", "LockDelay=0s"));
+}
+
+// Redisson's watchdog (redisson-4.7.0): client1 holds 40 s; its renewal at
+// 10 s meets a partition that lasts until 25 s.
+TEST_CASE("a Redisson renewal that times out is resent by the command executor before the next is scheduled") {
+  // RedisExecutor resends a command with no response in `timeout` (3 s) up to
+  // retryAttempts = 4 times, waiting EqualJitterDelay(1 s, 2 s).calcDelay(attempt)
+  // first (BaseConfig.java:58, 62, 67; RedisExecutor.java:177, 466-483;
+  // EqualJitterDelay.calcDelay): sends at 10 s, 13.5-14 s, 17.5-19 s,
+  // 21.5-24 s and 25.5-29 s. The last gets through before the key's expiry
+  // at 30 s: client1 keeps the lock, and only then is the next renewal
+  // scheduled, 10 s on (RenewalTask.java:169-185).
+  const RunResult r = run_scenario(held("algorithm = \"watchdog\"", "redis1", "40s",
+                                        partition_of("client1", "redis1", "9s", "16s")));
+  CHECK(r.verdict.empty());
+  CHECK(dropped_from(r, "client1").size() == 4);
+  const auto renewed = events_of(r, Ev::Renewed, "client1");
+  REQUIRE(!renewed.empty());
+  CHECK(renewed[0]->at > at(Duration::ms(25500)));
+  CHECK(renewed[0]->at < at(Duration::ms(29100)));
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > at(Duration::s(40)));
 }

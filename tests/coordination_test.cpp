@@ -9,7 +9,8 @@
 #include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
 #include "lockalgos/zookeeper.hpp"
-#include "sim/coordination.hpp"
+#include "sim/servers/etcd/server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;

@@ -25,12 +25,13 @@ bool has(const std::string& text, std::string_view part) { return text.find(part
 
 // One lock node, two clients: client1 asks at 0 and is paused `pause_after`
 // later for `pause` (its grant, or the request that makes it, is on the
-// wire); client2 asks at 1 s and works `work2` before its write.
+// wire), then works `work1`; client2 asks at 1 s and works `work2` before its write.
 std::string paused_in_acquire(const std::string& lock, const std::string& node, const std::string& pause_after,
-                              const std::string& pause, const std::string& work2, const std::string& duration) {
+                              const std::string& pause, const std::string& work2, const std::string& duration,
+                              const std::string& work1 = "1s") {
   return "title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"" + duration + "\"\n[lock]\n" + lock +
          "\n[network]\ndelay = \"1ms\"\n[[node]]\nname = \"" + node +
-         "\"\n[[client]]\nname = \"client1\"\nwork = \"1s\"\n[[client]]\nname = \"client2\"\nstart = \"1s\"\nwork = \"" +
+         "\"\n[[client]]\nname = \"client1\"\nwork = \"" + work1 + "\"\n[[client]]\nname = \"client2\"\nstart = \"1s\"\nwork = \"" +
          work2 + "\"\n[[fault]]\non = \"client1 acquiring\"\nafter = \"" + pause_after +
          "\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"" + pause + "\"\n";
 }
@@ -76,10 +77,12 @@ TEST_CASE("ZooKeeper: the server names the owner of the lowest node, and a grant
   // answer is on the wire when it is paused at 7 ms. Its session expires at
   // 12 s (the tick after 10 s), its node goes, client2's is the lowest:
   // client2 holds the lock. client1 resumes at 20.007 s, reads the old
-  // answer and returns from acquire; its client then learns the session is
-  // gone and gives up before writing. client2 writes at 24 s.
+  // answer and returns from acquire. Its ping then finds the session gone
+  // (the server closes an expired session's connection): Disconnected, it
+  // reconnects 1-2 s later, is told the session expired, and gives up before
+  // its write at 23 s. client2 writes at 24 s.
   const RunResult r = run_text(paused_in_acquire("algorithm = \"zookeeper\"\nsession_timeout = \"10s\"\ntick_time = \"2s\"",
-                                                 "zk", "7ms", "20s", "12s", "40s"));
+                                                 "zk", "7ms", "20s", "12s", "40s", "3s"));
   const ProcId c1 = *r.world->find("client1"), c2 = *r.world->find("client2");
   CHECK(holders(r, "zk") == std::vector{c1, c2, kNoProc});
   const auto named = events_of(r, Ev::Holder, "zk");
@@ -167,11 +170,12 @@ TEST_CASE("Chubby: a grant answered before the session's lease ended, read after
 TEST_CASE("Consul: an acquire answered before the session was invalidated, read after it, is a belief") {
   // client1's PUT ?acquire succeeds at 4 ms; the answer is on the wire when
   // it is paused at 5 ms, for 25 s. Its session (TTL 10 s) is invalidated at
-  // 20 s (2 x TTL unrenewed), the key released (lock-delay 0), and client2's
+  // 20 s (2 x TTL unrenewed), the key released (lock-delay 0, which only a
+  // direct HTTP call can ask for: flavour "http"), and client2's
   // acquire takes it. client1 resumes at 25 s and returns from Lock();
   // monitorLock then sees the key's Session is not its own.
   const RunResult r = run_text(paused_in_acquire(
-      "algorithm = \"consul\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"", "consul", "5ms", "25s", "10s", "60s"));
+      "algorithm = \"consul\"\nflavour = \"http\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"", "consul", "5ms", "25s", "10s", "60s"));
   const ProcId c1 = *r.world->find("client1"), c2 = *r.world->find("client2");
   CHECK(holders(r, "consul") == std::vector{c1, kNoProc, c2, kNoProc});
   CHECK(events_of(r, Ev::Holder, "consul")[0]->key == "service/lock");

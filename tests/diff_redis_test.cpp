@@ -8,7 +8,7 @@
 
 #include "live/blocking_client.hpp"
 #include "live/diff_redis.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "tests/kernel_support.hpp"
 
 using namespace locksim;

@@ -9,7 +9,7 @@
 
 #include "harness/sim_client.hpp"
 #include "lockalgos/coordination_common.hpp"
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 
 using namespace locksim;
 

@@ -66,7 +66,7 @@ const Expected kCatalogue[] = {
     {"redisson/multilock-node-down-redlock.toml", {Overlap, StaleWrite, LostUpdate}, 377},
     {"redisson/multilock-node-down.toml", {Stuck}, 160},
     {"redisson/watchdog-stw-pause.toml", {Overlap, StaleWrite, LostUpdate}, 3},
-    {"zookeeper/partition-suspended-vs-lost.toml", {Overlap, StaleWrite, LostUpdate}, 20},
+    {"zookeeper/partition-suspended-vs-lost.toml", {Overlap, StaleWrite, LostUpdate}, 37},
     {"zookeeper/session-expiry-pause-fenced.toml", {Overlap}, 3},
     {"zookeeper/session-expiry-pause.toml", {Overlap, StaleWrite, LostUpdate}, 3},
 };

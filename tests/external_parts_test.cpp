@@ -62,6 +62,12 @@ class Hub final : public LiveHub {
   }
   std::uint64_t observed(ProcId, ProcId, std::uint64_t, const redis::Request&, const redis::Reply&) override { return 0; }
   std::uint64_t next_message() override { return next_id_++; }
+  // No coordination service here (etcd's hooks: nothing to learn, no revision to wait for).
+  void coord_sent(ProcId, ProcId, const coord::Request&) override {}
+  std::uint64_t observed_coord(ProcId, ProcId, std::uint64_t, const coord::Request*, const Payload&) override {
+    return next_message();
+  }
+  void after_revision(ProcId, std::int64_t, std::function<void()> f) override { f(); }
 
   // Runs the context on a thread of its own until stop().
   void start() {

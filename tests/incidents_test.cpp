@@ -131,7 +131,7 @@ name = "client1"
   }
 }
 
-TEST_CASE("Redisson 2.11's watchdog stops at its first failed renewal; 4.7.0's tries again at the next period") {
+TEST_CASE("Redisson 2.11's watchdog stops at its first failed renewal, 4.7.0's tries again at the next period") {
   // A partition over the renewal due at 10 s: 2.11 gives up (redisson-2.11.5
   // RedissonLock.java:215-222), the key set at 0 expires at 30 s and client2
   // takes the lock while client1 works; 4.7.0 renews at 20 s and keeps it.

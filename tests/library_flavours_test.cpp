@@ -121,10 +121,15 @@ TEST_CASE("redis-py: the Lock keeps no deadline, waits for a late reply, and own
   REQUIRE(acquired.size() == 1);
   CHECK(acquired[0]->at == at_ms(3002));
   CHECK(acquired[0]->value == -1);  // no validity kept
+  // One SET: with a command timeout it would have given up at 2 s and sent
+  // another (whose reply, in order behind the late one, would still come at 3 s).
+  int sets = 0;
+  for (const TraceEvent* e : events_of(late, Ev::Command, "redis1")) sets += e->detail.rfind("SET lock", 0) == 0;
+  CHECK(sets == 1);
   // owned() (:233-243): the key is client2's after the pause, the write is abandoned.
   const RunResult checked = run_text(scenario("redis-py@4.3.4", "ttl = \"2s\"", kRedis1,
                                               "[[client]]\nname = \"client1\"\nwork = \"1s\"\ncheck = \"owned\"\n"
-                                              "[[client]]\nname = \"client2\"\nstart = \"2500ms\"\nwork = \"500ms\"\n" + kPauseAfterRead));
+                                              "[[client]]\nname = \"client2\"\nstart = \"2500ms\"\nwork = \"3s\"\n" + kPauseAfterRead));
   CHECK(events_of(checked, Ev::Lost, "client1").size() == 1);
   CHECK(events_of(checked, Ev::Writing, "client1").empty());
   CHECK(has_command(checked, "redis1", "GET lock"));
@@ -215,8 +220,9 @@ TEST_CASE("kazoo: the lock's token is its node's czxid, and a second client wait
 namespace {
 const std::string kEtcd = "[[node]]\nname = \"etcd1\"\n";
 std::string etcd_pause(const std::string& client1_keys) {
+  // client2 still holds the lock when client1 resumes, checks and releases.
   return "[[client]]\nname = \"client1\"\nwork = \"1s\"\n" + client1_keys +
-         "[[client]]\nname = \"client2\"\nstart = \"500ms\"\nwork = \"500ms\"\n" + kPauseAfterRead;
+         "[[client]]\nname = \"client2\"\nstart = \"500ms\"\nwork = \"3s\"\n" + kPauseAfterRead;
 }
 }  // namespace
 

@@ -8,7 +8,7 @@
 #include "live/blocking_client.hpp"
 #include "live/resp.hpp"
 #include "live/servers.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "sim/world.hpp"
 #include "tests/live_support.hpp"
 

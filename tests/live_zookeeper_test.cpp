@@ -596,3 +596,35 @@ TEST_CASE("a SIGKILLed locksim live leaves no ZooKeeper server (java) behind") {
   CHECK(eventually([&] { return !process_alive(java); }, Duration::s(10)));
   if (process_alive(java)) ::kill(java, SIGKILL);  // never left behind, even when the test fails
 }
+
+TEST_CASE("the recipe's Connect naming its session reattaches it on a new connection, or hears it expired") {
+  ZkServer z;
+  z.make_lock();
+  Client a(z);
+  coord::Request hello = a.op(coord::Op::Connect);
+  hello.ttl = Duration::ms(400);
+  const auto session = a.call(hello);
+  REQUIRE(session);
+  REQUIRE(session->ok);
+  const auto mine = a.call(a.op(coord::Op::Create, "/lock", "_c_a-lock-"));
+  REQUIRE(mine->ok);
+  // The recipe dropped its connection and reconnects naming its session
+  // (lockalgos/zookeeper.cpp's reconnect): the same session, its node kept.
+  coord::Request again = a.op(coord::Op::Connect);
+  again.id = session->id;
+  again.ttl = Duration::ms(400);
+  const auto back = a.call(again);
+  REQUIRE(back);
+  CHECK(back->ok);
+  CHECK(back->id == session->id);
+  CHECK(back->ttl == Duration::ms(400));
+  CHECK(a.session->session() == session->id);  // not a new session
+  CHECK(a.call(a.op(coord::Op::Exists, mine->path))->ok);
+  // Silent past its timeout (400 ms, rounded up to the 100 ms tick): the server ends it.
+  BlockingSession::turn_until(z.io, [] { return false; }, Duration::ms(900));
+  const auto late = a.call(again);
+  REQUIRE(late);
+  CHECK_FALSE(late->ok);
+  CHECK(late->error == "SESSION_EXPIRED");
+  CHECK(a.call(a.op(coord::Op::Ping))->error == "SESSION_EXPIRED");  // the handle is closed
+}

@@ -51,7 +51,7 @@ std::vector<std::int64_t> iota(int count) {
 
 }  // namespace
 
-// Mutant: sim/world.cpp Network::send without `at = max(at, l.last_delivery)`.
+// Mutant: sim/network.cpp Network::send_stored without `at = max(at, last)` (network-fifo-ignored).
 TEST_CASE("a FIFO link delivers many messages in the order they were sent, whatever delays are drawn") {
   REQUIRE(arrival_order(true, 500).size() == 500);
   CHECK(arrival_order(true, 500) == iota(500));

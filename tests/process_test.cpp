@@ -87,7 +87,7 @@ TEST_CASE("a crashed process drops messages addressed to it, and a restarted one
 TEST_CASE("a message sent to a crashed process that arrives after its restart is not delivered to the new incarnation") {
   // Sent while b is down, on the way for 20 ms; b restarts at 5 ms: the new
   // incarnation never had a connection that message travelled on
-  // (sim/world.cpp, Process::restart's epoch; scripts/mutants.txt crash-keeps-old-messages).
+  // (sim/process.cpp, Process::restart's epoch; scripts/mutants.txt crash-keeps-old-messages).
   World w(1);
   w.network().configure({DurationRange::fixed(Duration::ms(20)), 0.0, true});
   auto& a = w.add<Probe>("a");

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/wakeup.hpp"
 #include "sim/world.hpp"
 #include "tests/property_support.hpp"
 
@@ -112,7 +113,7 @@ Task<void> caller(Watched& self, ProcId echo, int calls, int& answered) {
   }
 }
 
-Task<void> waiter(Watched& self, Wakeup& wakeup, int& woken) {
+Task<void> waiter(Watched& self, Wakeup<Process>& wakeup, int& woken) {
   for (;;) {
     co_await wakeup.wait();
     self.record("wakeup");
@@ -137,7 +138,7 @@ TEST_CASE("a paused process runs no timer, message or coroutine until it resumes
     auto& p = w.add<Watched>("p");
     auto& q = w.add<Receiver>("q");
     auto& echo = w.add<Echo>("echo");
-    Wakeup wakeup(p);
+    Wakeup<Process> wakeup(p);
     int slept = 0, answered = 0, woken = 0;
     p.spawn(sleeper(p, sleeps, slept));
     p.spawn(caller(p, echo.id(), calls, answered));

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "tests/kernel_support.hpp"
 
 using namespace locksim;

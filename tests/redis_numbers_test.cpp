@@ -1,9 +1,9 @@
-// The Redis server's numbers, pinned to redis 7.0.15 (sim/redis.hpp), and
+// The Redis server's numbers, pinned to redis 7.0.15 (sim/servers/redis/node.hpp), and
 // the scenario keys that set them.
 #include <doctest/doctest.h>
 
 #include "harness/run.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "reports/report.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 #include "tests/kernel_support.hpp"
 #include "tests/support.hpp"
 

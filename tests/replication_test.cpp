@@ -6,7 +6,7 @@
 
 #include "harness/run.hpp"
 #include "tests/support.hpp"
-#include "sim/redis.hpp"
+#include "sim/servers/redis/node.hpp"
 
 using namespace locksim;
 using namespace locksim::testing;

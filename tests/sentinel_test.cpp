@@ -1,10 +1,10 @@
 // Sentinel and the returning old master, pinned to redis 7.0.15's
-// sentinel.c and replication.c (sim/sentinel.hpp, sim/redis.hpp).
+// sentinel.c and replication.c (sim/servers/redis/sentinel.hpp, sim/servers/redis/node.hpp).
 #include <doctest/doctest.h>
 
 #include "harness/run.hpp"
-#include "sim/redis.hpp"
-#include "sim/sentinel.hpp"
+#include "sim/servers/redis/node.hpp"
+#include "sim/servers/redis/sentinel.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;

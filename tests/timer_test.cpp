@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/wakeup.hpp"
 #include "tests/kernel_support.hpp"
 
 using namespace locksim;
@@ -30,13 +31,13 @@ TEST_CASE("a call times out on the caller's clock when no reply comes") {
 TEST_CASE("a wakeup fired by one coroutine resumes another of the same process, and a pause holds it") {
   World w(1);
   auto& p = w.add<Probe>("p");
-  Wakeup wake(p);
+  Wakeup<Process> wake(p);
   Instant woke;
-  p.spawn([](Probe& self, Wakeup& wake, Instant& woke) -> Task<void> {
+  p.spawn([](Probe& self, Wakeup<Process>& wake, Instant& woke) -> Task<void> {
     co_await wake.wait();
     woke = self.world().now();
   }(p, wake, woke));
-  p.spawn([](Probe& self, Wakeup& wake) -> Task<void> {
+  p.spawn([](Probe& self, Wakeup<Process>& wake) -> Task<void> {
     co_await self.sleep(Duration::ms(5));
     wake.fire();
     co_await self.sleep(Duration::ms(1));

@@ -12,7 +12,7 @@
 
 #include "lockalgos/coordination_common.hpp"
 #include "sim/world.hpp"
-#include "sim/zookeeper_server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 
 using namespace locksim;
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "harness/faults/kind.hpp"
-#include "sim/sentinel.hpp"
+#include "sim/servers/redis/sentinel.hpp"
 
 namespace locksim {
 

@@ -13,7 +13,7 @@
 #include "live/etcd/http.hpp"
 #include "live/servers.hpp"
 #include "lockalgos/coordination_common.hpp"
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim::live::etcd::diff {

@@ -79,6 +79,7 @@ std::shared_ptr<Connection> CoordSession::open(ProcId node, const ConnectRequest
 }
 
 void CoordSession::call(ProcId node, const coord::Request& req, Done done) {
+  if (req.op == coord::Op::Connect && req.id != 0) return reattach(node, req, std::move(done));
   if (req.op == coord::Op::Connect) return connect(node, req, std::move(done));
   if (session_ == 0 || gone_) {
     // No session, or one the server told us is gone: the handle answers at
@@ -114,6 +115,7 @@ void CoordSession::connect(ProcId node, const coord::Request& req, Done done) {
     if (ok) {
       session_ = r->session_id;
       passwd_ = r->passwd;
+      negotiated_ms_ = r->timeout_ms;
     }
     reconnected(ok ? std::optional<bool>(true) : std::nullopt);
     if (!ok) return done(std::nullopt);
@@ -121,6 +123,37 @@ void CoordSession::connect(ProcId node, const coord::Request& req, Done done) {
     coord::Reply reply;
     reply.id = r->session_id;
     reply.ttl = Duration::ms(r->timeout_ms) * options_.time_scale;
+    done(numbered(std::move(reply)));
+  });
+}
+
+// The recipe's reconnect after it dropped its connection (lockalgos/zookeeper.cpp,
+// ClientCnxn.SendThread after a disconnect): the old socket closed (what was
+// pending on it ends unanswered, as ConnectionLoss), a new connection whose
+// ConnectRequest names the session (ClientCnxn.primeConnection). The server
+// touches a living session and answers its timeout, or timeout 0 for one it
+// no longer has: SESSION_EXPIRED, and the handle is closed (onConnected).
+void CoordSession::reattach(ProcId node, const coord::Request& req, Done done) {
+  if (session_ == 0 || gone_ || req.id != session_) {
+    asio::post(io_, [this, alive = alive_, done = std::move(done)] {
+      if (*alive) done(numbered(error_reply("SESSION_EXPIRED")));
+    });
+    return;
+  }
+  if (options_.sending) options_.sending(req, session_);
+  // Those waiting on the old connection hear it end; its handshake, if it
+  // was still under way, is answered to nobody (with_connection's attempt).
+  reconnected(std::nullopt);
+  if (connection_) {
+    last_zxid_ = std::max(last_zxid_, connection_->last_zxid());
+    connection_->close();
+  }
+  with_connection(node, [this, generation = generation_, done = std::move(done)](std::optional<bool> usable) mutable {
+    if (!usable || generation != generation_) return done(std::nullopt);
+    if (!*usable) return done(numbered(error_reply("SESSION_EXPIRED")));
+    coord::Reply reply;
+    reply.id = session_;
+    reply.ttl = Duration::ms(negotiated_ms_) * options_.time_scale;
     done(numbered(std::move(reply)));
   });
 }
@@ -140,9 +173,12 @@ void CoordSession::with_connection(ProcId node, std::function<void(std::optional
   hello.passwd = passwd_;
   hello.last_zxid_seen = std::max(last_zxid_, connection_ ? connection_->last_zxid() : 0);
   last_zxid_ = hello.last_zxid_seen;
-  connection_ = open(node, hello, [this](std::optional<ConnectResponse> r) {
+  const std::uint64_t attempt = ++attempt_;
+  connection_ = open(node, hello, [this, attempt](std::optional<ConnectResponse> r) {
+    if (attempt != attempt_) return;  // a reattach replaced this connection
     std::optional<bool> usable;
     if (r) usable = r->timeout_ms > 0;
+    if (r && *usable) negotiated_ms_ = r->timeout_ms;
     if (r && !*usable) gone_ = true;  // ClientCnxn.onConnected: "session expired", the handle closes
     reconnected(usable);
   });

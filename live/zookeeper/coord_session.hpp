@@ -80,6 +80,7 @@ class CoordSession final : public CoordTransport {
 
  private:
   void connect(ProcId node, const coord::Request& req, Done done);
+  void reattach(ProcId node, const coord::Request& req, Done done);
   // The session's connection, reconnected if it ended; `then` runs once it
   // is usable (true), the session is known gone (false), or the connection
   // ended before the server answered (nullopt).
@@ -102,6 +103,8 @@ class CoordSession final : public CoordTransport {
   bool gone_ = false;              // the server said the session is gone, or it was closed
   std::vector<std::function<void(std::optional<bool>)>> reconnecting_;  // waiting for a reconnection's answer
   std::string passwd_;
+  std::int32_t negotiated_ms_ = 0;  // the session's timeout, as the server last answered it
+  std::uint64_t attempt_ = 0;       // with_connection's connections, counted
   std::int32_t requested_ms_ = 0;  // the timeout asked for, sent again on a reconnect (ClientCnxn.sessionTimeout)
   std::int64_t last_zxid_ = 0;
   std::uint64_t seq_ = 0;

@@ -14,7 +14,7 @@
 #include "live/zookeeper/live_service.hpp"
 #include "sim/rng.hpp"
 #include "sim/world.hpp"
-#include "sim/zookeeper_server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 
 namespace locksim::live::zkdiff {
 
@@ -150,7 +150,11 @@ coord::Request request_of(const Step& s, const std::string& parent, const std::v
                           std::int64_t session) {
   coord::Request r;
   r.op = s.op;
-  r.id = session;
+  // A sequence's connect is a new handle (a new session: Curator after LOST),
+  // never the recipe's reconnect naming its session, which the server model
+  // now tells apart (a Connect with an id reattaches): the live transport's
+  // reattach sends no SetWatches, where ClientCnxn.primeConnection does.
+  r.id = s.op == Op::Connect ? 0 : session;
   r.watch = s.watch;
   switch (s.op) {
     case Op::Connect: r.ttl = s.ttl; break;

@@ -1,5 +1,7 @@
-// The server models: the table. Each model is one file here (redis.cpp
-// defines kRedisServer, a ServerModel) and one X(...) line in kind.hpp; the harness
+// The server models: the table. Each model is one folder here, whose
+// model.cpp defines its ServerModel (redis/model.cpp: kRedisServer), and one
+// X(...) line in kind.hpp; what several models share sits beside the table
+// (coordination_server.hpp: ZooKeeper, etcd, Chubby and Consul). The harness
 // builds every lock service through it (harness/run.cpp), the loader asks it
 // what a model's nodes accept, and an algorithm names the model it talks to
 // (lockalgos/registry.cpp AlgorithmInfo::server).
@@ -13,7 +15,7 @@
 
 #include "sim/node_config.hpp"
 #include "sim/servers/kind.hpp"
-#include "sim/sentinel.hpp"
+#include "sim/servers/redis/sentinel.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {

@@ -1,6 +1,6 @@
 // The ZooKeeper server model: the ensemble as one ZooKeeperServer per node.
 #include "sim/servers/table.hpp"
-#include "sim/zookeeper_server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 
 namespace locksim {
 

@@ -1,7 +1,7 @@
 // Coordination services, each modelled as one linearizable server process
 // (the ensemble's consensus is out of scope; sessions and leases are not):
-// ZooKeeperServer (sim/zookeeper_server.hpp) and EtcdServer
-// (sim/etcd_server.hpp) over this base.
+// ZooKeeperServer (sim/servers/zookeeper/server.hpp) and EtcdServer
+// (sim/servers/etcd/server.hpp) over this base.
 //
 // The base answers each coord::Request with the server's handle(), records
 // the command (Ev::Command), and numbers every message it sends a client,

@@ -1,5 +1,5 @@
 // The etcd server model: the cluster as one EtcdServer per node.
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 #include "sim/servers/table.hpp"
 
 namespace locksim {

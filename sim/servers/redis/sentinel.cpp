@@ -1,4 +1,4 @@
-#include "sim/sentinel.hpp"
+#include "sim/servers/redis/sentinel.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "sim/etcd_server.hpp"
+#include "sim/servers/etcd/server.hpp"
 
 namespace locksim {
 

@@ -36,7 +36,7 @@
 #include <map>
 #include <vector>
 
-#include "sim/coordination_server.hpp"
+#include "sim/servers/coordination_server.hpp"
 #include "sim/servers/table.hpp"
 
 namespace locksim {

@@ -1,4 +1,4 @@
-#include "sim/coordination_server.hpp"
+#include "sim/servers/coordination_server.hpp"
 
 namespace locksim {
 

@@ -18,7 +18,7 @@
 #include <map>
 #include <set>
 
-#include "sim/coordination_server.hpp"
+#include "sim/servers/coordination_server.hpp"
 #include "sim/servers/table.hpp"
 
 namespace locksim {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/alarm.hpp"
 #include "sim/flat_map.hpp"
 #include "sim/world.hpp"
 
@@ -197,7 +198,6 @@ class RedisNode : public Process {
   std::string master_replid_;               // the history it continues (the cached master's)
   std::uint32_t master_epoch_ = 0;          // the master's incarnation the link was made with
   std::optional<Instant> link_down_since_;  // wall; none: never connected since REPLICAOF
-  Wakeup connect_now_{*this};               // REPLICAOF: connect at once, not at the next cron
   // CLIENT KILL: requests with an id up to this one, from anyone but the
   // killer, came on connections that are now closed.
   std::uint64_t killed_up_to_ = 0;

@@ -1,8 +1,8 @@
 // The Redis server model: a RedisNode per node, masters and their replicas,
 // the fencing counter's starting value, and the sentinels watching every
 // master that has a replica.
-#include "sim/redis.hpp"
-#include "sim/sentinel.hpp"
+#include "sim/servers/redis/node.hpp"
+#include "sim/servers/redis/sentinel.hpp"
 #include "sim/servers/table.hpp"
 
 namespace locksim {

@@ -1,4 +1,4 @@
-#include "sim/zookeeper_server.hpp"
+#include "sim/servers/zookeeper/server.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,6 +38,19 @@ void ZooKeeperServer::touch(Session& s) {
 }
 
 Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
+  if (req.op == Op::Connect && req.id != 0) {
+    // A reconnect names its session: the server touches it and answers its
+    // timeout, or answers timeout 0 for a session it no longer has, which the
+    // client takes as Expired (ZooKeeperServer.java:1114-1160, 1532-1556 and
+    // SessionTrackerImpl.java:179-194 at release-3.9.3).
+    auto s = sessions_.find(req.id);
+    if (s == sessions_.end()) return error("SESSION_EXPIRED");
+    touch(s->second);
+    Reply r;
+    r.id = req.id;
+    r.ttl = s->second.timeout;
+    return r;
+  }
   if (req.op == Op::Connect) {
     // Timeouts are clamped to [2, 20] x tickTime.
     const Duration timeout = max(tick_ * 2, min(req.ttl, tick_ * 20));

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/coordination_server.hpp"
+#include "sim/servers/coordination_server.hpp"
 
 namespace locksim {
 
