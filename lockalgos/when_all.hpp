@@ -4,9 +4,8 @@
 //
 //   when_all(env, calls):        every call answered, timed out or refused.
 //   when_quorum(env, calls, q):  as soon as q.need replies satisfy q.accept;
-//                                or, with q.resolve_when_impossible, as soon as
-//                                too few calls are left for that; or when every
-//                                call has ended; or once q.against_need calls
+//                                or when every call has ended; or once
+//                                q.against_need calls
 //                                ended against (node-redlock v5 rejects early:
 //                                redlock@5.0.0-beta.2 dist/cjs/index.js:333-339,
 //                                _attemptOperation resolves "against" once
@@ -53,7 +52,6 @@ template <typename Reply>
 struct Quorum {
   std::size_t need = std::numeric_limits<std::size_t>::max();  // replies that satisfy `accept`
   bool (*accept)(const Reply&) = nullptr;
-  bool resolve_when_impossible = false;  // resolve once `need` cannot be reached any more
   // Resolve once this many calls have ended against: not accepted and, when
   // `against` is given, satisfying it (nullopt: timed out, refused, cancelled).
   // node-redlock v5's votesAgainst (every call not accepted), redsync's
@@ -118,8 +116,7 @@ class FanOut final : ReplySink {
 
   bool decided() const {
     const std::size_t n = calls_.size();
-    if (answered_ == n || accepted_ >= quorum_.need || against_ >= quorum_.against_need) return true;
-    return quorum_.resolve_when_impossible && accepted_ + (n - answered_) < quorum_.need;
+    return answered_ == n || accepted_ >= quorum_.need || against_ >= quorum_.against_need;
   }
 
   void cancel_pending() {

@@ -176,20 +176,22 @@ TEST_CASE("when_quorum goes on at the quorum, keeps the replies of that instant,
   CHECK(replies[4]->is_nil());  // came at the same instant as the deciding reply: kept
 }
 
-TEST_CASE("when_quorum can give up as soon as the quorum is out of reach, as node-redlock v5 does") {
+TEST_CASE("when_quorum gives up once enough calls ended against, as node-redlock v5's votesAgainst does") {
   using A = Node::Answer;
-  for (const bool early : {false, true}) {
-    Rig rig({{Duration::zero(), A::Nil}, {Duration::zero(), A::Nil}, {Duration::zero(), A::Nil},
+  // Three of five needed: the third reply against makes three OKs impossible.
+  for (const bool against : {false, true}) {
+    Rig rig({{Duration::zero(), A::Nil}, {Duration::zero(), A::Nil}, {Duration::ms(1), A::Nil},
              {Duration::ms(100), A::Ok}, {Duration::ms(100), A::Ok}});
     Instant resolved;
-    rig.client->spawn([](Rig& rig, Instant& resolved, bool early) -> Task<void> {
-      const Quorum<redis::Reply> three{.need = 3, .accept = ok, .resolve_when_impossible = early};
+    rig.client->spawn([](Rig& rig, Instant& resolved, bool against) -> Task<void> {
+      Quorum<redis::Reply> three{.need = 3, .accept = ok};
+      if (against) three.against_need = 3;
       co_await when_quorum(rig.client->env, rig.calls(), three);
       resolved = rig.client->env.mono_now();
-    }(rig, resolved, early));
+    }(rig, resolved, against));
     rig.w.run_until(at_ms(500));
-    INFO("resolve_when_impossible = " << early);
-    CHECK(resolved == (early ? at_ms(2) : at_ms(102)));
+    INFO("against_need = " << (against ? "3" : "none"));
+    CHECK(resolved == (against ? at_ms(3) : at_ms(102)));
   }
 }
 

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "harness/run.hpp"
@@ -162,4 +164,23 @@ duration = "3s"
   CHECK(run_scenario(parse_scenario(text("version = \"2.11\""), "t.toml")).verdict ==
         std::set<ViolationKind>{Overlap, StaleWrite, LostUpdate});
   CHECK(run_scenario(parse_scenario(text(""), "t.toml")).verdict.empty());
+}
+
+TEST_CASE("ZOOKEEPER-4508's fix does not save a Curator holder cut off from its one server: 3.9.3 expires the session only when its connect times out") {
+  // The 3.9.3 client checks its own expiry (4/3 T after it last heard) when
+  // its send loop runs; reconnecting, the loop waits out the connect timeout
+  // (T / servers: 10 s here), so the check comes at about 18.6 s — after
+  // Curator's LOST at SUSPENDED + T (about 16.7 s), after client1's write at 15 s.
+  const fs::path path = kIncidents / "zookeeper-4508-no-client-expiry.toml";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const RunResult old_client = run_scenario(parse_scenario(text, path.string()));
+  const auto at = text.find("client = \"3.9.2\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 16, "client = \"3.9.3\"");
+  const RunResult fixed_client = run_scenario(parse_scenario(text, path.string()));
+  CHECK(fixed_client.verdict == old_client.verdict);
+  // Nothing told client1 before its write: it wrote, and heard no LOST first.
+  CHECK(events_of(fixed_client, Ev::Wrote, "client1").size() == 1);
+  CHECK(events_of(fixed_client, Ev::Lost, "client1").empty());
 }

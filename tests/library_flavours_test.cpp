@@ -50,7 +50,7 @@ TEST_CASE("redis-semaphore: the refresh timer runs every round(0.8 x lockTimeout
   CHECK(events_of(r, Ev::Wrote, "client1").size() == 1);
 }
 
-TEST_CASE("redis-semaphore: after a pause isAcquired is still true at the write, and onLockLost comes after it") {
+TEST_CASE("redis-semaphore: after a pause isAcquired is still true at the write, onLockLost comes after it") {
   // The work timer (due 1.004 s) comes before the refresh timer (1.602 s): the
   // check reads the flag (Lock.js:105-107), which only a failed refresh clears
   // (:61-69), and that refresh has not run yet.
@@ -79,7 +79,7 @@ TEST_CASE("redis-semaphore: a refresh that failed before the check clears isAcqu
   CHECK(events_of(r, Ev::Writing, "client1").empty());
 }
 
-TEST_CASE("redis-semaphore RedlockMutex: a quorum of round((n+1)/2) acquires and refreshes, and no validity is counted") {
+TEST_CASE("redis-semaphore RedlockMutex: a quorum of round((n+1)/2) acquires and refreshes, no validity is counted") {
   // redlockMutex/acquire.js:16-28, refresh.js:14-40, utils/redlock.js:5-7: 2 of 3.
   const std::string nodes = "[[node]]\nname = \"redis1\"\n[[node]]\nname = \"redis2\"\n[[node]]\nname = \"redis3\"\n";
   const RunResult r = run_text(scenario("redis-semaphore-redlock@5.8.0", "ttl = \"2s\"", nodes,
@@ -182,7 +182,7 @@ TEST_CASE("kazoo: a check of the connection state or an exists() call stops the 
   }
 }
 
-TEST_CASE("kazoo: an unanswered ping drops the connection within two selects, and nothing tells the holder") {
+TEST_CASE("kazoo: an unanswered ping drops the connection within two selects, nothing tells the holder") {
   // connection.py:586-600: select() for read_timeout/2 - jitter; a ping; another
   // select with the ping unanswered: ConnectionDropped. 4 s session: read_timeout 2.667 s.
   const RunResult r = run_text(scenario("kazoo@2.8.0", kKazooLock, kZk,
@@ -238,7 +238,7 @@ TEST_CASE("python-etcd3: no keepalive: a lock held past its lease is lost withou
   CHECK(r.verdict.count(ViolationKind::Overlap) == 1);
 }
 
-TEST_CASE("python-etcd3: is_acquired() is a round trip and stops the write, and a refresh thread is paused with it") {
+TEST_CASE("python-etcd3: is_acquired() is a round trip and stops the write, a refresh thread is paused with it") {
   const RunResult checked = run_text(scenario("python-etcd3@0.12.0", "lease_ttl = \"2s\"", kEtcd, etcd_pause("check = \"is-acquired\"\n")));
   CHECK(events_of(checked, Ev::Lost, "client1").size() == 1);
   CHECK(events_of(checked, Ev::Writing, "client1").empty());

@@ -104,7 +104,7 @@ TEST_CASE("a library's own client keys are taken only where the lock table names
                 "libraries that take it: node-redlock@5.0.0-beta.2", 0) == 0);
 }
 
-TEST_CASE("locksim list names every library, what models it and its options, and a bad library is exit 2") {
+TEST_CASE("locksim list names every library, what models it and its options, a bad library is exit 2") {
   const Outcome list = locksim_in_source("list");
   CHECK(list.status == 0);
   for (const LibraryInfo& lib : libraries()) {
