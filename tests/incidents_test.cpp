@@ -134,30 +134,37 @@ name = "client1"
 }
 
 TEST_CASE("Redisson 2.11's watchdog stops at its first failed renewal, 4.7.0's tries again at the next period") {
-  // A partition over the renewal due at 10 s: 2.11 gives up (redisson-2.11.5
-  // RedissonLock.java:215-222), the key set at 0 expires at 30 s and client2
-  // takes the lock while client1 works; 4.7.0 renews at 20 s and keeps it.
+  // A partition over the renewal due at 30 s (watchdog 90 s, a renewal every
+  // 30 s) and over all five of its attempts (the command executor resends it
+  // while no response comes: 30.0 s ... 47.2 s, failed at about 50 s): 2.11
+  // gives up (redisson-2.11.5 RedissonLock.java:215-222), the key set at 0
+  // expires at 90 s and client2 takes the lock while client1 works; 4.7.0
+  // schedules the next renewal a third on (80.2 s), before the key expires,
+  // and keeps it. (With the default 30 s watchdog the retries outlast the
+  // key either way: a failed renewal completes ~16 s late, the next comes
+  // 10 s after that, and the key set 30 s earlier has gone in both versions.)
   const auto text = [](const std::string& version) {
     return R"(title = "t"
 source = "s"
 about = "a"
-duration = "60s"
+duration = "180s"
 [lock]
 algorithm = "watchdog"
+watchdog_timeout = "90s"
 )" + version + R"(
 [[node]]
 name = "redis1"
 [[client]]
 name = "client1"
-work = "40s"
+work = "120s"
 [[client]]
 name = "client2"
 start = "5s"
 [[fault]]
-at = "9s"
+at = "29s"
 kind = "partition"
 groups = [["client1"], ["redis1"]]
-duration = "3s"
+duration = "20s"
 )";
   };
   using enum ViolationKind;

@@ -129,7 +129,17 @@ TEST_CASE("a thin margin at a high time scale is warned about") {
 }
 
 TEST_CASE("a SIGKILLed locksim live leaves no redis-server behind") {
-  Child locksim(LOCKSIM_BINARY, {"live", std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/kleppmann/gc-pause.toml"});
+  // Its own temporary directory: another test's supervisor, starting in
+  // parallel, sweeps the shared one of abandoned roots — this one's too.
+  std::string tmp_template = (std::filesystem::temp_directory_path() / "locksim-sigkill-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmp_template.data()) != nullptr);
+  const std::filesystem::path tmp = tmp_template;
+  struct Remove {
+    std::filesystem::path dir;
+    ~Remove() { std::filesystem::remove_all(dir); }
+  } remove{tmp};
+  Child locksim(LOCKSIM_BINARY, {"live", std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/kleppmann/gc-pause.toml"},
+                {"TMPDIR=" + tmp.string()});
   std::vector<pid_t> servers;
   REQUIRE(eventually([&] { return !(servers = children_of(locksim.pid())).empty(); }, Duration::s(20)));
   for (pid_t p : servers) CHECK(process_alive(p));
@@ -149,6 +159,7 @@ TEST_CASE("a SIGKILLed locksim live leaves no redis-server behind") {
   }
   // Its directory stays, until the next supervisor's sweep.
   CHECK(std::filesystem::exists(root / "owner"));
+  CHECK(root.parent_path() == tmp);
   CHECK(live::remove_abandoned_roots(root.parent_path()) >= 1);
   CHECK(!std::filesystem::exists(root));
 }

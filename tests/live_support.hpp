@@ -12,10 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -62,7 +64,14 @@ class Child {
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+    // extra_env's names replace the same names of ours.
+    for (char** e = environ; *e; ++e) {
+      const std::string_view var(*e);
+      const bool replaced = std::any_of(extra_env.begin(), extra_env.end(), [&](const std::string& x) {
+        return var.substr(0, var.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+      });
+      if (!replaced) env_strings.emplace_back(*e);
+    }
     env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> argv{const_cast<char*>(exe.c_str())}, envp;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));

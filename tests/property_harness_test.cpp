@@ -97,8 +97,16 @@ Scenario random_scenario() {
   }
   // The algorithm's options through the scenario's own text, as a user writes them.
   auto quoted = [](const std::string& t) { return "\"" + t + "\""; };
-  if (takes(s, "retry_delay") && *rc::gen::arbitrary<bool>())
-    set_lock_option(s, "retry_delay", quoted(format_range(any_range(300'000'000))));
+  if (takes(s, "retry_delay") && *rc::gen::arbitrary<bool>()) {
+    // etcd's library flavours retry after one positive duration (the
+    // application's loop, lockalgos/etcd.cpp), and only they take it; the
+    // Redis algorithms draw from a range that may be zero.
+    if (s.lock.algorithm == "etcd") {
+      if (s.lock.flavour == "python-etcd3" || s.lock.flavour == "etcd3-node")
+        set_lock_option(s, "retry_delay", quoted(format_duration(any_ns(1'000'000, 300'000'000))));
+    } else
+      set_lock_option(s, "retry_delay", quoted(format_range(any_range(300'000'000))));
+  }
   if (takes(s, "request_timeout") && *rc::gen::arbitrary<bool>())
     set_lock_option(s, "request_timeout", quoted(format_duration(any_ns(1, 5'000'000'000))));
   if (takes(s, "drift_factor") && *rc::gen::arbitrary<bool>()) {
