@@ -18,10 +18,12 @@
 #include "live/common.hpp"
 #include "live/diff_redis.hpp"
 #include "live/live_run.hpp"
+#include "lockalgos/registry.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
 #include "reports/words.hpp"
+#include "sim/servers/table.hpp"
 
 namespace locksim {
 
@@ -41,13 +43,25 @@ std::string verdict_text(const std::set<ViolationKind>& v) {
 const char* const kScaleHelp =
     "K: play the scenario K times faster (default 1). Every duration is divided by K on its way to the servers (a 30 s "
     "TTL becomes PX 3000, a 40 s pause lasts 4 s) and every real reading multiplied by K on its way back, so the "
-    "report's times are scenario times, measured. Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, "
-    "loopback latency; a margin thinner than ~20 ms of real time is warned about";
+    "report's times are scenario times, measured; ZooKeeper's tickTime is the scenario's tick / K (whole "
+    "milliseconds). Not scaled: Redis's 100 ms expiry cycle, Sentinel's periods, loopback latency; a margin thinner "
+    "than ~20 ms of real time is warned about";
+
+// A live error as one line. A server's comes with its log's tail on the lines
+// after ("...; its output and log:\n    ..."): the log stays with --keep.
+std::string one_line(std::string message) {
+  const auto nl = message.find('\n');
+  if (nl == std::string::npos) return message;
+  message.erase(nl);
+  if (!message.empty() && message.back() == ':')
+    if (const auto clause = message.rfind("; "); clause != std::string::npos) message.erase(clause);
+  return message + " (run with --keep DIR to keep its log)";
+}
 
 }  // namespace
 
 CLI::App* add_live_command(CLI::App& app, LiveArgs& a) {
-  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real redis-server processes on loopback");
+  CLI::App* cmd = app.add_subcommand("live", "run scenarios against real servers (redis-server, ZooKeeper, etcd) on loopback");
   cmd->add_option("files", a.files, "scenario files")->required();
   cmd->add_option("--time-scale", a.time_scale, kScaleHelp)->check(CLI::Range(1, 1000));
   cmd->add_option("--keep", a.keep, "keep the servers' directories (configs, logs, AOFs) in DIR");
@@ -89,13 +103,18 @@ int cmd_live(const LiveArgs& a) {
     } catch (const live::Interrupted& e) {
       std::cerr << "locksim live: " << e.what() << "\n";
       return 130;
+    } catch (const live::Error& e) {
+      // A server that would not start, an external client that could not run:
+      // one line, exit 2, nothing left running.
+      std::cerr << "locksim live: " << file << ": " << one_line(e.what()) << "\n";
+      return kExitBadInput;
     }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     if (trace_out) trace_out->commit();
     if (a.format == Format::Json) {
       std::cout << json_report(r) << "\n";
     } else {
-      std::cout << "LIVE against real redis-server, time scale " << a.time_scale << ": the times below are real times"
+      std::cout << "LIVE against " << live::live_servers(s) << ", time scale " << a.time_scale << ": the times below are real times"
                 << " measured since the start, x " << a.time_scale << " (" << std::fixed << std::setprecision(1) << took
                 << " s of real time)\n"
                 << std::defaultfloat;
@@ -124,7 +143,7 @@ int cmd_live(const LiveArgs& a) {
 
 void add_check_live_flags(CLI::App& check, CheckLiveArgs& a) {
   check.add_flag("--live", a.live,
-                 "run each scenario simulated and live (real redis-server) and print one table of the verdicts");
+                 "run each scenario simulated and live (real redis-server, ZooKeeper, etcd) and print one table of the verdicts");
   check.add_option("--reps", a.reps, "with --live: live repetitions of each scenario (default 3)")->check(CLI::Range(1, 100));
   check.add_option("--time-scale", a.time_scale,
                    "with --live: K, as for `live` (default 10); a scenario whose thinnest margin (a fault's time or "

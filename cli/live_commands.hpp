@@ -50,5 +50,7 @@ namespace locksim {
 // was chosen: its exit status (0: no mismatch, 1: mismatches, 2: cannot run),
 // else nullopt.
 std::function<std::optional<int>()> add_diff_redis_command(CLI::App& app);
+// `diff-zookeeper` (cli/diff_zookeeper_command.cpp), as diff-redis.
+std::function<std::optional<int>()> add_diff_zookeeper_command(CLI::App& app);
 
 }  // namespace locksim

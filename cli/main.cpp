@@ -16,9 +16,11 @@
 
 #include "cli/choice.hpp"
 #include "cli/exit_reason.hpp"
+#include "cli/diff_etcd_command.hpp"
 #include "cli/explore_commands.hpp"
 #include "cli/lang.hpp"
 #include "cli/live_commands.hpp"
+#include "cli/matrix_command.hpp"
 #include "cli/new_scenario.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output_file.hpp"
@@ -410,6 +412,9 @@ int main(int argc, char** argv) {
 
   const auto run_explore_commands = cli::add_explore_commands(app);
   const auto run_diff_redis = add_diff_redis_command(app);
+  const auto run_matrix = add_matrix_command(app);
+  const auto run_diff_zookeeper = add_diff_zookeeper_command(app);
+  const auto run_diff_etcd = add_diff_etcd_command(app);
   const auto run_sweep_command = cli::add_sweep_command(app);
 
   refuse_negative_unsigned(app);
@@ -429,6 +434,9 @@ int main(int argc, char** argv) {
     if (*new_cmd) return cmd_new(new_args);
     if (const auto status = run_explore_commands()) return *status;
     if (const auto status = run_diff_redis()) return *status;
+    if (const auto status = run_matrix()) return *status;
+    if (const auto status = run_diff_zookeeper()) return *status;
+    if (const auto status = run_diff_etcd()) return *status;
     if (const auto status = run_sweep_command()) return *status;
   } catch (const ScenarioError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -95,6 +95,17 @@ std::optional<resp::Value> BlockingClient::receive(Duration timeout) {
   }
 }
 
+std::optional<std::string> BlockingClient::receive_bytes(Duration timeout) {
+  const Deadline deadline(timeout);
+  for (;;) {
+    if (!wait_for(fd_, POLLIN, deadline)) return std::nullopt;
+    char buf[16384];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n >= 0) return std::string(buf, static_cast<std::size_t>(n));
+    if (errno != EAGAIN && errno != EINTR) throw Error("recv from " + port_text(port_) + ": " + std::strerror(errno));
+  }
+}
+
 resp::Value BlockingClient::command(const std::vector<std::string>& argv, Duration timeout) {
   const Deadline deadline(timeout);
   send(resp::encode(argv), timeout);

@@ -31,6 +31,10 @@ class BlockingClient {
   // The next value the server sends, or nullopt when none arrives within
   // `timeout`. Throws Error when the server closes the connection.
   std::optional<resp::Value> receive(Duration timeout);
+  // The bytes the server sends next, as they come (at least one), whatever
+  // the protocol; nullopt when none arrive within `timeout`, "" when the
+  // server has closed the connection. Throws Error on a reset.
+  std::optional<std::string> receive_bytes(Duration timeout);
   // send, then receive; throws Timeout when no reply comes in time.
   resp::Value command(const std::vector<std::string>& argv, Duration timeout);
   // A simulator request, its reply as the simulator would give it.

@@ -159,9 +159,11 @@ void LiveClientEnv::crash() {
     c->socket.close(ec);
   }
   connections_.clear();
+  if (coord_) coord_->crash();
   for (auto& [id, p] : calls_)
     if (p->timer) p->timer->cancel();
   calls_.clear();
+  etcd_.reset();  // its connections and watches close
   for (auto& [id, t] : wakes_) static_cast<asio::steady_timer*>(t.get())->cancel();
   wakes_.clear();
   held_.clear();
@@ -210,7 +212,13 @@ void LiveClientEnv::unstage(StageId id) { free_staged_.push_back(id); }
 CallId LiveClientEnv::start_call(ProcId to, Payload&& request, Duration timeout, ReplySink& sink, std::uint32_t tag) {
   if (auto* r = std::get_if<redis::Request>(&request)) return start_redis(to, std::move(*r), timeout, sink, tag);
   if (auto* s = std::get_if<storage::Request>(&request)) return start_storage(to, std::move(*s), timeout, sink, tag);
-  throw Error("a live client cannot send " + describe(request) + " (only Redis and the storage are live)");
+  if (auto* c = std::get_if<coord::Request>(&request)) {
+    // ZooKeeper's calls take the run's transport (live/coord_transport.hpp);
+    // without one, etcd's are this environment's own POSTs (live/etcd/client_calls.cpp).
+    if (!coord_ && !etcd_) coord_ = hub_.coord_transport(self_);
+    return coord_ ? start_coord(to, std::move(*c), timeout, sink, tag) : start_etcd(to, std::move(*c), timeout, sink, tag);
+  }
+  throw Error("a live client cannot send " + describe(request) + " (only Redis, ZooKeeper, etcd and the storage are live)");
 }
 
 void LiveClientEnv::send(ProcId to, Payload body) {
@@ -242,6 +250,7 @@ void LiveClientEnv::finish_call(const std::shared_ptr<Pending>& p, std::optional
 }
 
 void LiveClientEnv::cancel_call(CallId id) {
+  if (etcd_ && cancel_etcd(id)) return;
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
   std::shared_ptr<Pending> p = it->second;
@@ -278,12 +287,51 @@ CallId LiveClientEnv::start_storage(ProcId to, storage::Request&& req, Duration 
   hub_.call_storage(self_, req, p->message,
                     [this, alive = alive_, epoch = epoch_, p, to](storage::Reply reply, std::uint64_t reply_id) {
     if (!*alive || epoch != epoch_) return;
-    deliver([this, p, to, reply_id, reply = std::move(reply)]() mutable {
-      if (p->done) return;
-      Payload body(std::move(reply));
-      note_delivered(to, reply_id, body);
-      finish_call(p, std::move(body));
-    });
+    deliver_reply(p, to, reply_id, Payload(std::move(reply)));
+  });
+  arm_timeout(p, timeout, nullptr);
+  return p->id;
+}
+
+// A reply that came: delivered (held while paused), unless its call ended meanwhile.
+void LiveClientEnv::deliver_reply(const std::shared_ptr<Pending>& p, ProcId from, std::uint64_t reply_id, Payload body) {
+  deliver([this, p, from, reply_id, body = std::move(body)]() mutable {
+    if (p->done) return;
+    note_delivered(from, reply_id, body);
+    finish_call(p, std::move(body));
+  });
+}
+
+// A coordination service's call: through the run's transport (ZooKeeper's
+// protocol, ...). Its connections are the transport's; a reply is matched to
+// its request by the protocol, so a timeout leaves the connection open and a
+// late reply is dropped (a gap in the client's stream, as in the simulator).
+CallId LiveClientEnv::start_coord(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag) {
+  auto p = std::make_shared<Pending>();
+  p->id = next_id_++;
+  p->sink = &sink;
+  p->tag = tag;
+  calls_[p->id] = p;
+  if (!coord_->on_notify) {
+    coord_->on_notify = [this, alive = alive_](ProcId node, coord::Notify n) {
+      if (!*alive || down_) return;
+      const std::uint64_t id = hub_.pushed(self_, node, n);
+      deliver([this, node, id, n = std::move(n)] {
+        Payload body(n);
+        note_delivered(node, id, body);
+        if (lock_) lock_->on_push(node, body);
+      });
+    };
+  }
+  p->message = note_sent(to, Payload(req));
+  coord_->call(to, req, [this, alive = alive_, epoch = epoch_, p, to, req](std::optional<coord::Reply> reply) {
+    if (!*alive || epoch != epoch_) return;
+    if (!reply) {
+      deliver([this, p] { finish_call(p, std::nullopt); });  // its connection ended: no answer will come
+      return;
+    }
+    const std::uint64_t reply_id = hub_.observed(self_, to, p->message, req, *reply);
+    if (!p->done) deliver_reply(p, to, reply_id, Payload(std::move(*reply)));
   });
   arm_timeout(p, timeout, nullptr);
   return p->id;

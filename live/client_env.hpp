@@ -14,6 +14,8 @@
 //
 // Calls. One connection per node, made lazily through the node's proxy; the
 // replies are matched to requests in order (RESP has no ids: live/README.md).
+// An etcd node's calls go over HTTP/1.1 to its gateway instead, one
+// connection per call in flight (live/etcd/client_calls.cpp).
 // A call that times out closes its connection: every request still pending on
 // it fails as "no answer" (its effect is unknown, like a lost message), and the
 // next call opens a new one.
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "live/common.hpp"
+#include "live/coord_transport.hpp"
 #include "live/resp.hpp"
 #include "lockalgos/client.hpp"
 #include "lockalgos/lock.hpp"
@@ -95,6 +98,38 @@ class LiveHub {
                                  const redis::Reply& reply) = 0;
   // A new message id, as the simulator's network numbers messages (the trace's Sent and Delivered).
   virtual std::uint64_t next_message() = 0;
+
+  // --- Coordination services (ZooKeeper, ...) ---------------------------------
+  // The transport this client's coord::Requests take (live/coord_transport.hpp);
+  // nullptr: the run has none, and such a call is refused.
+  virtual std::unique_ptr<CoordTransport> coord_transport(ProcId client) {
+    (void)client;
+    return nullptr;
+  }
+  // A coordination node's reply to request `request_id`, as `client` got it:
+  // the run records the node's side of the exchange; returns the reply's id.
+  virtual std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                                 const coord::Reply& reply) {
+    (void)client, (void)node, (void)request_id, (void)req, (void)reply;
+    return next_message();
+  }
+  // A notification the node pushed to `client`: the run records it sent; returns its id.
+  virtual std::uint64_t pushed(ProcId client, ProcId node, const coord::Notify& push) {
+    (void)client, (void)node, (void)push;
+    return next_message();
+  }
+  // A coordination service (etcd): `client` sends `req` to `node` (the run
+  // learns what it will observe: a lock's prefix, a delete on its way).
+  virtual void coord_sent(ProcId client, ProcId node, const coord::Request& req) = 0;
+  // Node `node`'s reply (or push, for a notification: `req` null) as
+  // `client` got it: the run records what the node did and returns the
+  // message's id.
+  virtual std::uint64_t observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
+                                       const Payload& reply) = 0;
+  // Runs `f` once the run has told what node `node` did up to store revision
+  // `revision`: a reply answered at that revision reaches its client after
+  // the trace says who held the lock then.
+  virtual void after_revision(ProcId node, std::int64_t revision, std::function<void()> f) = 0;
 };
 
 class LiveClientEnv final : public ClientEnv {
@@ -139,13 +174,16 @@ class LiveClientEnv final : public ClientEnv {
 
   struct Connection;
   struct Pending;
+  struct Etcd;
 
  private:
   // Runs `f` now, or when a pause ends; never after a crash.
   void deliver(std::function<void()> f);
   void finish_call(const std::shared_ptr<Pending>& p, std::optional<Payload> reply);
+  void deliver_reply(const std::shared_ptr<Pending>& p, ProcId from, std::uint64_t reply_id, Payload body);
   CallId start_redis(ProcId to, redis::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   CallId start_storage(ProcId to, storage::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  CallId start_coord(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   std::shared_ptr<Connection> connection(ProcId node, bool subscriber);
   void flush(const std::shared_ptr<Connection>& c);
   void read(const std::shared_ptr<Connection>& c);
@@ -157,6 +195,8 @@ class LiveClientEnv final : public ClientEnv {
   void note_delivered(ProcId from, std::uint64_t id, const Payload& body);
   redis::Reply to_scenario(const redis::Request& req, redis::Reply reply) const;
   void resume_paused();
+  CallId start_etcd(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
+  bool cancel_etcd(CallId id);  // whether it was one of etcd's
 
   LiveHub& hub_;
   ProcId self_;
@@ -174,6 +214,8 @@ class LiveClientEnv final : public ClientEnv {
   std::map<CallId, std::shared_ptr<Pending>> calls_;
   std::map<WakeId, std::shared_ptr<void>> wakes_;  // each a timer
   std::map<std::pair<ProcId, bool>, std::shared_ptr<Connection>> connections_;
+  std::unique_ptr<CoordTransport> coord_;  // made at the first coord call
+  std::shared_ptr<Etcd> etcd_;  // etcd's calls and watches, once there is one
   std::uint64_t next_id_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // handlers check it: the env may be gone
 };

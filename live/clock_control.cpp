@@ -16,12 +16,14 @@ namespace locksim::live {
 
 namespace {
 
-// The real wall clock: what the shim's raw syscall reads (locksim itself is never shimmed).
-std::int64_t real_wall_ns() {
+// The real clocks: what the shim's raw syscalls read (locksim itself is never shimmed).
+std::int64_t real_ns(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+std::int64_t real_wall_ns() { return real_ns(CLOCK_REALTIME); }
+std::int64_t real_mono_ns() { return real_ns(CLOCK_MONOTONIC); }
 
 std::int64_t drift_gained(std::int64_t real, std::int64_t anchor, std::int64_t ppb) {
   return static_cast<std::int64_t>(static_cast<__int128>(real - anchor) * ppb / 1'000'000'000);
@@ -47,6 +49,7 @@ ClockControl::ClockControl(std::filesystem::path path) : path_(std::move(path)) 
   if (mapped == MAP_FAILED) fail("cannot map", path_);
   page_ = static_cast<locksim_clock_page*>(mapped);
   write(0, real_wall_ns(), 0);
+  write_mono(0, real_mono_ns(), 0);
   // The magic last: a reader that sees it sees initialised fields.
   __atomic_store_n(&page_->magic, LOCKSIM_CLOCK_MAGIC, __ATOMIC_RELEASE);
 }
@@ -69,6 +72,16 @@ void ClockControl::write(std::int64_t offset_ns, std::int64_t anchor_ns, std::in
   __atomic_store_n(&page_->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+void ClockControl::write_mono(std::int64_t offset_ns, std::int64_t anchor_ns, std::int64_t drift_ppb) {
+  const std::uint64_t seq = __atomic_load_n(&page_->seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&page_->seq, seq + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&page_->mono_offset_ns, offset_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&page_->mono_anchor_ns, anchor_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&page_->mono_drift_ppb, drift_ppb, __ATOMIC_RELAXED);
+  __atomic_store_n(&page_->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 void ClockControl::step(Duration by) {
   write(page_->offset_ns + by.count_ns(), page_->anchor_ns, page_->drift_ppb);
 }
@@ -85,6 +98,21 @@ Duration ClockControl::offset_now() const {
 }
 
 std::int64_t ClockControl::drift_ppb() const { return page_->drift_ppb; }
+
+void ClockControl::step_mono(Duration by) {
+  write_mono(page_->mono_offset_ns + by.count_ns(), page_->mono_anchor_ns, page_->mono_drift_ppb);
+}
+
+void ClockControl::set_mono_drift_ppb(std::int64_t ppb) {
+  const std::int64_t now = real_mono_ns();
+  write_mono(page_->mono_offset_ns + drift_gained(now, page_->mono_anchor_ns, page_->mono_drift_ppb), now, ppb);
+}
+
+Duration ClockControl::mono_offset_now() const {
+  return Duration::ns(page_->mono_offset_ns + drift_gained(real_mono_ns(), page_->mono_anchor_ns, page_->mono_drift_ppb));
+}
+
+std::int64_t ClockControl::mono_drift_ppb() const { return page_->mono_drift_ppb; }
 
 std::string ClockControl::env_entry() const { return std::string(LOCKSIM_CLOCK_FILE_ENV) + "=" + path_.string(); }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "live/blocking_client.hpp"
+#include "live/ddmin.hpp"
 #include "live/resp.hpp"
 #include "live/servers.hpp"
 #include "sim/servers/redis/node.hpp"
@@ -405,28 +406,7 @@ std::optional<std::size_t> first_difference(const Replies& model, const Replies&
   return std::nullopt;
 }
 
-Sequence shrink(Sequence seq, const std::function<bool(const Sequence&)>& fails) {
-  std::size_t parts = 2;
-  while (seq.size() >= 2) {
-    const std::size_t chunk = (seq.size() + parts - 1) / parts;
-    bool reduced = false;
-    for (std::size_t start = 0; start < seq.size(); start += chunk) {
-      Sequence without(seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(start));
-      const std::size_t end = std::min(seq.size(), start + chunk);
-      without.insert(without.end(), seq.begin() + static_cast<std::ptrdiff_t>(end), seq.end());
-      if (!without.empty() && fails(without)) {
-        seq = std::move(without);
-        parts = std::max<std::size_t>(parts - 1, 2);
-        reduced = true;
-        break;
-      }
-    }
-    if (reduced) continue;
-    if (chunk == 1) break;
-    parts = std::min(seq.size(), parts * 2);
-  }
-  return seq;
-}
+Sequence shrink(Sequence seq, const std::function<bool(const Sequence&)>& fails) { return ddmin<Step>(std::move(seq), fails); }
 
 // --- Telling ----------------------------------------------------------------
 

@@ -7,13 +7,18 @@
 #include <boost/asio.hpp>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "harness/faults.hpp"
 #include "harness/job.hpp"
 #include "live/blocking_client.hpp"
 #include "live/client_env.hpp"
+#include "live/etcd/etcd_run.hpp"
+#include "live/etcd/http.hpp"
+#include "live/external/external_clients.hpp"
 #include "live/proxy.hpp"
 #include "live/servers.hpp"
+#include "live/zookeeper/live_service.hpp"
 #include "lockalgos/registry.hpp"
 #include "sim/servers/table.hpp"
 #include "sim/storage.hpp"
@@ -49,73 +54,6 @@ bool needs_shim(const Scenario& s, const NodeConfig& n) {
 }
 
 }  // namespace
-
-std::optional<std::string> live_unsupported(const Scenario& s) {
-  const AlgorithmInfo* algorithm = find_algorithm(s.lock.algorithm);
-  if (!algorithm) return "unknown algorithm " + s.lock.algorithm;
-  if (algorithm->server != ServerKind::Redis)
-    return "not yet supported live: " + s.lock.algorithm + " runs on " +
-           std::string(server_model(algorithm->server).name) + " (only Redis runs live so far)";
-  if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
-  for (const FaultSpec& f : s.faults) {
-    const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
-    if ((f.kind == FaultKind::Restart) && is_client(s, f.target))
-      return "not yet supported live: restarting a client, " + what;
-    if ((f.kind == FaultKind::Pause || f.kind == FaultKind::Crash) && f.target == s.storage.name)
-      return "not yet supported live: a fault of the storage, " + what;
-    if (f.kind == FaultKind::Drop && f.probability < 1.0)
-      return "not yet supported live: a drop with a probability, " + what;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> live_warnings(const Scenario& s, std::int64_t k) {
-  std::vector<std::string> out;
-  auto thin = [&](Duration d, const std::string& what) {
-    if (d.is_zero()) return;
-    const Duration real = Duration::ns(d.count_ns() / k);
-    if (real < Duration::ms(20))
-      out.push_back(what + " is " + format_duration(d) + ", " + format_duration(real) +
-                    " of real time at this scale: close to loopback and scheduling jitter");
-  };
-  if (s.lock.ttl && k > 1 && Duration::ns(s.lock.ttl->count_ns() / k) < Duration::ms(1000))
-    out.push_back("the TTL is " + format_duration(*s.lock.ttl) + ": Redis reclaims expired keys every 100 ms of real time, " +
-                  format_duration(Duration::ms(100 * k)) + " of scenario time at this scale");
-  for (const FaultSpec& f : s.faults) {
-    const std::string name = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
-    if (f.duration) thin(*f.duration, "the " + name + "'s duration");
-    if (f.at) thin(*f.at, "the " + name + "'s time");
-    thin(f.after, "the " + name + "'s delay after its trigger");
-    if (f.kind == FaultKind::ClockJump) thin(f.by < Duration::zero() ? -f.by : f.by, "the " + name + "'s jump");
-  }
-  if (s.sentinel.present && k > 1)
-    out.push_back("Sentinel's own periods do not scale: it pings every second and refreshes INFO every 1-10 s of real time");
-  for (const NodeConfig& n : s.nodes)
-    if (!n.replica_of.empty()) thin(n.replication_lag.lo, n.name + "'s replication lag");
-  return out;
-}
-
-std::int64_t live_scale_for(const Scenario& s, const std::vector<Violation>& simulated, std::int64_t k) {
-  Duration thinnest = Duration::s(3600);
-  auto margin = [&](Duration d) {
-    if (d < Duration::zero()) d = -d;
-    if (!d.is_zero() && d < thinnest) thinnest = d;
-  };
-  for (const FaultSpec& f : s.faults) {
-    if (f.at) margin(*f.at);
-    if (f.duration) margin(*f.duration);
-    margin(f.after);
-    margin(f.by);
-  }
-  for (const NodeConfig& n : s.nodes)
-    if (!n.replica_of.empty()) margin(n.replication_lag.lo);
-  for (const Violation& v : simulated) margin(v.until - v.at);
-  // A job made to end just inside its lease (get-then-del's 9.99 s of 10 s).
-  if (s.lock.ttl)
-    for (const ClientConfig& c : s.clients) margin(*s.lock.ttl - c.work.lo);
-  const std::int64_t fits = thinnest.count_ns() / kMinRealMargin.count_ns();
-  return std::max<std::int64_t>(1, std::min(k, fits));
-}
 
 namespace {
 
@@ -155,13 +93,28 @@ class LiveRun final : public LiveHub {
   std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const redis::Request& req,
                          const redis::Reply& reply) override;
   std::uint64_t next_message() override { return next_message_++; }
+  std::unique_ptr<CoordTransport> coord_transport(ProcId client) override {
+    return zk_ ? zk_->transport(client) : nullptr;
+  }
+  std::uint64_t observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                         const coord::Reply& reply) override;
+  std::uint64_t pushed(ProcId client, ProcId node, const coord::Notify& push) override;
+  void coord_sent(ProcId client, ProcId node, const coord::Request& req) override { etcd_->sent(client, node, req); }
+  std::uint64_t observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
+                               const Payload& reply) override;
+  void after_revision(ProcId node, std::int64_t revision, std::function<void()> f) override {
+    etcd_->after_revision(node, revision, std::move(f));
+  }
 
  private:
   struct Subscriber;
   void start_servers();
+  void start_zookeeper();
   void start_replication();
   void add_processes();
   void start_clients();
+  void make_external();
+  void end_when_finished();
   void arm_faults();
   void apply(const FaultSpec& f);
   void apply_link(const FaultSpec& f);
@@ -189,12 +142,14 @@ class LiveRun final : public LiveHub {
   std::unique_ptr<World> world_;
   ScenarioClock clock_{RealClock::now(), 1};
   std::unique_ptr<Supervisor> sup_;
+  std::unique_ptr<zk::LiveService> zk_;  // a ZooKeeper lock: its server, sessions and watcher
   resp::Names names_;
   std::vector<ProcId> clients_, nodes_, masters_, sentinels_;
   ProcId storage_ = kNoProc;
   std::map<std::pair<ProcId, ProcId>, std::unique_ptr<Proxy>> proxies_;
   std::map<ProcId, std::shared_ptr<Subscriber>> subscribers_;
   std::vector<std::unique_ptr<LiveClientEnv>> envs_;
+  std::unique_ptr<etcd::Nodes> etcd_;  // an etcd scenario's nodes
   std::vector<std::unique_ptr<Lock>> locks_;
   StorageState storage_state_;
   std::vector<StorageRule> storage_rules_;
@@ -221,6 +176,7 @@ class LiveRun final : public LiveHub {
   };
   std::vector<Trigger> triggers_;
   std::uint64_t next_message_ = 1;
+  std::unique_ptr<external::ExternalClients> external_;  // a library's clients, run by its adapter
 };
 
 // A connection of the run's own to a node, subscribed to its expiry notifications.
@@ -242,6 +198,7 @@ LiveRun::LiveRun(const Scenario& s, const LiveOptions& o, RunResult& result) : s
 }
 
 LiveRun::~LiveRun() {
+  external_.reset();  // the adapters first: killed, none continued
   for (auto& env : envs_) env.reset();  // their coroutines first: they refer to the locks
   locks_.clear();
   for (auto& [node, sub] : subscribers_) {
@@ -250,6 +207,8 @@ LiveRun::~LiveRun() {
   }
   proxies_.clear();
   timers_.clear();
+  zk_.reset();
+  etcd_.reset();
   sup_.reset();
 }
 
@@ -305,7 +264,15 @@ void LiveRun::add_processes() {
 
 void LiveRun::start_servers() {
   const std::int64_t k = o_.time_scale;
+  if (find_algorithm(s_.lock.algorithm)->server == ServerKind::ZooKeeper) return start_zookeeper();
+  if (etcd::runs_on_etcd(s_))
+    etcd_ = std::make_unique<etcd::Nodes>(
+        io_, *sup_, [this](ProcId p, Ev kind, TraceEvent&& e) { note_at(p, kind, std::move(e)); }, world_->trace().detailed());
   for (const NodeConfig& n : s_.nodes) {
+    if (etcd_) {
+      etcd_->start(s_, k, id(n.name), n.name);
+      continue;
+    }
     ServerOptions so;
     so.persistence = n.persistence == locksim::Persistence::AofAlways     ? live::Persistence::AofAlways
                      : n.persistence == locksim::Persistence::AofEverysec ? live::Persistence::AofEverysec
@@ -346,8 +313,34 @@ void LiveRun::start_servers() {
   }
   names_ = sup_->names();
   for (ProcId c : clients_)
-    for (ProcId n : nodes_)
-      proxies_[{c, n}] = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(world_->trace().name(n))});
+    for (ProcId n : nodes_) {
+      const std::uint16_t port = sup_->port(world_->trace().name(n));
+      // An external client's link ends at an observer in front of the node (live/external/redis_observer.hpp).
+      auto& p = proxies_[{c, n}] =
+          std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
+      if (etcd_) p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP
+      if (external_) external_->attach(c, n, *p);
+    }
+}
+
+// The ZooKeeper node, its proxies cutting ZooKeeper's frames, the lock's
+// parent and the run's watcher (live/zookeeper/live_service.hpp).
+void LiveRun::start_zookeeper() {
+  zk::LiveService::Hooks hooks;
+  hooks.note = [this](ProcId node, Ev kind, TraceEvent&& e) { note_at(node, kind, std::move(e)); };
+  hooks.address = [this](ProcId client, ProcId node) { return proxy(client, node).endpoint(); };
+  zk_ = std::make_unique<zk::LiveService>(io_, *sup_, o_.time_scale, std::move(hooks));
+  const NodeConfig& n = s_.nodes.front();
+  const bool shim = needs_shim(s_, n);
+  if (shim) shimmed_.insert(id(n.name));
+  zk_->start_node(id(n.name), n.name, s_.lock.options->server().tick_time, shim);
+  if (shim && !n.clock.offset.is_zero()) sup_->clock(n.name).step(clock_.real(n.clock.offset));
+  for (ProcId c : clients_) {
+    auto p = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(n.name)});
+    p->set_framing(framing::length_prefixed());
+    proxies_[{c, id(n.name)}] = std::move(p);
+  }
+  zk_->prepare("/lock");
 }
 
 // A replica follows its master through a proxy of the run's own, which delays
@@ -376,7 +369,35 @@ void LiveRun::start_replication() {
   io_.restart();
 }
 
+// A library's clients: its adapter's processes (live/external/external_clients.hpp).
+void LiveRun::make_external() {
+  external::ExternalClients::Setup setup{.scenario = s_, .adapter = *external::find_adapter(s_.lock.library)};
+  setup.clients = clients_;
+  setup.nodes = nodes_;
+  setup.storage = storage_;
+  for (const NodeConfig& n : s_.nodes)
+    if (needs_shim(s_, n)) setup.shimmed_nodes.insert(id(n.name));
+  setup.dir = sup_->root();
+  for (const ClientConfig& c : s_.clients) setup.rngs.push_back(world_->fork_rng("process/" + c.name));
+  external_ = std::make_unique<external::ExternalClients>(*this, std::move(setup));
+}
+
+// The run ends once every job is done and no fault is still to come: what
+// happens after that cannot change the verdict, and a real library's run
+// need not wait out a duration written for the simulator.
+void LiveRun::end_when_finished() {
+  at_real(Duration::ms(50), [this] {
+    const Instant now = clock_.now();
+    const bool to_come = std::any_of(s_.faults.begin(), s_.faults.end(), [&](const FaultSpec& f) {
+      return f.at && Instant::zero() + *f.at + f.duration.value_or(Duration::zero()) > now;
+    });
+    if (external_->finished() && !to_come) return io_.stop();
+    end_when_finished();
+  });
+}
+
 void LiveRun::start_clients() {
+  if (external_) return external_->start_jobs();
   const AlgorithmInfo& algorithm = *find_algorithm(s_.lock.algorithm);
   const LockTargets targets{masters_, sentinels_.empty() ? kNoProc : sentinels_.front()};
   for (std::size_t i = 0; i < s_.clients.size(); ++i) {
@@ -400,8 +421,11 @@ void LiveRun::start_clients() {
 
 void LiveRun::run() {
   add_processes();
+  if (!s_.lock.library.empty()) make_external();
   start_servers();
-  for (ProcId n : nodes_) subscribe_expiry(n);
+  if (!zk_ && !etcd_)
+    for (ProcId n : nodes_) subscribe_expiry(n);
+  if (external_) external_->start_adapters();
   storage_state_.fencing = s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
                            : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
                                                                    : StorageFencing::None;
@@ -425,13 +449,20 @@ void LiveRun::run() {
     if (e.kind == Ev::AttemptFailed || e.kind == Ev::Retrying) ++tally->failed_attempts;
   });
 
-  clock_ = ScenarioClock(RealClock::now(), o_.time_scale);
+  RealClock::time_point start = RealClock::now();
+  if (zk_) {
+    // On a tick boundary of the server's: its ticks are then the simulator's, scaled.
+    start = zk::tick_boundary_after(start, clock_.real(s_.lock.options->server().tick_time));
+    std::this_thread::sleep_until(start);
+  }
+  clock_ = ScenarioClock(start, o_.time_scale);
   note_at(storage_, Ev::Started, {.value = s_.storage.initial, .detail = "live: the storage runs inside locksim"});
   arm_faults();
   start_clients();
   auto end = std::make_unique<asio::steady_timer>(io_, clock_.real_at(Instant::zero() + s_.duration));
   end->async_wait([this](const error_code&) { io_.stop(); });
   timers_.push_back(std::move(end));
+  if (external_) end_when_finished();
   // Ctrl-C and SIGTERM unwind, so that every server is stopped and the temporary directories removed.
   bool interrupted = false;
   asio::signal_set signals(io_, SIGINT, SIGTERM);
@@ -442,6 +473,7 @@ void LiveRun::run() {
   });
   io_.run();
   if (interrupted) throw Interrupted("interrupted: every server it started is stopped");
+  if (external_) external_->rethrow();
 
   const Instant end_at = Instant::zero() + s_.duration;
   result_.violations = judge_->finish(end_at);
@@ -594,7 +626,46 @@ std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t reques
   });
 }
 
+std::uint64_t LiveRun::observed(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request& req,
+                               const coord::Reply& reply) {
+  return note_exchange(node, client, request_id, Payload(req), Payload(reply), [&] {
+    // sim/servers/coordination_server.cpp: the command with its answer.
+    std::string detail = describe(req) + " -> " + describe(reply);
+    const std::uint64_t content = fnv1a64(detail);
+    note_at(node, Ev::Command, {.peer = client, .key = req.path, .content = content, .detail = std::move(detail)});
+  });
+}
+
+std::uint64_t LiveRun::pushed(ProcId client, ProcId node, const coord::Notify& push) {
+  const std::uint64_t id = next_message_++;
+  const Payload body(push);
+  note_at(node, Ev::Sent, {.peer = client, .value = static_cast<std::int64_t>(id), .content = fingerprint(body),
+                           .detail = world_->trace().detailed() ? describe(body) : ""});
+  return id;
+}
+
+// A coordination node's reply, or its push (req null): what the node did, as the simulator's
+// CoordinationServer records it (sim/servers/coordination_server.cpp: the command with its answer).
+std::uint64_t LiveRun::observed_coord(ProcId client, ProcId node, std::uint64_t request_id, const coord::Request* req,
+                                      const Payload& reply) {
+  if (!req) {
+    const std::uint64_t id = next_message_++;
+    note_at(node, Ev::Sent, {.peer = client, .value = static_cast<std::int64_t>(id), .content = fingerprint(reply),
+                             .detail = world_->trace().detailed() ? describe(reply) : ""});
+    return id;
+  }
+  const coord::Reply& r = std::get<coord::Reply>(reply);
+  return note_exchange(node, client, request_id, Payload(*req), reply, [&] {
+    std::string detail = coord::describe(*req) + " -> " + coord::describe(r);
+    const std::uint64_t content = fnv1a64(detail);
+    note_at(node, Ev::Command, {.peer = client, .key = req->path, .content = content,
+                                .detail = world_->trace().detailed() ? std::move(detail) : ""});
+    etcd_->answered(client, node, *req, r);
+  });
+}
+
 void LiveRun::on_expired(ProcId node, const std::string& key) {
+  if (external_) return external_->node_expired(node, key);
   auto it = owners_.find({node, key});
   if (it == owners_.end()) return;
   if (it->second.synthesized != RealClock::time_point{} && RealClock::now() - it->second.synthesized < std::chrono::seconds(1)) {
@@ -647,6 +718,8 @@ void LiveRun::arm_faults() {
         if (!ec) apply(f);
       });
       timers_.push_back(std::move(timer));
+    } else if (external_ && external_->anchored(f)) {
+      continue;  // the adapter stops itself at that event
     } else {
       const auto ev = event_from_name(f.on_event);
       if (!ev) throw ScenarioError(s_.path + ": unknown trigger event " + f.on_event);
@@ -686,6 +759,7 @@ void LiveRun::apply(const FaultSpec& f) {
     }
     default: break;
   }
+  if (external_ && external_->handles(f)) return external_->apply(f);
   const ProcId target = id(f.target);
   for (auto& env : envs_) {
     if (env->id() != target) continue;
@@ -724,7 +798,9 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
       for (auto& [master, replica, proxy] : replication_)
         if (master == node) proxy->sever();
       sup_->crash(name);
+      if (etcd_) etcd_->crashed(node);
       crashed_at_[node] = RealClock::now();
+      if (external_) external_->node_crashed(node);
       return;
     case FaultKind::Restart: {
       Duration wait = Duration::zero();
@@ -737,10 +813,13 @@ void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
         if (sup_->running(name)) return;
         sup_->restart(name);
         note_at(node, Ev::Restarted, {});
+        if (zk_) return zk_->restarted();
         if (config && config->persistence == locksim::Persistence::None)
           for (auto& [key, owner] : owners_)
             if (key.first == node) owner.client = kNoProc;
-        subscribe_expiry(node);
+        if (external_) external_->node_restarted(node, config && config->persistence == locksim::Persistence::None);
+        if (etcd_) etcd_->restarted(node);
+        else subscribe_expiry(node);
       });
       return;
     }
@@ -798,12 +877,15 @@ void LiveRun::apply_link(const FaultSpec& f) {
       else p.drop(dir);
     } else if (hold) {
       p.hold(dir);
+    } else if (f.count != kForever) {
+      p.delay_next(dir, f.count, clock_.real(f.by));  // only the next `count` messages, as the simulator's
     } else {
       p.set_delay(dir, clock_.real(f.by));
     }
     if (!f.duration || (f.kind == FaultKind::Drop && f.count != kForever)) continue;
-    at_real(clock_.real(*f.duration), [this, c = c, n = n, dir, hold, kind = f.kind] {
-      if (kind == FaultKind::Delay && !hold) proxy(c, n).set_delay(dir, Duration::zero());
+    at_real(clock_.real(*f.duration), [this, c = c, n = n, dir, hold, kind = f.kind, counted = f.count != kForever] {
+      if (kind == FaultKind::Delay && !hold && counted) proxy(c, n).delay_next(dir, 0, Duration::zero());
+      else if (kind == FaultKind::Delay && !hold) proxy(c, n).set_delay(dir, Duration::zero());
       else proxy(c, n).heal(dir);
     });
   }
@@ -832,7 +914,13 @@ void LiveRun::apply_partition(const FaultSpec& f) {
           if (proxies_.count({x, y})) cut.emplace_back(x, y, Direction::ToServer);
           else if (proxies_.count({y, x})) cut.emplace_back(y, x, Direction::ToClient);
     }
-  for (auto [c, n, dir] : cut) proxy(c, n).drop(dir);
+  // A real library's connection is held instead (live/README.md, "External
+  // clients"): a real partition delays TCP's segments, it loses none out of
+  // the middle of a stream, and a library with no command timeout would read
+  // a later request's reply as the lost one's.
+  for (auto [c, n, dir] : cut)
+    if (external_) proxy(c, n).hold(dir);
+    else proxy(c, n).drop(dir);
   partitions_.push_back(groups);
   one_way_.push_back(f.one_way);
   note_world(label + (f.duration ? " for " + format_duration(*f.duration) : ""));
@@ -854,6 +942,14 @@ namespace locksim::live {
 RunResult run_live(const Scenario& s, const LiveOptions& options) {
   if (auto why = live_unsupported(s)) throw ScenarioError(s.path + ": " + *why);
   if (options.time_scale < 1) throw ScenarioError("--time-scale must be 1 or more");
+  if (!s.lock.library.empty() && options.time_scale != 1)
+    throw ScenarioError(s.path + ": [lock] library = \"" + s.lock.library + "\" runs the real library, in real time: --time-scale must be 1");
+  if (find_algorithm(s.lock.algorithm)->server == ServerKind::ZooKeeper &&
+      !zk::tick_scales(s.lock.options->server().tick_time, options.time_scale))
+    throw ScenarioError(s.path + ": --time-scale " + std::to_string(options.time_scale) + ": the tick of " +
+                        format_duration(s.lock.options->server().tick_time) + " divided by " +
+                        std::to_string(options.time_scale) +
+                        " is not a whole number of milliseconds, as ZooKeeper's tickTime must be");
   RunResult result;
   result.owned_scenario = std::make_shared<const Scenario>(s);
   result.scenario = result.owned_scenario.get();

@@ -38,6 +38,9 @@ struct LiveOptions {
 // no live counterpart yet), or nullopt when it can.
 std::optional<std::string> live_unsupported(const Scenario& s);
 
+// What the scenario runs against live: "real redis-server", "a real ZooKeeper server".
+std::string live_servers(const Scenario& s);
+
 // Where the scenario's margins are thin at scale K: one line each.
 std::vector<std::string> live_warnings(const Scenario& s, std::int64_t time_scale);
 

@@ -26,6 +26,8 @@ struct Rules {
   bool drop = false;
   int drop_next = 0;
   Duration delay = Duration::zero();
+  int delay_next = 0;                     // the next n messages wait `next_delay` more
+  Duration next_delay = Duration::zero();
 };
 
 int index(Direction d) { return d == Direction::ToServer ? 0 : 1; }
@@ -44,7 +46,8 @@ struct Proxy::State {
   std::uint64_t forwarded[2] = {0, 0};
   std::uint64_t dropped[2] = {0, 0};
   std::uint64_t accepted = 0;
-  bool raw = false;  // set_raw
+  Framing framing[2] = {framing::resp(), framing::resp()};
+  Proxy::Tap tap;  // set_tap
   // Open links. A link leaves the list when it closes, which breaks the
   // link -> state -> link cycle; in-flight handlers keep it alive until they run.
   std::list<std::shared_ptr<Link>> links;
@@ -68,17 +71,19 @@ struct Pipe {
   asio::steady_timer timer;
   bool writing = false;
   bool ended = false;  // the source sent EOF: after the queue, the sink is shut down for writing
+  bool reset = false;  // the source was reset: after the queue, the link is reset
   bool shut = false;
 };
 
 struct Link : std::enable_shared_from_this<Link> {
-  Link(std::shared_ptr<Proxy::State> s, tcp::socket c)
-      : state(std::move(s)), client(std::move(c)), server(state->io), pipes{Pipe(state->io), Pipe(state->io)} {}
+  Link(std::shared_ptr<Proxy::State> s, tcp::socket c, std::uint64_t n)
+      : state(std::move(s)), client(std::move(c)), server(state->io), pipes{Pipe(state->io), Pipe(state->io)}, number(n) {}
 
   std::shared_ptr<Proxy::State> state;
   tcp::socket client;
   tcp::socket server;
   Pipe pipes[2];  // [ToServer]: client -> server, [ToClient]: server -> client
+  std::uint64_t number;  // in the order the proxy accepted its connections (Proxy::Tap)
   bool connected = false;
   bool closed = false;
 
@@ -108,12 +113,12 @@ struct Link : std::enable_shared_from_this<Link> {
     source(d).async_read_some(asio::buffer(p.buf), [self, d](const error_code& ec, std::size_t n) {
       if (self->closed) return;
       Pipe& p = self->pipes[index(d)];
-      if (ec == asio::error::eof) {
-        p.ended = true;
+      if (ec) {
+        // A FIN, or a reset (or worse): passed on after what is queued, when the path is open.
+        (ec == asio::error::eof ? p.ended : p.reset) = true;
         self->pump(d);
         return;
       }
-      if (ec) return self->close(true);  // a reset (or worse) from one side: reset the other
       p.pending.append(p.buf.data(), n);
       if (!self->cut(d)) return;
       self->pump(d);
@@ -121,16 +126,17 @@ struct Link : std::enable_shared_from_this<Link> {
     });
   }
 
-  // Cuts the whole messages out of `pending` and applies the rules to each. False: not RESP, closed.
+  // Cuts the whole messages out of `pending` and applies the rules to each.
+  // False: not of the framing's protocol, closed.
   bool cut(Direction d) {
     Pipe& p = pipes[index(d)];
     Rules& rules = state->rules[index(d)];
     const auto now = RealClock::now();
-    for (;;) {
+    while (!p.pending.empty()) {
       std::optional<std::size_t> len;
       try {
-        len = state->raw ? (p.pending.empty() ? std::nullopt : std::optional<std::size_t>(p.pending.size()))
-                         : resp::frame_length(p.pending);
+        len = state->framing[index(d)](p.pending);
+        if (len && (*len == 0 || *len > p.pending.size())) throw Error("a framing cut outside the bytes it was given");
       } catch (const Error&) {
         close();
         return false;
@@ -138,21 +144,32 @@ struct Link : std::enable_shared_from_this<Link> {
       if (!len) return true;
       std::string bytes = p.pending.substr(0, *len);
       p.pending.erase(0, *len);
+      if (state->tap) state->tap(number, d, Proxy::Seen::Arrived, bytes);
       if (rules.drop || rules.drop_next > 0) {
         if (!rules.drop) --rules.drop_next;
         ++state->dropped[index(d)];
+        if (state->tap) state->tap(number, d, Proxy::Seen::Dropped, bytes);
         continue;
       }
-      p.last_due = std::max(now + real(rules.delay), p.last_due);
+      Duration extra = rules.delay;
+      if (rules.delay_next > 0) {
+        --rules.delay_next;
+        extra += rules.next_delay;
+      }
+      p.last_due = std::max(now + real(extra), p.last_due);
       p.queue.push_back({std::move(bytes), p.last_due});
     }
+    return true;
   }
 
   // Writes the next message of direction `d` if it may go now, or arranges to.
   void pump(Direction d) {
     Pipe& p = pipes[index(d)];
-    if (closed || p.writing || !connected || state->rules[index(d)].hold) return;
+    const Rules& rules = state->rules[index(d)];
+    if (closed || p.writing || !connected || rules.hold) return;
     if (p.queue.empty()) {
+      if (rules.drop) return;  // the end of the stream waits for the path too
+      if (p.reset) return close(true);  // a reset from one side: reset the other
       if (p.ended && !p.shut) {
         error_code ec;
         sink(d).shutdown(tcp::socket::shutdown_send, ec);
@@ -175,6 +192,7 @@ struct Link : std::enable_shared_from_this<Link> {
       p.writing = false;
       if (self->closed) return;
       if (ec) return self->close();
+      if (self->state->tap) self->state->tap(self->number, d, Proxy::Seen::Forwarded, p.queue.front().bytes);
       p.queue.pop_front();
       ++self->state->forwarded[index(d)];
       self->pump(d);
@@ -201,8 +219,7 @@ void accept(const std::shared_ptr<Proxy::State>& state) {
   state->acceptor.async_accept([state](const error_code& ec, tcp::socket socket) {
     if (state->closed || ec == asio::error::operation_aborted) return;
     if (!ec) {
-      ++state->accepted;
-      auto link = std::make_shared<Link>(state, std::move(socket));
+      auto link = std::make_shared<Link>(state, std::move(socket), state->accepted++);
       state->links.push_back(link);
       link->start();
     }
@@ -256,6 +273,10 @@ void Proxy::heal() {
 void Proxy::drop(Direction d) { state_->rules[index(d)].drop = true; }
 void Proxy::drop_next(Direction d, int n) { state_->rules[index(d)].drop_next += n; }
 void Proxy::set_delay(Direction d, Duration extra) { state_->rules[index(d)].delay = extra; }
+void Proxy::delay_next(Direction d, int n, Duration extra) {
+  state_->rules[index(d)].delay_next = n;
+  state_->rules[index(d)].next_delay = extra;
+}
 
 void Proxy::sever() {
   for_each_link(*state_, [](Link& l) { l.close(true); });
@@ -267,7 +288,39 @@ Proxy::Stats Proxy::stats(Direction d) const {
   return s;
 }
 
-void Proxy::set_raw(bool raw) { state_->raw = raw; }
+void Proxy::set_framing(Framing f) {
+  state_->framing[0] = f;
+  state_->framing[1] = std::move(f);
+}
+void Proxy::set_framing(Direction d, Framing f) { state_->framing[index(d)] = std::move(f); }
+void Proxy::set_tap(Tap tap) { state_->tap = std::move(tap); }
+
+void Proxy::set_raw(bool raw) { set_framing(raw ? framing::raw() : framing::resp()); }
+
+namespace framing {
+
+Framing resp() { return [](std::string_view pending) { return resp::frame_length(pending); }; }
+
+Framing raw() {
+  return [](std::string_view pending) -> std::optional<std::size_t> {
+    if (pending.empty()) return std::nullopt;
+    return pending.size();
+  };
+}
+
+Framing length_prefixed(std::uint32_t max) {
+  return [max](std::string_view pending) -> std::optional<std::size_t> {
+    if (pending.size() < 4) return std::nullopt;
+    const auto byte = [&](int i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(pending[i])); };
+    const std::uint32_t len = byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3);
+    // Java reads it as a signed int: a negative length is as wrong as a long one.
+    if (len > max) throw Error("a frame of " + std::to_string(static_cast<std::int32_t>(len)) + " bytes");
+    if (pending.size() - 4 < len) return std::nullopt;
+    return std::size_t{4} + len;
+  };
+}
+
+}  // namespace framing
 
 std::size_t Proxy::connections() const { return state_->links.size(); }
 std::uint64_t Proxy::accepted() const { return state_->accepted; }

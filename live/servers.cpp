@@ -25,6 +25,8 @@
 
 #include "live/blocking_client.hpp"
 #include "live/clockshim/clock_page.h"
+#include "live/etcd/http.hpp"
+#include "live/zookeeper/server.hpp"
 
 extern char** environ;
 
@@ -39,12 +41,23 @@ struct Supervisor::Node {
   fs::path dir;
   ServerOptions server;      // kind == Server
   SentinelOptions sentinel;  // kind == Sentinel
+  ZooKeeperServerOptions zookeeper;  // kind == ZooKeeper
+  EtcdNodeOptions etcd;              // kind == Etcd
+  std::uint16_t peer_port = 0;       // kind == Etcd: its Raft peer URL's
   std::unique_ptr<ClockControl> clock;
   pid_t pid = 0;
   bool paused = false;
 
-  fs::path config() const { return dir / (kind == NodeKind::Server ? "redis.conf" : "sentinel.conf"); }
-  fs::path log() const { return dir / (kind == NodeKind::Server ? "redis.log" : "sentinel.log"); }
+  fs::path config() const {
+    return dir / (kind == NodeKind::Server ? "redis.conf" : kind == NodeKind::Sentinel ? "sentinel.conf" : "zoo.cfg");
+  }
+  // ZooKeeper logs to its standard error (slf4j-simple): output.log.
+  fs::path log() const {
+    return dir / (kind == NodeKind::Server     ? "redis.log"
+                  : kind == NodeKind::Sentinel ? "sentinel.log"
+                  : kind == NodeKind::Etcd     ? "etcd.log"
+                                               : "output.log");
+  }
   // stdout and stderr: a config error is printed there, before the log file is open.
   fs::path output() const { return dir / "output.log"; }
   fs::path clock_page() const { return dir / "clock.page"; }
@@ -74,13 +87,13 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
-fs::path find_binary(const fs::path& given, const char* name) {
+fs::path find_binary(const fs::path& given, const char* name, const char* package) {
   if (!given.empty()) return given;
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');)
     if (!dir.empty() && ::access((fs::path(dir) / name).c_str(), X_OK) == 0) return fs::path(dir) / name;
-  throw Error(std::string(name) + " is not on PATH (Debian: apt-get install redis-server redis-sentinel)");
+  throw Error(std::string(name) + " is not on PATH (Debian: apt-get install " + package + ")");
 }
 
 // A path in a Redis config file: quoted, so that spaces survive.
@@ -95,17 +108,6 @@ std::string quoted(const fs::path& p) {
 
 std::string ms(Duration d) { return std::to_string(d.whole_ms()); }
 
-std::string tail(const fs::path& file, std::size_t lines) {
-  std::ifstream in(file);
-  std::vector<std::string> last;
-  for (std::string line; std::getline(in, line);) {
-    last.push_back(line);
-    if (last.size() > lines) last.erase(last.begin());
-  }
-  std::string out;
-  for (const std::string& l : last) out += "\n    " + l;
-  return out;
-}
 
 bool file_mentions(const fs::path& file, std::string_view what) {
   std::ifstream in(file);
@@ -126,6 +128,63 @@ std::vector<std::string> stat_fields(pid_t pid) {
   return fields;
 }
 
+// Starts `exe` with its stdin from /dev/null and its stdout and stderr
+// appended to `output` (spawn_process, below).
+pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+            const fs::path& output) {
+  const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) throw Error("cannot open " + output.string() + ": " + std::strerror(errno));
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  try {
+    const pid_t pid = spawn_process(exe, args, env, {in, out, out});
+    ::close(out);
+    if (in >= 0) ::close(in);
+    return pid;
+  } catch (...) {
+    ::close(out);
+    if (in >= 0) ::close(in);
+    throw;
+  }
+}
+
+// Reaps `pid` if it has exited; its status then.
+std::optional<int> try_reap(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == pid) return status;
+  if (r < 0 && errno == ECHILD) return 0;  // reaped already (SIGCHLD ignored)
+  return std::nullopt;
+}
+
+
+void check_name(const std::string& name) {
+  const bool ok = !name.empty() && name != "." && name != ".." &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+                  });
+  if (!ok) throw Error("'" + name + "' is not a node name (letters, digits, '-', '_', '.')");
+}
+
+}  // namespace
+
+std::string file_tail(const fs::path& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.erase(last.begin());
+  }
+  std::string out;
+  for (const std::string& l : last) out += "\n    " + l;
+  return out;
+}
+
+std::string exit_text(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("was killed by ") + strsignal(WTERMSIG(status));
+  return "stopped";
+}
+
 // The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 if there is no such process.
 char process_state(pid_t pid) {
   const std::vector<std::string> f = stat_fields(pid);
@@ -135,8 +194,8 @@ char process_state(pid_t pid) {
 // Starts `exe` in a process group of its own, with PR_SET_PDEATHSIG so that
 // it dies with us. Everything the child uses is made before fork: between
 // fork and exec it makes only async-signal-safe calls.
-pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
-            const fs::path& output) {
+pid_t spawn_process(const fs::path& exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+                    ChildIo io) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -145,9 +204,6 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0) throw Error("cannot open " + output.string() + ": " + std::strerror(errno));
-  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   // No signal handler of ours may run in the child (one that writes to a
   // self-pipe would write to ours): block them all across the fork.
@@ -160,9 +216,9 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // We may have been orphaned before the prctl: then no signal would come.
     if (::getppid() != parent) ::_exit(127);
-    ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
+    ::dup2(io.in, STDIN_FILENO);
+    ::dup2(io.out, STDOUT_FILENO);
+    ::dup2(io.err, STDERR_FILENO);
     // A descriptor of ours without O_CLOEXEC (a proxy's listening socket)
     // must not live on in the child.
     if (::close_range(3, ~0U, 0) != 0)
@@ -178,37 +234,10 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const std
   }
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::close(out);
-  if (in >= 0) ::close(in);
   if (pid < 0) throw Error(std::string("fork: ") + std::strerror(fork_errno));
   ::setpgid(pid, pid);  // from this side too: the group exists before anyone signals it
   return pid;
 }
-
-// Reaps `pid` if it has exited; its status then.
-std::optional<int> try_reap(pid_t pid) {
-  int status = 0;
-  const pid_t r = ::waitpid(pid, &status, WNOHANG);
-  if (r == pid) return status;
-  if (r < 0 && errno == ECHILD) return 0;  // reaped already (SIGCHLD ignored)
-  return std::nullopt;
-}
-
-std::string exit_text(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("was killed by ") + strsignal(WTERMSIG(status));
-  return "stopped";
-}
-
-void check_name(const std::string& name) {
-  const bool ok = !name.empty() && name != "." && name != ".." &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-                  });
-  if (!ok) throw Error("'" + name + "' is not a node name (letters, digits, '-', '_', '.')");
-}
-
-}  // namespace
 
 bool process_alive(pid_t pid) {
   const char s = process_state(pid);
@@ -303,10 +332,7 @@ std::size_t remove_abandoned_roots(const fs::path& dir) {
   return removed;
 }
 
-Supervisor::Supervisor(SupervisorOptions options)
-    : options_(std::move(options)),
-      server_binary_(find_binary(options_.redis_server, "redis-server")),
-      sentinel_binary_(find_binary(options_.redis_sentinel, "redis-sentinel")) {
+Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {
   if (!options_.keep.empty()) {
     root_ = fs::absolute(options_.keep);
     fs::create_directories(root_);
@@ -330,6 +356,25 @@ Supervisor::~Supervisor() {
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
+}
+
+const fs::path& Supervisor::binary(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Server:
+      if (server_binary_.empty()) server_binary_ = find_binary(options_.redis_server, "redis-server", "redis-server");
+      return server_binary_;
+    case NodeKind::Sentinel:
+      if (sentinel_binary_.empty())
+        sentinel_binary_ = find_binary(options_.redis_sentinel, "redis-sentinel", "redis-sentinel");
+      return sentinel_binary_;
+    case NodeKind::ZooKeeper:
+      if (java_binary_.empty()) java_binary_ = find_binary(options_.java, "java", "zookeeper");
+      return java_binary_;
+    case NodeKind::Etcd:
+      if (etcd_binary_.empty()) etcd_binary_ = find_binary(options_.etcd, "etcd", "etcd-server");
+      return etcd_binary_;
+  }
+  throw Error("no binary for this kind of node");
 }
 
 Supervisor::Node& Supervisor::node(const std::string& name) {
@@ -358,6 +403,7 @@ Supervisor::Node& Supervisor::add(const std::string& name, NodeKind kind, bool s
 }
 
 void Supervisor::write_config(Node& n) {
+  if (n.kind == NodeKind::ZooKeeper) return zk::write_config(n.config(), n.port, n.dir, n.zookeeper);
   std::ofstream out(n.config(), std::ios::trunc);
   out << "# Written by locksim for node " << n.name << ". Everything on loopback.\n"
       << "bind 127.0.0.1\n"
@@ -389,29 +435,26 @@ void Supervisor::write_config(Node& n) {
 }
 
 std::string Supervisor::log_tail(const Node& n) const {
-  return tail(n.output(), 10) + tail(n.log(), 20);
+  return file_tail(n.output(), 10) + file_tail(n.log(), 20);
 }
 
 void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   const auto died = [&](int status) {
     n.pid = 0;
-    if (file_mentions(n.output(), "Address already in use") || file_mentions(n.log(), "Address already in use"))
-      throw PortClash{};
-    throw Error(n.name + " " + exit_text(status) + " before it answered PING; its output and log:" + log_tail(n));
+    for (const char* clash : {"Address already in use", "address already in use"})  // Redis's, Go's
+      if (file_mentions(n.output(), clash) || file_mentions(n.log(), clash)) throw PortClash{};
+    throw Error(n.name + " " + exit_text(status) + " before it answered; its output and log:" + log_tail(n));
   };
   const auto check_alive = [&] {
     if (std::optional<int> status = try_reap(n.pid)) died(*status);
   };
-  // 1. It answers PING (not -LOADING while it reads its AOF).
+  // 1. It answers (Redis: PING, not -LOADING while it reads its AOF; ZooKeeper: it serves; etcd: a range).
   for (;;) {
     check_alive();
-    if (deadline.passed()) throw Timeout(n.name + " did not answer PING in time; its log:" + log_tail(n));
-    try {
-      const resp::Value v = call(n.port, {"PING"}, min(deadline.left(), Duration::ms(500)));
-      if (v.type == resp::Value::Type::Status && v.str == "PONG") break;
-    } catch (const Error&) {
-      // Not listening yet, or busy loading.
-    }
+    if (deadline.passed())
+      throw Timeout(n.name + (n.kind == NodeKind::ZooKeeper ? " did not serve" : " did not answer") +
+                    " in time; its log:" + log_tail(n));
+    if (answers(n, min(deadline.left(), Duration::ms(500)))) break;
     sleep_for(Duration::ms(10));
   }
   // 2. It listens on loopback only.
@@ -435,10 +478,51 @@ void Supervisor::wait_ready(Node& n, const Deadline& deadline, bool first) {
   }
 }
 
+// Redis: PING answers PONG (not -LOADING while it reads its AOF). ZooKeeper:
+// srvr says it serves. etcd: a
+// linearizable range answers, so a leader is elected and the store loaded.
+bool Supervisor::answers(const Node& n, Duration timeout) const {
+  if (n.kind == NodeKind::Etcd)
+    return etcd::post({"127.0.0.1", n.port}, {"/v3/kv/range", R"({"key":"bG9ja3NpbQ=="})"}, timeout).has_value();
+  try {
+    if (n.kind == NodeKind::ZooKeeper) return zk::serving(n.port, timeout);
+    const resp::Value v = call(n.port, {"PING"}, timeout);
+    return v.type == resp::Value::Type::Status && v.str == "PONG";
+  } catch (const Error&) {
+    return false;  // not listening yet, or busy loading
+  }
+}
+
+// A redis-server or redis-sentinel reads its config file, ZooKeeper's JVM
+// its class path and zoo.cfg (live/zookeeper/server.cpp); etcd takes flags:
+// a one-member cluster of its own, named and tokened after the node and the
+// root, on loopback (etcd 3.4's embed/config.go flags).
+std::vector<std::string> Supervisor::arguments(const Node& n) const {
+  if (n.kind == NodeKind::ZooKeeper) return zk::server_args(n.config(), n.zookeeper);
+  if (n.kind != NodeKind::Etcd) return {n.config().string()};
+  const std::string client = "http://127.0.0.1:" + std::to_string(n.port);
+  const std::string peer = "http://127.0.0.1:" + std::to_string(n.peer_port);
+  return {"--name", n.name,
+          "--data-dir", (n.dir / "data").string(),
+          "--listen-client-urls", client,
+          "--advertise-client-urls", client,
+          "--listen-peer-urls", peer,
+          "--initial-advertise-peer-urls", peer,
+          "--initial-cluster", n.name + "=" + peer,
+          "--initial-cluster-token", "locksim-" + root_.filename().string() + "-" + n.name,
+          "--initial-cluster-state", "new",
+          "--heartbeat-interval", std::to_string(n.etcd.heartbeat.whole_ms()),
+          "--election-timeout", std::to_string(n.etcd.election_timeout.whole_ms()),
+          "--logger", "zap",
+          "--log-outputs", n.log().string()};
+}
+
 void Supervisor::launch(Node& n, bool first) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string_view entry(*e);
+    // etcd reads its flags from ETCD_* variables too: none of the caller's.
+    if (n.kind == NodeKind::Etcd && entry.rfind("ETCD", 0) == 0) continue;
     // A node reads a clock page only if it is given its own.
     if (entry.rfind(LOCKSIM_CLOCK_FILE_ENV "=", 0) == 0) continue;
     if (n.clock && entry.rfind("LD_PRELOAD=", 0) == 0) continue;
@@ -449,14 +533,16 @@ void Supervisor::launch(Node& n, bool first) {
     env.push_back("LD_PRELOAD=" + clockshim_path().string() + (preload && *preload ? std::string(":") + preload : ""));
     env.push_back(n.clock->env_entry());
   }
-  const fs::path& exe = n.kind == NodeKind::Server ? server_binary_ : sentinel_binary_;
-  const Deadline deadline(options_.start_timeout);
+  const fs::path& exe = binary(n.kind);
+  const Deadline deadline(n.kind == NodeKind::ZooKeeper ? max(options_.start_timeout, zk::kStartTimeout)
+                                                        : options_.start_timeout);
   for (int attempt = 0;; ++attempt) {
     if (first) {
       n.port = free_port();
-      write_config(n);
+      if (n.kind == NodeKind::Etcd) n.peer_port = free_port();
+      else write_config(n);
     }
-    n.pid = spawn(exe, {n.config().string()}, env, n.output());
+    n.pid = spawn(exe, arguments(n), env, n.output());
     n.paused = false;
     try {
       wait_ready(n, deadline, first);
@@ -478,26 +564,41 @@ std::uint16_t Supervisor::start_server(const std::string& name, const ServerOpti
   }
   Node& n = add(name, NodeKind::Server, options.shim_clock);
   n.server = options;
+  return launch_added(n);
+}
+
+// A node just added: started, or forgotten again if it will not start.
+std::uint16_t Supervisor::launch_added(Node& n) {
   try {
     launch(n, true);
   } catch (...) {
+    const std::string name = n.name;  // not a reference into the node being erased
     nodes_.erase(name);
     throw;
   }
   return n.port;
 }
 
+std::uint16_t Supervisor::start_zookeeper(const std::string& name, const ZooKeeperServerOptions& options) {
+  zk::check_installed();
+  Node& n = add(name, NodeKind::ZooKeeper, options.shim_clock);
+  n.zookeeper = options;
+  return launch_added(n);
+}
+
+std::uint16_t Supervisor::start_etcd(const std::string& name, const EtcdNodeOptions& options) {
+  if (options.heartbeat < Duration::ms(1) || options.election_timeout < options.heartbeat * 5)
+    throw Error(name + ": etcd needs a heartbeat of at least 1 ms and an election timeout of at least 5 heartbeats");
+  Node& n = add(name, NodeKind::Etcd, false);
+  n.etcd = options;
+  return launch_added(n);
+}
+
 std::uint16_t Supervisor::start_sentinel(const std::string& name, const SentinelOptions& options) {
   if (node(options.master).kind != NodeKind::Server) throw Error(name + ": " + options.master + " is not a redis-server");
   Node& n = add(name, NodeKind::Sentinel, options.shim_clock);
   n.sentinel = options;
-  try {
-    launch(n, true);
-  } catch (...) {
-    nodes_.erase(name);
-    throw;
-  }
-  return n.port;
+  return launch_added(n);
 }
 
 void Supervisor::kill_and_reap(Node& n) {

@@ -1,9 +1,9 @@
-// The supervisor: starts real redis-server and redis-sentinel processes for
-// LIVE mode, injects process faults into them (pause, crash, restart), and
-// makes sure that none outlives locksim.
+// The supervisor: starts real redis-server, redis-sentinel, ZooKeeper and etcd
+// processes for LIVE mode, injects process faults into them (pause, crash,
+// restart), and makes sure that none outlives locksim.
 //
 // Each node gets a directory of its own (its generated config, its log, its
-// AOF, its clock page) under one temporary root, or under --keep's DIR, and
+// AOF or ZooKeeper data, its clock page) under one temporary root, or under --keep's DIR, and
 // a free port on 127.0.0.1; nothing it starts listens anywhere else (checked
 // after every start). Every wait is bounded.
 //
@@ -20,8 +20,10 @@
 //     removes it (remove_abandoned_roots, below).
 //
 // Assumes Linux, /proc, redis-server and redis-sentinel 7.0 on PATH (Debian
-// 12's redis-server and redis-sentinel packages). Not thread-safe: one thread
-// drives a Supervisor.
+// 12's redis-server and redis-sentinel packages), for ZooKeeper `java` and
+// Debian's zookeeper 3.8 jars (live/zookeeper/server.hpp), for etcd nodes etcd
+// 3.4 (etcd-server); each is looked for when a node of its kind first starts.
+// Not thread-safe: one thread drives a Supervisor.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +66,28 @@ struct SentinelOptions {
   bool shim_clock = false;       // a sentinel's wall-clock jumps put it in TILT mode
 };
 
+// A ZooKeeper server (ZooKeeperServerMain: standalone), from Debian's jars.
+struct ZooKeeperServerOptions {
+  Duration tick_time = Duration::s(2);     // tickTime, in whole milliseconds
+  // minSessionTimeout and maxSessionTimeout; zero: ZooKeeper's own, 2 and 20 ticks.
+  Duration min_session_timeout = Duration::zero();
+  Duration max_session_timeout = Duration::zero();
+  bool shim_clock = false;                 // its wall clock (System.currentTimeMillis) through the clock shim
+  std::string max_heap = "64m";            // -Xmx
+};
+
+// An etcd node (etcd-server 3.4): a one-member cluster of its own. Its data
+// and WAL directory is the node's directory (the WAL preallocates two 64 MB
+// segments: 122 MiB on disk per node, gone with the root); its client and
+// peer URLs are free ports on 127.0.0.1. Raft's timing, as etcd's flags
+// take them in whole milliseconds: the election timeout sets the shortest
+// lease etcd grants (ceil(1.5 x election timeout) in whole seconds) and how
+// long a restarted leader extends every lease (live/etcd/etcd_run.hpp).
+struct EtcdNodeOptions {
+  Duration heartbeat = Duration::ms(100);      // --heartbeat-interval
+  Duration election_timeout = Duration::s(1);  // --election-timeout: at least 5 heartbeats
+};
+
 struct SupervisorOptions {
   // --keep DIR: the nodes' directories (configs, logs, AOFs) are made in DIR
   // and left there; a node's directory from an earlier run is replaced. Empty:
@@ -72,11 +96,13 @@ struct SupervisorOptions {
   // The binaries; empty: redis-server and redis-sentinel from PATH.
   std::filesystem::path redis_server;
   std::filesystem::path redis_sentinel;
+  std::filesystem::path java;  // empty: java from PATH
+  std::filesystem::path etcd;
   Duration start_timeout = Duration::s(10);  // until a node answers PING (and a replica is in sync)
   Duration command_timeout = Duration::s(5); // the supervisor's own commands to the nodes
 };
 
-enum class NodeKind : std::uint8_t { Server, Sentinel };
+enum class NodeKind : std::uint8_t { Server, Sentinel, ZooKeeper, Etcd };
 
 struct NodeInfo {
   std::string name;
@@ -115,6 +141,14 @@ class Supervisor {
   // will not start.
   std::uint16_t start_server(const std::string& name, const ServerOptions& options = {});
   std::uint16_t start_sentinel(const std::string& name, const SentinelOptions& options);
+  // A ZooKeeper server on 127.0.0.1 (its admin server off), returned once it
+  // serves (the four-letter word srvr says so). Its data directory is the
+  // node's; a restart keeps it, and with it the sessions and znodes.
+  std::uint16_t start_zookeeper(const std::string& name, const ZooKeeperServerOptions& options = {});
+  // Starts etcd named `name` and returns its client port once it answers
+  // (its /health says true); a restart brings it back on the same ports and
+  // data directory. Throws Error with the tail of its output when it will not start.
+  std::uint16_t start_etcd(const std::string& name, const EtcdNodeOptions& options = {});
 
   // Process faults. pause: SIGSTOP to the node's process group, returning once
   // the node is stopped; resume: SIGCONT. crash: SIGKILL, reaped. restart:
@@ -155,6 +189,9 @@ class Supervisor {
   const Node& node(const std::string& name) const;
   Node& add(const std::string& name, NodeKind kind, bool shim_clock);
   void launch(Node& n, bool first);  // first: a fresh port and config; else a restart
+  std::uint16_t launch_added(Node& n);
+  std::vector<std::string> arguments(const Node& n) const;
+  bool answers(const Node& n, Duration timeout) const;
   void write_config(Node& n);
   void wait_ready(Node& n, const Deadline& deadline, bool first);
   void kill_and_reap(Node& n);
@@ -163,8 +200,11 @@ class Supervisor {
   SupervisorOptions options_;
   std::filesystem::path root_;
   bool remove_root_ = false;
+  const std::filesystem::path& binary(NodeKind kind);  // found on first use
   std::filesystem::path server_binary_;
   std::filesystem::path sentinel_binary_;
+  std::filesystem::path java_binary_;
+  std::filesystem::path etcd_binary_;  // found when the first etcd node starts
   std::map<std::string, std::unique_ptr<Node>> nodes_;
 };
 
@@ -173,5 +213,23 @@ std::vector<Endpoint> listening_addresses(pid_t pid);
 
 // Whether `pid` is a live (not zombie) process right now.
 bool process_alive(pid_t pid);
+// The state letter of /proc/PID/stat ('R', 'S', 'T' when stopped, 'Z', ...), or 0 if there is no such process.
+char process_state(pid_t pid);
+
+// "exited with status 1", "was killed by Killed": a waitpid status in words.
+std::string exit_text(int wait_status);
+// The last `lines` lines of `file`, each after "\n    " (none if it cannot be read).
+std::string file_tail(const std::filesystem::path& file, std::size_t lines);
+
+// A child's standard streams: descriptors of ours it gets as its 0, 1 and 2.
+struct ChildIo {
+  int in = -1, out = -1, err = -1;
+};
+// Starts `exe` as the supervisor starts its nodes: in a process group of its
+// own (the pid is its id), killed by the kernel when the thread that forked
+// it exits (PR_SET_PDEATHSIG), with no descriptor of ours but `io`, default
+// signal handling and nothing blocked. The caller closes its ends of `io`.
+pid_t spawn_process(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                    const std::vector<std::string>& env, ChildIo io);
 
 }  // namespace locksim::live

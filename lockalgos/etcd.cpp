@@ -10,7 +10,8 @@
 //             Put(key, lease) else Get(key); and Get(prefix, FirstCreate).
 //             myRev = our key's create revision; the first key is ours: held
 //             waitDeletes: while a key under the prefix has a create revision
-//             below myRev, watch the newest such key until it is deleted
+//             below myRev, watch the newest such key, from the revision the
+//             Get saw it at, until it is deleted
 //             3.5 only: Get(key) again; gone -> ErrSessionExpired
 //   release:  Delete(key) — over a gRPC stream on TCP, a request is not lost
 //             while the connection lives: one that got no answer is sent again
@@ -81,7 +82,8 @@ class EtcdMutex final : public Lock {
         if (n.revision < my_rev && (!newest_lower || n.revision > newest_lower->revision)) newest_lower = &n;
       if (!newest_lower) break;
       awaiting_ = newest_lower->path;
-      const auto watching = co_await call(coord_request(coord::Op::WatchDelete, awaiting_), timeout);
+      // From the Get's revision: a delete in between is not missed (key.go:26-31).
+      const auto watching = co_await call(coord_request(coord::Op::WatchDelete, awaiting_, keys->id), timeout);
       if (!watching) continue;  // the watch may not be set: look again
       co_await deleted_.wait();
     }

@@ -1,6 +1,7 @@
 // The clock shim (live/clockshim) and its writer, ClockControl: a shimmed
 // process's wall clock steps and drifts as locksim says, its monotonic clock
-// does not, and a real redis-server expires keys by the shimmed clock.
+// only when told apart, its waits until a deadline last what it asked for,
+// and a real redis-server expires keys by the shimmed clock.
 #include <doctest/doctest.h>
 #include <time.h>
 
@@ -25,6 +26,8 @@ struct Readings {
   std::int64_t coarse_ns = 0;
   std::int64_t gettimeofday_us = 0;
   std::int64_t monotonic_ns = 0;
+  std::int64_t monotonic_coarse_ns = 0;
+  std::int64_t boottime_ns = 0;
 };
 
 // locksim_clockprobe under the shim, reading `page` (or no page: empty).
@@ -37,8 +40,17 @@ class Probe {
     const std::string line = child_.read_line(Duration::s(10));
     REQUIRE_MESSAGE(!line.empty(), "the probe printed nothing");
     Readings r;
-    std::istringstream(line) >> r.time_s >> r.realtime_ns >> r.coarse_ns >> r.gettimeofday_us >> r.monotonic_ns;
+    std::istringstream(line) >> r.time_s >> r.realtime_ns >> r.coarse_ns >> r.gettimeofday_us >> r.monotonic_ns >>
+        r.monotonic_coarse_ns >> r.boottime_ns;
     return r;
+  }
+  // How long (real milliseconds) a wait `how` of `ms` took (clockprobe.c's "wait").
+  std::int64_t wait(const std::string& how, int ms) {
+    child_.write_line("wait " + how + " " + std::to_string(ms));
+    const std::string line = child_.read_line(Duration::s(20));
+    REQUIRE_MESSAGE(!line.empty(), "the probe's " << how << " did not end within 20 s");
+    REQUIRE_MESSAGE(line[0] != '?', line);
+    return std::stoll(line);
   }
 
  private:
@@ -50,9 +62,9 @@ class Probe {
   Child child_;
 };
 
-std::int64_t real_now_ns() {
+std::int64_t real_now_ns(clockid_t clock = CLOCK_REALTIME) {
   timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
@@ -104,6 +116,66 @@ TEST_CASE("a drifting shimmed clock gains drift_ppb per second of real time and 
   const Readings c = probe.read();
   CHECK(c.realtime_ns - real == doctest::Approx(static_cast<double>(gained.count_ns())).epsilon(0.2));
   CHECK(clock.drift_ppb() == 0);
+}
+
+TEST_CASE("a monotonic step of the shim moves CLOCK_MONOTONIC, its coarse twin and CLOCK_BOOTTIME, not the wall clock") {
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  const Readings before = probe.read();
+  CHECK(std::abs(before.monotonic_ns - real_now_ns(CLOCK_MONOTONIC)) < kSecond);
+  clock.step_mono(Duration::s(500));
+  const Readings after = probe.read();
+  const std::int64_t mono_now = real_now_ns(CLOCK_MONOTONIC);
+  CHECK(after.monotonic_ns - mono_now == doctest::Approx(500 * kSecond).epsilon(0.0001));
+  CHECK(after.monotonic_coarse_ns - mono_now == doctest::Approx(500 * kSecond).epsilon(0.0001));
+  CHECK(after.boottime_ns - before.boottime_ns == doctest::Approx(500 * kSecond).epsilon(0.0001));
+  CHECK(std::abs(after.realtime_ns - real_now_ns()) < kSecond);  // the wall clock stays
+  CHECK(clock.mono_offset_now() == Duration::s(500));
+
+  // A drift of the monotonic clock: half a second per second, and stopped without a jump.
+  clock.set_mono_drift_ppb(500'000'000);
+  const Readings a = probe.read();
+  const std::int64_t ra = real_now_ns(CLOCK_MONOTONIC);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const Readings b = probe.read();
+  const std::int64_t rb = real_now_ns(CLOCK_MONOTONIC);
+  CHECK(static_cast<double>(b.monotonic_ns - a.monotonic_ns) / static_cast<double>(rb - ra) == doctest::Approx(1.5).epsilon(0.05));
+  CHECK(clock.mono_drift_ppb() == 500'000'000);
+}
+
+// Without the translation a deadline computed on a clock stepped +1000 s is
+// 1000 s away for the kernel (the wait would not end within the probe's 20 s),
+// and one stepped -1000 s is past at once (it would take 0 ms). The two clocks
+// are stepped apart, so a wait translated by the other clock's offset fails too.
+TEST_CASE("waits until a deadline on a stepped or drifting clock last what the program asked for") {
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  const std::vector<std::string> waits{"sleep-mono", "cond-mono", "clockwait-mono", "sem-mono",
+                                       "sleep-real", "cond-real", "sem-real"};
+  for (Duration step : {Duration::s(1000), -Duration::s(1000)}) {
+    CAPTURE(step);
+    clock.step_mono(step);
+    clock.step(-step / 2);
+    for (const std::string& how : waits) {
+      CAPTURE(how);
+      const std::int64_t took = probe.wait(how, 200);
+      CHECK(took >= 190);
+      CHECK(took < 2000);
+    }
+    clock.step_mono(-step);
+    clock.step(step / 2);
+  }
+  // A clock that runs twice as fast reaches a deadline 400 ms ahead in 200 ms of real time.
+  clock.set_mono_drift_ppb(1'000'000'000);
+  clock.set_drift_ppb(1'000'000'000);
+  for (const char* how : {"sleep-mono", "cond-mono", "sem-real"}) {
+    CAPTURE(how);
+    const std::int64_t took = probe.wait(how, 400);
+    CHECK(took >= 190);
+    CHECK(took < 380);
+  }
 }
 
 TEST_CASE("the shim changes nothing without a clock file") {

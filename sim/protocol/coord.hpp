@@ -29,8 +29,8 @@ enum class Op : std::uint8_t {
   PutIfAbsent,  // Txn: if CreateRevision(path) == 0, Put(path, lease id); and Get(prefix `data`, FirstCreate).
                 // reply: id = path's create revision, nodes = the first-created key under the prefix,
                 // with watch: path = the key if this Txn put it (it succeeded), else empty
-  Range,        // keys under the prefix `path`, with create revisions
-  WatchDelete,  // notify when `path` is deleted (at once if it does not exist)
+  Range,        // keys under the prefix `path`, with create revisions; reply: id = the store's revision
+  WatchDelete,  // notify when `path` is deleted after revision `id` (a Range's; 0: now): at once if it was
   DeleteKey,    // delete `path`; with id (a lease): only if the key was put with that lease
   // Chubby (and Ping as its KeepAlive, Connect as its session)
   Acquire,      // the lock `path` for session `id`, lock-delay `delay`; answered when granted: id = its generation

@@ -55,10 +55,14 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
       break;
     }
     case Op::PutIfAbsent: {
-      if (!leases_.count(req.id)) return error("LEASE_NOT_FOUND");
       auto it = keys_.find(req.path);
-      holder_.try_emplace(req.data, kNoProc);  // the Txn names the lock's prefix: a lock from now on
       const bool created = it == keys_.end();
+      // Only the branch the compare chose is checked: the Put's lease when the
+      // key is absent, nothing when the Else branch only reads it (etcd v3.6.14
+      // server/etcdserver/txn/txn.go:270-277 and :424-425 checkTxn on txnPath;
+      // v3.4.23 etcdserver/apply.go:359-361, 949-952; found by diff-etcd).
+      if (created && !leases_.count(req.id)) return error("LEASE_NOT_FOUND");
+      holder_.try_emplace(req.data, kNoProc);  // the Txn names the lock's prefix: a lock from now on
       if (created) it = keys_.emplace(req.path, Key{++revision_, req.id, from}).first;
       r.id = it->second.create_revision;
       // Asked (watch: python-etcd3's and etcd3's Locks read the Txn's
@@ -75,18 +79,27 @@ Reply EtcdServer::handle(const Request& req, ProcId from) {
     case Op::Range:
       for (auto it = keys_.lower_bound(req.path); it != keys_.end() && it->first.rfind(req.path, 0) == 0; ++it)
         r.nodes.push_back({it->first, it->second.create_revision});
+      r.id = revision_;  // the header's revision: where waitDeletes watches from
       break;
-    case Op::WatchDelete:
-      if (!keys_.count(req.path)) notify(from, req.path, "deleted");
+    case Op::WatchDelete: {
+      // Watch(key, WithRev(rev)) sees every event from `rev` on (etcd v3.6.14
+      // client/v3/concurrency/key.go:26-31; v3.4.23 clientv3/concurrency/key.go:26-31):
+      // a key gone since, or deleted and created again since (its create
+      // revision is then after `rev`), was deleted after it; found by diff-etcd.
+      const auto it = keys_.find(req.path);
+      if (it == keys_.end() || (req.id > 0 && it->second.create_revision > req.id)) notify(from, req.path, "deleted");
       else watch(delete_watches_[req.path], from);
       break;
+    }
     case Op::DeleteKey: {
       // id: a Txn's compare first (python-etcd3's release: the value is ours;
       // etcd3's revoke of our lease): delete only a key put with lease `id`.
       const auto it = keys_.find(req.path);
       const bool match = it != keys_.end() && (req.id == 0 || it->second.lease == req.id);
       r.id = match ? 1 : 0;  // etcd answers Deleted: 0 for a missing key
-      if (match) delete_key(req.path, "", from);
+      if (!match) break;     // and moves no revision for it
+      ++revision_;
+      delete_key(req.path, "", from);
       break;
     }
     default:
@@ -101,7 +114,6 @@ void EtcdServer::delete_key(const std::string& key, const char* why, ProcId requ
   if (*why) note(Ev::Expired, {.owner = it->second.owner, .key = key, .detail = why});
   else note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.owner, .key = key});
   keys_.erase(it);
-  ++revision_;
   note_holders(key);
   auto w = delete_watches_.find(key);
   if (w == delete_watches_.end()) return;
@@ -145,6 +157,11 @@ Task<void> EtcdServer::revoke_expired() {
       std::vector<std::string> attached;
       for (const auto& [key, k] : keys_)
         if (k.lease == id) attached.push_back(key);
+      // One write for all of the lease's keys: one revision, none when it has
+      // no key (etcd v3.6.14 server/lease/lessor.go:343-361, one txn ended
+      // once; mvcc/kvstore_txn.go:182-188 counts a revision only for a txn
+      // that changed something; v3.4.23 lease/lessor.go:340-358; found by diff-etcd).
+      if (!attached.empty()) ++revision_;
       for (const std::string& key : attached) delete_key(key, "because its lease expired: no keepalive for its TTL", kNoProc);
       leases_.erase(id);
     }

@@ -24,6 +24,8 @@ class EtcdServer : public CoordinationServer {
   // x heartbeat) in whole seconds, with the default 100 ms heartbeat — 2 s for
   // the default 1 s election timeout (etcd v3.6.14 server/etcdserver/server.go:353-358).
   static Duration min_lease_ttl(Duration election_timeout);
+  // The store's revision now: etcd's ResponseHeader.revision for an answer given now.
+  std::int64_t revision() const { return revision_; }
   void digest(Digest& d) const override;
 
  protected:
@@ -44,6 +46,7 @@ class EtcdServer : public CoordinationServer {
 
   coord::Reply handle(const coord::Request& req, ProcId from) override;
   Task<void> revoke_expired();  // every 500 ms, like the lessor's revokeExpiredLeases loop
+  // Deletes `key` (if there) at the current revision: the caller moves it, once per write.
   void delete_key(const std::string& key, const char* why, ProcId requester);
   // States in the trace (Ev::Holder) who holds each lock prefix over `key` when that changed.
   void note_holders(const std::string& key);

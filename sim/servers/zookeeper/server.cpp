@@ -54,6 +54,20 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
   if (req.op == Op::Connect) {
     // Timeouts are clamped to [2, 20] x tickTime.
     const Duration timeout = max(tick_ * 2, min(req.ttl, tick_ * 20));
+    // createSession is a transaction: it takes a zxid (PrepRequestProcessor.java:904-907,
+    // zookeeper release-3.8.0; measured on Debian's 3.8.0 by diff-zookeeper).
+    ++zxid_;  // createSession
+    // A client that opens a session has closed its earlier handle (Curator's
+    // closeAndReset), and with it that handle's connection, which carried its
+    // watches: a watch lives in the connection, not in the session
+    // (NIOServerCnxn.close -> ZooKeeperServer.removeCnxn -> DataTree.removeCnxn
+    // drops the connection's data and child watches: NIOServerCnxn.java:589-597,
+    // DataTree.java:1502-1505, release-3.8.0). Found by diff-zookeeper.
+    for (Watches* w : {&exists_watches_, &child_watches_})
+      for (auto it = w->begin(); it != w->end();) {
+        std::erase_if(it->second, [&](const Watch& x) { return x.client == from; });
+        it = it->second.empty() ? w->erase(it) : std::next(it);
+      }
     const std::int64_t id = next_session_++;
     Session& s = sessions_[id] = Session{from, timeout, Instant::zero(), {}, req.watch};
     touch(s);
@@ -104,12 +118,29 @@ Reply ZooKeeperServer::handle(const Request& req, ProcId from) {
       break;
     }
     case Op::CloseSession: {
-      const std::set<std::string> ephemerals = std::move(session->second.ephemerals);
-      sessions_.erase(session);
+      // One transaction, one zxid, however many ephemerals go with the
+      // session: DataTree.killSession deletes them under the closeSession's
+      // zxid (DataTree.java:947-955, release-3.8.0).
+      ++zxid_;  // closeSession
+      // The ephemerals go while the session's connection is still open: the
+      // closing client's own watches on them fire, and it hears them before
+      // the answer (FinalRequestProcessor.processRequest applies the
+      // transaction, then answers and closes: FinalRequestProcessor.java:112
+      // and 635-636, release-3.8.0). Found by diff-zookeeper. (An expiry
+      // closes the connection right after applying it, :119-125: whether the
+      // expired client hears its own watches is a race on the real server;
+      // the model says it does not.)
+      const std::set<std::string> ephemerals = session->second.ephemerals;
       for (const std::string& path : ephemerals) delete_node(path, "", from);
+      sessions_.erase(session);
       break;
     }
     case Op::Delete:
+      // A delete takes a zxid even when the node is missing: the request
+      // processor draws it before it checks, and records the failure as an
+      // error transaction under it (PrepRequestProcessor.java:808-810 and
+      // 934-938, release-3.8.0).
+      ++zxid_;  // delete, or its error transaction
       if (!nodes_.count(req.path)) return error("NO_NODE");
       delete_node(req.path, "", from);
       break;
@@ -137,8 +168,7 @@ void ZooKeeperServer::delete_node(const std::string& path, const char* why, Proc
   if (*why) note(Ev::Expired, {.owner = it->second.owner, .key = path, .detail = why});
   else note(Ev::KeyDeleted, {.peer = requester, .owner = it->second.owner, .key = path});
   if (auto s = sessions_.find(it->second.session); s != sessions_.end()) s->second.ephemerals.erase(path);
-  nodes_.erase(it);
-  ++zxid_;
+  nodes_.erase(it);  // under the zxid of the transaction that removes it (the caller's)
   note_holder(parent_of(path));
   fire(exists_watches_, path, "deleted");
   fire(child_watches_, parent_of(path), "children-changed");
@@ -182,7 +212,9 @@ Task<void> ZooKeeperServer::expire_sessions() {
       if (s.expires <= now) expired.push_back(id);
     for (std::int64_t id : expired) {
       // closeSession: the session (and its watches) go, then its ephemerals,
-      // whose deletion fires the other sessions' watches.
+      // whose deletion fires the other sessions' watches; one transaction,
+      // one zxid (ZooKeeperServer.expire submits a closeSession).
+      ++zxid_;  // the expiry's closeSession
       const std::set<std::string> ephemerals = std::move(sessions_.at(id).ephemerals);
       const Session& gone = sessions_.at(id);
       // ZooKeeperServer.expire -> closeSession: the session's connection is

@@ -1,0 +1,32 @@
+'use strict';
+// node-redlock 4.2.0 (npm redlock@4.2.0, what `npm install redlock` gives),
+// as an external client of locksim (live/README.md). The job's lock is
+// redlock.lock(key, ttl) over one ioredis client per server, released with
+// lock.unlock(); check_before_write compares lock.expiration (Date.now()
+// based, redlock.js:416) with Date.now(). Options from [lock]: retry_count,
+// retry_delay, drift_factor.
+const path = require('path');
+const common = require(path.join(__dirname, '..', 'common', 'job.js'));
+
+const Redlock = common.load('redlock');
+const Redis = common.load('ioredis');
+
+common.run({ library: 'redlock', version: common.version('redlock') }, async (job) => {
+  const clients = await common.redisClients(Redis, job);
+  const o = job.msg.options;
+  const settings = {};
+  if (o.retry_count !== undefined) settings.retryCount = o.retry_count === 'forever' ? -1 : o.retry_count;
+  if (o.retry_delay_ms !== undefined) settings.retryDelay = o.retry_delay_ms;
+  if (o.drift_factor !== undefined) settings.driftFactor = o.drift_factor;
+  const redlock = new Redlock(clients, settings);
+  redlock.on('clientError', () => {});  // a node's error: one vote fewer, as the library counts it
+  return {
+    acquire: async () => {
+      const lock = await redlock.lock(job.msg.key, job.msg.ttl_ms);
+      return { value: lock.value, token: null, lock };
+    },
+    validityLeft: (grant) => grant.lock.expiration - Date.now(),
+    release: (grant) => grant.lock.unlock(),
+    close: () => Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect()))),
+  };
+});

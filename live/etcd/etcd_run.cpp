@@ -1,0 +1,116 @@
+#include "live/etcd/etcd_run.hpp"
+
+#include <utility>  // before Asio (Boost 1.74)
+
+#include <boost/asio.hpp>
+#include <nlohmann/json.hpp>
+
+#include "harness/faults.hpp"
+#include "live/etcd/gateway.hpp"
+#include "live/etcd/http.hpp"
+#include "live/servers.hpp"
+#include "lockalgos/registry.hpp"
+
+namespace locksim::live::etcd {
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+// The shortest lease etcd grants, in seconds, started with this election
+// timeout and heartbeat: ceil(floor(3 x ticks / 2) x heartbeat), ticks the
+// election timeout in heartbeats (etcdserver/server.go:550-559, v3.4.23).
+std::int64_t min_ttl_s(Duration election, Duration heartbeat) {
+  const std::int64_t ticks = election.count_ns() / heartbeat.count_ns();
+  const std::int64_t ns = (3 * ticks) / 2 * heartbeat.count_ns();
+  return (ns + kSecond - 1) / kSecond;
+}
+
+// The flags a node gets at scale k: the election timeout divided by k in
+// whole milliseconds, the heartbeat a tenth of it (etcd's own ratio).
+EtcdNodeOptions raft_timing(Duration election, std::int64_t k) {
+  const std::int64_t e_ms = std::max<std::int64_t>(10, election.whole_ms() / k);
+  return {.heartbeat = Duration::ms(std::max<std::int64_t>(1, e_ms / 10)), .election_timeout = Duration::ms(e_ms)};
+}
+
+std::int64_t header_revision(const std::optional<HttpResponse>& r, const std::string& what) {
+  if (!r || r->status != 200) throw Error("etcd did not answer " + what + (r ? ": " + r->body : ""));
+  const nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) throw Error("etcd answered " + what + " with " + r->body);
+  return std::stoll(j["header"]["revision"].get<std::string>());
+}
+
+}  // namespace
+
+bool runs_on_etcd(const Scenario& s) {
+  const AlgorithmInfo* a = find_algorithm(s.lock.algorithm);
+  return a && a->server == ServerKind::Etcd;
+}
+
+std::optional<std::string> unsupported(const Scenario& s) {
+  const std::string vdso =
+      ": etcd is a Go program and reads its clock through the vDSO, which no preload shim reaches (only Redis's clock can be moved live)";
+  for (const NodeConfig& n : s.nodes)
+    if (!n.clock.offset.is_zero() || n.clock.drift_ppb != 0 || n.clock.wall_drift_ppb != 0)
+      return "not supported live: " + n.name + "'s clock is offset or drifts" + vdso;
+  for (const FaultSpec& f : s.faults) {
+    if (f.kind != FaultKind::ClockJump && f.kind != FaultKind::ClockDrift) continue;
+    for (const NodeConfig& n : s.nodes)
+      if (f.target == n.name)
+        return "not supported live: " + std::string(fault_kind_name(f.kind)) + " of " + n.name + " (line " +
+               std::to_string(f.line) + ")" + vdso;
+  }
+  const Duration ttl = s.lock.options->lease();
+  if (ttl.count_ns() % kSecond != 0)
+    return "not supported live: the lease TTL is " + format_duration(ttl) + ", and etcd grants whole seconds";
+  return std::nullopt;
+}
+
+std::int64_t scale_for(const Scenario& s, std::int64_t k) {
+  const Duration ttl = s.lock.options->lease();
+  const Duration election = s.lock.options->server().election_timeout;
+  const std::int64_t granted =  // what the simulator grants: the TTL, or the shortest lease if longer
+      std::max(ttl.count_ns() / kSecond, min_ttl_s(election, Duration::ms(100)));
+  for (std::int64_t c = std::min(k, std::max<std::int64_t>(1, ttl.count_ns() / (5 * kSecond))); c > 1; --c) {
+    if (ttl.count_ns() % (c * kSecond) != 0) continue;
+    const EtcdNodeOptions timing = raft_timing(election, c);
+    const std::int64_t live = std::max(ttl.count_ns() / (c * kSecond), min_ttl_s(timing.election_timeout, timing.heartbeat));
+    if (live * c == granted) return c;
+  }
+  return 1;
+}
+
+Nodes::Nodes(boost::asio::io_context& io, Supervisor& sup, Note note, bool detailed)
+    : io_(io), sup_(sup), note_(std::move(note)), detailed_(detailed) {}
+
+Nodes::~Nodes() = default;
+
+void Nodes::start(const Scenario& s, std::int64_t k, ProcId id, const std::string& name) {
+  const ServerSetup setup = s.lock.options->server();
+  const std::uint16_t port = sup_.start_etcd(name, raft_timing(setup.election_timeout, k));
+  const Endpoint at{"127.0.0.1", port};
+  // A fresh store is at revision 1; each put of a key of our own moves it on by one.
+  std::int64_t revision = header_revision(post(at, {"/v3/kv/range", R"({"key":"bG9ja3NpbQ=="})"}, Duration::s(5)), "a range");
+  const std::string put = nlohmann::json{{"key", base64("/locksim/revision")}}.dump();
+  while (revision < setup.first_token - 1)
+    revision = header_revision(post(at, {"/v3/kv/put", put}, Duration::s(5)), "a put");
+  auto observer = std::make_unique<Observer>(
+      io_, at, [note = note_, id](Ev kind, TraceEvent&& e) { note(id, kind, std::move(e)); }, detailed_);
+  observer->start(revision);
+  observers_[id] = std::move(observer);
+}
+
+void Nodes::crashed(ProcId node) { observers_.at(node)->crashed(); }
+void Nodes::restarted(ProcId node) { observers_.at(node)->restarted(); }
+
+void Nodes::sent(ProcId client, ProcId node, const coord::Request& req) { observers_.at(node)->sent(client, req); }
+
+void Nodes::answered(ProcId client, ProcId node, const coord::Request& req, const coord::Reply& reply) {
+  observers_.at(node)->answered(client, req, reply);
+}
+
+void Nodes::after_revision(ProcId node, std::int64_t revision, std::function<void()> f) {
+  observers_.at(node)->after_revision(revision, std::move(f));
+}
+
+}  // namespace locksim::live::etcd

@@ -1,0 +1,105 @@
+// The ZooKeeper side of a live run (live/live_run.cpp): the scenario's
+// ZooKeeper node as a real server, each client's session over its proxy
+// (CoordSession), and the run's own watcher of the lock, which tells the
+// trace what the server holds — what the simulator's ZooKeeperServer notes
+// itself (sim/zookeeper_server.cpp): Holder when the lowest child of the lock
+// changes hands, KeyDeleted when a client's delete removes a node, Expired
+// when a session's end removes it.
+//
+// The watcher is a session of the run's own, straight to the server (no
+// proxy: no fault reaches it), with a persistent recursive watch on the lock
+// (addWatch, ZooKeeper 3.6+): the server tells it of every child created and
+// deleted, in zxid order, never missing one between two watches. It learns
+// whose a child is from the name's prefix (the recipe's "_c_<guid>-lock-",
+// registered by the client that sent the create) and why it went from the
+// requests the clients sent (a delete of it, a closeSession of its session;
+// otherwise its session expired). It hears of a change just after the server
+// made it, before the client whose watch fired could have asked again.
+//
+// Time: the server's tickTime is the scenario's tick divided by K, in whole
+// milliseconds; ZooKeeper's tick boundaries are the multiples of tickTime on
+// CLOCK_MONOTONIC (ExpiryQueue.roundToNextInterval over System.nanoTime), so
+// a run that starts on such a boundary (tick_boundary_after) has the
+// simulator's ticks, scaled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "live/common.hpp"
+#include "live/coord_transport.hpp"
+#include "harness/scenario.hpp"
+#include "live/servers.hpp"
+#include "sim/trace.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace locksim::live::zk {
+
+class BlockingSession;
+class Connection;
+
+// Why a ZooKeeper scenario cannot run live, or nullopt: more than one node
+// (the model's ensemble is one service; live, one standalone server), or a
+// drift of the server's clock (the model drifts its monotonic clock, by
+// which ZooKeeper times sessions; the clock shim moves the wall clock only).
+std::optional<std::string> live_unsupported(const Scenario& s);
+
+// Whether the tick divided by K is a whole number of milliseconds (tickTime).
+bool tick_scales(Duration tick, std::int64_t k);
+
+// The first instant at or after `t` that is a multiple of `tick` on the
+// monotonic clock (steady_clock is CLOCK_MONOTONIC, as System.nanoTime is).
+RealClock::time_point tick_boundary_after(RealClock::time_point t, Duration tick);
+
+class LiveService {
+ public:
+  struct Hooks {
+    // Records `kind` at `node` now (the run's clock), as the node's own event.
+    std::function<void(ProcId node, Ev kind, TraceEvent&& e)> note;
+    // Where `client` connects for `node`: its proxy.
+    std::function<Endpoint(ProcId client, ProcId node)> address;
+  };
+  LiveService(boost::asio::io_context& io, Supervisor& supervisor, std::int64_t time_scale, Hooks hooks);
+  ~LiveService();
+  LiveService(const LiveService&) = delete;
+  LiveService& operator=(const LiveService&) = delete;
+
+  // Starts the node: tickTime = tick / K (throws Error unless whole
+  // milliseconds); the session timeout bounds are ZooKeeper's, 2 and 20 ticks.
+  void start_node(ProcId node, const std::string& name, Duration tick, bool shim_clock);
+  // Before the clients start: the lock's parent (a persistent node, as
+  // Curator's creatingParentContainersIfNeeded makes it, but not a container,
+  // which the server would remove when empty) and the watcher's session.
+  // Blocks, turning the context, until both are done.
+  void prepare(const std::string& parent);
+  // The transport for `client`'s coordination calls.
+  std::unique_ptr<CoordTransport> transport(ProcId client);
+  // After the node was restarted: the watcher reconnects (its session, or a
+  // new one) and reads the children again.
+  void restarted();
+
+  struct Watcher;
+
+ private:
+  void sending(ProcId client, const coord::Request& req);
+  void warm_up(BlockingSession& s);
+
+  boost::asio::io_context& io_;
+  Supervisor& sup_;
+  std::int64_t scale_;
+  Hooks hooks_;
+  ProcId node_ = kNoProc;
+  std::string node_name_;
+  std::string parent_;
+  std::shared_ptr<Watcher> watcher_;
+};
+
+}  // namespace locksim::live::zk
