@@ -173,7 +173,7 @@ struct Expected {
 
 struct Relay : std::enable_shared_from_this<Relay> {
   Relay(std::shared_ptr<RedisObserver::State> s, tcp::socket c, std::uint64_t n)
-      : state(std::move(s)), client(std::move(c)), server(state->io), number(n) {}
+      : state(std::move(s)), number(n), client(std::move(c)), server(state->io) {}
 
   std::shared_ptr<RedisObserver::State> state;
   std::uint64_t number;  // as the proxy numbers the connection that opened it (LinkIds)
