@@ -103,7 +103,7 @@ TEST_CASE("unscripted, explore finds every violation kind of every catalogue sce
     const std::set<ViolationKind> got = found(s);
     CHECK(std::includes(got.begin(), got.end(), e.kinds.begin(), e.kinds.end()));
     MESSAGE(std::string(e.file) << ": " << e.runs << " runs, " << cpu_s << " s CPU");
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(LOCKSIM_SANITIZED_BUILD)
     // docs/explore.md's table: each within a second of one core, but
     // redlock-fault-tolerance-3-down (about 1.0 s: its clients retry forever
     // for the whole run while a majority is down); the margin is for a

@@ -232,7 +232,7 @@ TEST_CASE("a FlatMap finds, makes and erases as std::map does, and iterates in k
 #define DEFAULT_NEW 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(LOCKSIM_SANITIZED_BUILD)
 #define DEFAULT_NEW 1
 #endif
 #ifndef DEFAULT_NEW  // under a sanitizer sim/alloc.cpp leaves the default operators in place

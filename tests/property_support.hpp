@@ -22,7 +22,7 @@ inline constexpr std::uint64_t kPropertySeed = 0x10c451;
 // Under AddressSanitizer (scripts/test --sanitize: a Debug build, where these
 // ran 100 to 200 times slower) a twentieth of the cases: there they look for
 // memory errors on the paths, which a few cases walk, not for rare inputs.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(LOCKSIM_SANITIZED_BUILD)
 inline constexpr int kCaseDivisor = 20;
 #else
 inline constexpr int kCaseDivisor = 1;
