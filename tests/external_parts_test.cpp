@@ -315,7 +315,7 @@ TEST_CASE("an adapter's process: lines out, lines in, and a stopped one is kille
   CHECK(eventually([&] { return fs::exists(ticks) && fs::file_size(ticks) > 0; }, Duration::s(5)));
   const pid_t pid = p.pid();
   p.stop();
-  CHECK(eventually([&] { return p.stopped(); }, Duration::s(2)));
+  CHECK(eventually([&] { return p.stopped(); }, Duration::s(10)));  // 2 s was too short under ASan at -j2 (failed once)
   const auto size = fs::file_size(ticks);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(fs::file_size(ticks) == size);  // stopped: nothing runs
