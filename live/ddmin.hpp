@@ -1,6 +1,6 @@
 // Delta debugging (Zeller's ddmin, complements only): a shortest sequence,
 // by removing elements, for which `fails` still holds. REQUIRES: fails(seq).
-// What the differential tests (diff-redis, diff-zookeeper) shrink a mismatch with.
+// What the differential tests (diff-redis, diff-zookeeper, diff-etcd) shrink a mismatch with.
 #pragma once
 
 #include <algorithm>

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "harness/sim_client.hpp"
+#include "live/ddmin.hpp"
 #include "live/etcd/gateway.hpp"
 #include "live/etcd/http.hpp"
 #include "live/servers.hpp"
@@ -566,29 +567,11 @@ std::string describe(const Outcome& o) {
 
 namespace {
 
-// Delta debugging over the steps, as diff-redis shrinks (live/diff_redis.cpp):
-// a shortest sequence, by removing steps, for which `fails` still holds.
+// Delta debugging over the steps, as diff-redis shrinks (live/ddmin.hpp):
+// a shortest sequence, by removing steps, for which `fails` still holds; a
+// candidate whose leases no longer schedule (schedule()) is not one.
 Sequence shrink(Sequence seq, const std::function<bool(const Sequence&)>& fails) {
-  std::size_t parts = 2;
-  while (seq.size() >= 2) {
-    const std::size_t chunk = (seq.size() + parts - 1) / parts;
-    bool reduced = false;
-    for (std::size_t start = 0; start < seq.size(); start += chunk) {
-      Sequence without(seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(start));
-      const std::size_t end = std::min(seq.size(), start + chunk);
-      without.insert(without.end(), seq.begin() + static_cast<std::ptrdiff_t>(end), seq.end());
-      if (!without.empty() && schedule(without) && fails(without)) {
-        seq = std::move(without);
-        parts = std::max<std::size_t>(parts - 1, 2);
-        reduced = true;
-        break;
-      }
-    }
-    if (reduced) continue;
-    if (chunk == 1) break;
-    parts = std::min(seq.size(), parts * 2);
-  }
-  return seq;
+  return ddmin<Step>(std::move(seq), [&](const Sequence& s) { return schedule(s).has_value() && fails(s); });
 }
 
 // The gateway call a command step makes, for the transcript: a lease as
