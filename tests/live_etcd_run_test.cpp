@@ -19,15 +19,15 @@
 #include "live/servers.hpp"
 #include "lockalgos/coordination_common.hpp"
 #include "tests/live_support.hpp"
+#include "tests/support.hpp"
 
 using namespace locksim;
 using namespace locksim::live;
 using locksim::live::testing::Child;
 using locksim::live::testing::eventually;
+using locksim::testing::catalogue;
 
 namespace {
-
-Scenario catalogue(const std::string& name) { return load_scenario(std::string(LOCKSIM_SOURCE_DIR) + "/scenarios/" + name); }
 
 std::vector<const TraceEvent*> at_node(const RunResult& r, Ev kind) {
   std::vector<const TraceEvent*> out;
@@ -57,7 +57,7 @@ TEST_CASE("a live etcd holder paused past its lease: etcd revokes it, the next t
   LiveOptions o;
   o.time_scale = 5;  // the 10 s lease is 2 s of real time; the pause outlasts it by 5.5 s of scenario time
   o.details = true;
-  const RunResult r = run_live(catalogue("etcd/pause-after-lock.toml"), o);
+  const RunResult r = run_live(catalogue("scenarios/etcd/pause-after-lock.toml"), o);
   CHECK(r.verdict == std::set<ViolationKind>{ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate});
   // The run's watch told who held the lock: client1, then client2 once client1's lease was revoked.
   const auto holders = at_node(r, Ev::Holder);
@@ -80,7 +80,7 @@ TEST_CASE("live etcd 3.4's Mutex returns to a waiter whose lease expired: the ov
   LiveOptions o;
   o.time_scale = 2;
   o.details = true;
-  const RunResult r = run_live(catalogue("etcd/lease-expires-while-waiting-3.4.toml"), o);
+  const RunResult r = run_live(catalogue("scenarios/etcd/lease-expires-while-waiting-3.4.toml"), o);
   CHECK(r.verdict == std::set<ViolationKind>{ViolationKind::Overlap});
   // first_token = 100: the store was brought to revision 99, so client1's key is created at 100.
   const ProcId client1 = *r.world->trace().find("client1");
@@ -105,7 +105,7 @@ TEST_CASE("live etcd 3.4's Mutex returns to a waiter whose lease expired: the ov
 
 TEST_CASE("a live etcd holder cut off by a partition loses its lease as in the simulator: the proxy drops its HTTP messages") {
   // pause-after-lock with a partition in place of the pause: client1 keeps working, its keepalives are lost.
-  Scenario s = catalogue("etcd/pause-after-lock.toml");
+  Scenario s = catalogue("scenarios/etcd/pause-after-lock.toml");
   REQUIRE(s.faults.size() == 1);
   s.faults[0].kind = FaultKind::Partition;
   s.faults[0].groups = {{"client1"}, {"etcd"}};
@@ -119,7 +119,7 @@ TEST_CASE("a live etcd holder cut off by a partition loses its lease as in the s
 }
 
 TEST_CASE("an etcd scenario's time scale keeps its leases whole seconds and as the simulator grants them") {
-  const Scenario s = catalogue("etcd/pause-after-lock.toml");
+  const Scenario s = catalogue("scenarios/etcd/pause-after-lock.toml");
   // TTL 10 s: scale 2 at most, so that the 500 ms revoke loop is late by at most a tenth of it.
   CHECK(etcd::scale_for(s, 10) == 2);
   CHECK(etcd::scale_for(s, 1) == 1);
@@ -137,7 +137,7 @@ TEST_CASE("an etcd scenario's time scale keeps its leases whole seconds and as t
 }
 
 TEST_CASE("an etcd node's clock cannot be moved live: refused with the reason, never faked") {
-  Scenario s = catalogue("etcd/pause-after-lock.toml");
+  Scenario s = catalogue("scenarios/etcd/pause-after-lock.toml");
   FaultSpec jump;
   jump.kind = FaultKind::ClockJump;
   jump.target = "etcd";

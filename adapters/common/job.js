@@ -273,4 +273,14 @@ async function redisClients(Redis, job) {
   return clients;
 }
 
-module.exports = { emit, load, version, missing, sleep, run, describe, redisClients };
+// node-redlock's settings (4.2.0 and 5.0.0-beta.2 take the same three) from
+// the job's [lock] options; those not given keep the library's defaults.
+function redlockSettings(o) {
+  const settings = {};
+  if (o.retry_count !== undefined) settings.retryCount = o.retry_count === 'forever' ? -1 : o.retry_count;
+  if (o.retry_delay_ms !== undefined) settings.retryDelay = o.retry_delay_ms;
+  if (o.drift_factor !== undefined) settings.driftFactor = o.drift_factor;
+  return settings;
+}
+
+module.exports = { emit, load, version, missing, sleep, run, describe, redisClients, redlockSettings };

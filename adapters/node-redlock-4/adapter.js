@@ -13,12 +13,7 @@ const Redis = common.load('ioredis');
 
 common.run({ library: 'redlock', version: common.version('redlock') }, async (job) => {
   const clients = await common.redisClients(Redis, job);
-  const o = job.msg.options;
-  const settings = {};
-  if (o.retry_count !== undefined) settings.retryCount = o.retry_count === 'forever' ? -1 : o.retry_count;
-  if (o.retry_delay_ms !== undefined) settings.retryDelay = o.retry_delay_ms;
-  if (o.drift_factor !== undefined) settings.driftFactor = o.drift_factor;
-  const redlock = new Redlock(clients, settings);
+  const redlock = new Redlock(clients, common.redlockSettings(job.msg.options));
   redlock.on('clientError', () => {});  // a node's error: one vote fewer, as the library counts it
   return {
     acquire: async () => {

@@ -21,12 +21,7 @@ const Redis = common.load('ioredis');
 
 common.run({ library: 'redlock', version: common.version('redlock') }, async (job) => {
   const clients = await common.redisClients(Redis, job);
-  const o = job.msg.options;
-  const settings = {};
-  if (o.retry_count !== undefined) settings.retryCount = o.retry_count === 'forever' ? -1 : o.retry_count;
-  if (o.retry_delay_ms !== undefined) settings.retryDelay = o.retry_delay_ms;
-  if (o.drift_factor !== undefined) settings.driftFactor = o.drift_factor;
-  const redlock = new Redlock(clients, settings);
+  const redlock = new Redlock(clients, common.redlockSettings(job.msg.options));
   const key = job.msg.key;
   const ttl = job.msg.ttl_ms;
   const close = () => Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
