@@ -30,8 +30,14 @@ class LocalClock {
   }
 
   // The true instant at which this clock will read `target` if nothing changes.
-  // Never earlier than `now`. REQUIRES: drift_ppb > -1e9 (a clock that runs).
+  // Never earlier than `now`, never later than Instant::never(): a clock
+  // slower than true time (drift down to -999,999 ppm, which a scenario may
+  // ask for) takes up to 1e6 times longer than its reading says, and a sleep
+  // until never() on it (Redis's active expiry with no key to expire) ran past
+  // the end of int64 and came back as an instant in the past.
+  // REQUIRES: drift_ppb > -1e9 (a clock that runs).
   Instant when_reads(Instant target, Instant now) const {
+    if (target >= Instant::never()) return Instant::never();
     const Duration local_left = target - read(now);
     if (local_left <= Duration::zero()) return now;
     if (drift_ppb_ == 0) return now + local_left;
@@ -43,8 +49,9 @@ class LocalClock {
       return now + Duration::ns((num64 + den64 - 1) / den64);
     const __int128 num = static_cast<__int128>(local_left.count_ns()) * 1'000'000'000;
     const __int128 den = 1'000'000'000 + drift_ppb_;
-    const auto true_ns = static_cast<std::int64_t>((num + den - 1) / den);
-    return now + Duration::ns(true_ns);
+    const __int128 true_ns = (num + den - 1) / den;
+    if (true_ns >= (Instant::never() - now).count_ns()) return Instant::never();
+    return now + Duration::ns(static_cast<std::int64_t>(true_ns));
   }
 
   void jump(Instant now, Duration by) {

@@ -82,6 +82,27 @@ TEST_CASE("a clock reaches a target exactly at the instant when_reads names, wha
   }
 }
 
+TEST_CASE("a slow clock's when_reads saturates at never, never wrapping into the past") {
+  // At -60% a clock reads 0.4 s a second: never() on it is 2.5 * never() of
+  // true time away, past the end of int64. Before, the 128-bit quotient was
+  // cast back to 64 bits and came out as an instant before now.
+  for (const std::int64_t ppb : {-600'000'000, -999'999'000, -500'000'001}) {
+    const LocalClock c(Duration::zero(), ppb);
+    const Instant now = Instant::from_ns(7'000'000'123);
+    CHECK(c.when_reads(Instant::never(), now) == Instant::never());
+    const Instant far = Instant::never() - Duration::s(1);
+    const Instant t = c.when_reads(far, now);
+    CHECK(t >= now);
+    CHECK(t == Instant::never());  // later than never(): never
+    // A near target is reached, as before.
+    const Instant near = c.read(now) + Duration::s(2);
+    const Instant u = c.when_reads(near, now);
+    CHECK(u > now);
+    CHECK(u < Instant::never());
+    CHECK(c.read(u) >= near);
+  }
+}
+
 TEST_CASE("a drifting clock computes in 64 bits where the product fits, and gives what the 128-bit formula gives") {
   // The reading's drift term floor(ns * ppb / 1e9) and when_reads' ceiling
   // local * 1e9 / (1e9 + ppb), done in 128 bits here as the reference, at
@@ -99,8 +120,9 @@ TEST_CASE("a drifting clock computes in 64 bits where the product fits, and give
       CHECK(static_cast<__int128>(c.read(Instant::from_ns(ns)).ns()) == ns + drift);
       const __int128 den = 1'000'000'000 + ppb;
       const __int128 want = (static_cast<__int128>(ns) * 1'000'000'000 + den - 1) / den;
-      if (want > INT64_MAX) continue;  // an instant past the end of time: no answer to compare
-      CHECK(static_cast<__int128>(c.when_reads(Instant::from_ns(ns), Instant::zero()).ns()) == want);
+      const Instant got = c.when_reads(Instant::from_ns(ns), Instant::zero());
+      if (want >= Instant::never().ns()) CHECK(got == Instant::never());  // past the end of time: never
+      else CHECK(static_cast<__int128>(got.ns()) == want);
     }
   }
 }

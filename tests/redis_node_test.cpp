@@ -36,6 +36,25 @@ TEST_CASE("Redis's active expiry removes an expired key nobody reads") {
   CHECK(redis.keyspace().count("lock") == 0);
 }
 
+TEST_CASE("a Redis node on a clock at -60% sleeps its idle expiry loop until never, and time only runs forward") {
+  // The loop sleeps until never() when no key has a TTL; on a clock this slow
+  // that sleep's true instant overflowed int64 and was queued in the past
+  // (found by the TOML round-trip property at its 1,000 cases). The key set
+  // later is expired by the cycle, on the node's slow clock.
+  World w(1);
+  auto& redis = w.add<RedisNode>("redis1", ClockSpec{Duration::zero(), -600'000'000}, RedisConfig{});
+  w.run_until(at_ms(1'000));
+  CHECK(w.now() == at_ms(1'000));
+  w.at(at_ms(1'000), [&] {
+    redis.execute({.op = redis::Op::Set, .key = "lock", .value = "v", .px = Duration::ms(250)}, kNoProc);
+  });
+  w.run_until(at_ms(1'500));  // the node's clock reads 600 ms, the key is due after 650 ms: not yet
+  CHECK(redis.keyspace().count("lock") == 1);
+  w.run_until(at_ms(2'000));  // it reads 800 ms: the cycle at 700 ms (true 1.75 s) has run
+  CHECK(redis.keyspace().count("lock") == 0);
+  CHECK(w.now() == at_ms(2'000));
+}
+
 TEST_CASE("a key is still there at exactly its expiry time: Redis expires when now > when") {
   World w(1);
   auto& redis = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
