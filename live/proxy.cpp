@@ -187,12 +187,17 @@ struct Link : std::enable_shared_from_this<Link> {
       return;
     }
     p.writing = true;
+    // Told as the write starts, not when it completes: the peer (an external
+    // client's observer, on this same io_context) can read these bytes and
+    // run its handler before this write's completion handler runs, and it
+    // takes the message's id from what the tap has recorded (a Delivered with
+    // an id nobody Sent, seen once in the suite).
+    if (state->tap) state->tap(number, d, Proxy::Seen::Forwarded, p.queue.front().bytes);
     asio::async_write(sink(d), asio::buffer(p.queue.front().bytes), [self, d](const error_code& ec, std::size_t) {
       Pipe& p = self->pipes[index(d)];
       p.writing = false;
       if (self->closed) return;
       if (ec) return self->close();
-      if (self->state->tap) self->state->tap(self->number, d, Proxy::Seen::Forwarded, p.queue.front().bytes);
       p.queue.pop_front();
       ++self->state->forwarded[index(d)];
       self->pump(d);

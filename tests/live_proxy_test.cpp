@@ -212,6 +212,48 @@ TEST_CASE("a proxy's tap sees each message arrive, and be dropped or forwarded, 
   CHECK(std::get<0>(seen.back()) == 1);  // the proxy's second connection
 }
 
+TEST_CASE("a proxy's tap tells a message forwarded before its sink can read a byte of it") {
+  // An external client's observer sits behind the proxy on the same
+  // io_context and takes each request's id from what the tap recorded: told
+  // at the write's completion, the observer's read could come first (a
+  // Delivered with an id nobody Sent). Here the sink is our own socket: when
+  // the tap says a message is forwarded, the sink has read or can read the
+  // messages before it, and not a byte of this one.
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  Proxy proxy{io, Endpoint{"127.0.0.1", acceptor.local_endpoint().port()}};
+  tcp::socket sink(io);
+  bool accepted = false;
+  std::string got;
+  std::array<char, 256> buf{};
+  std::function<void()> read = [&] {
+    sink.async_read_some(asio::buffer(buf), [&](const boost::system::error_code& ec, std::size_t n) {
+      if (ec) return;
+      got.append(buf.data(), n);
+      read();
+    });
+  };
+  acceptor.async_accept(sink, [&](const boost::system::error_code& ec) {
+    accepted = !ec;
+    if (accepted) read();
+  });
+  std::vector<std::size_t> at_sink;  // bytes the sink has read or can read, as the tap says Forwarded
+  proxy.set_tap([&](std::uint64_t, Direction d, Proxy::Seen s, std::string_view) {
+    if (d != Direction::ToServer || s != Proxy::Seen::Forwarded) return;
+    boost::system::error_code ec;
+    at_sink.push_back(got.size() + (accepted ? sink.available(ec) : 0));
+  });
+  Client c(io, proxy.port());
+  REQUIRE(run_until(io, [&] { return accepted; }, Duration::s(5)));
+  const std::string one = resp::encode({"PING", "one"}), two = resp::encode({"PING", "two"});
+  c.send({"PING", "one"});
+  REQUIRE(run_until(io, [&] { return got.size() >= one.size(); }, Duration::s(5)));
+  c.send({"PING", "two"});
+  REQUIRE(run_until(io, [&] { return got.size() >= one.size() + two.size(); }, Duration::s(5)));
+  CHECK(got == one + two);
+  CHECK(at_sink == std::vector<std::size_t>{0, one.size()});
+}
+
 TEST_CASE("a message never overtakes the one ahead of it when the delay shrinks") {
   Link l;
   Client c(l.io, l.proxy.port());
