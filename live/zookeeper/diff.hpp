@@ -125,6 +125,16 @@ class RealZooKeeper {
 // queued, the socket closed); the model sends none. Those are not compared.
 Outcome without_expiry_races(const Sequence& seq, const Outcome& model, const Outcome& real, Outcome o);
 
+// The outcome `o` (either side's) without the notifications that the model
+// gave a client on a session's connection within kReplaceRace before that
+// client opened another session: the harness's real client closes the old
+// connection when it connects again, so a notification the server had
+// queued but the client had not yet read is lost (seen at seed 7, sequence
+// 324: a watch fired 2.8 ms before the watcher's reconnect reached it in 4
+// runs of 5). Matched by what and path, on the old connection only.
+inline constexpr Duration kReplaceRace = Duration::ms(25);
+Outcome without_replacement_races(const Sequence& seq, const Outcome& model, const Outcome& real, Outcome o);
+
 // A reply as compared: "session #2, timeout 400ms", "/p/n0-0000000001 czxid 12", "NO_NODE", ...
 // `sessions`: the session ids in the order they were opened (their ordinals).
 std::string canonical(const coord::Reply& r, coord::Op op, const std::vector<std::int64_t>& sessions);
@@ -138,6 +148,7 @@ void print_case(std::ostream& out, const Sequence& seq, const Outcome& model, co
 struct RunOptions {
   std::uint64_t sequences = 2000;
   std::uint64_t seed = 1;
+  std::uint64_t from = 0;  // the first sequence's index
   std::size_t max_reported = 3;
   std::filesystem::path keep;  // --keep DIR
 };
