@@ -289,6 +289,28 @@ TEST_CASE("a key that expired is told once, whether a command finds it gone or t
   CHECK(n.hub.events(Ev::KeyDeleted, n.hub.node).empty());
 }
 
+TEST_CASE("a key another request removed before this one ran is not this request's removal") {
+  // node-redlock 4.2.0's client-clock-step cell, live: client2 released its
+  // own key, and the observer read client1's release (which found no key)
+  // first; it took client1 for the remover of client2's key: a foreign
+  // release that never was. Here the other removal goes around the observer
+  // altogether, as a reply not yet read.
+  ObservedNode n;
+  BlockingClient c1(n.observer->port(), Duration::s(5)), c2(n.observer2->port(), Duration::s(5));
+  CHECK(c2.command({"SET", "lock", "v2", "NX", "PX", "30000"}, Duration::s(5)).str == "OK");
+  CHECK(call(n.port, {"DEL", "lock"}).integer == 1);
+  const std::string del = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+  CHECK(c1.command({"EVAL", del, "1", "lock", "v1"}, Duration::s(5)).integer == 0);
+  // And a request that does remove a key is told with the owner it found.
+  CHECK(c2.command({"SET", "lock", "v3", "NX", "PX", "30000"}, Duration::s(5)).str == "OK");
+  CHECK(c2.command({"EVAL", del, "1", "lock", "v3"}, Duration::s(5)).integer == 1);
+  n.hub.stop();
+  const auto deleted = n.hub.events(Ev::KeyDeleted, n.hub.node);
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0]->peer == n.hub.client2);
+  CHECK(deleted[0]->owner == n.hub.client2);
+}
+
 TEST_CASE("a node that is gone resets the client's connection through the observer") {
   ObservedNode n;
   BlockingClient c1(n.observer->port(), Duration::s(5));

@@ -25,8 +25,13 @@ common.run({ library: 'redlock', version: common.version('redlock') }, async (jo
   const key = job.msg.key;
   const ttl = job.msg.ttl_ms;
   const close = () => Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  const warm = async () => {
+    const lock = await redlock.acquire([key + ':locksim-warm-up'], ttl);
+    await lock.release();
+  };
   if (!job.msg.using) {
     return {
+      warm,
       acquire: async () => {
         const lock = await redlock.acquire([key], ttl);
         return { value: lock.value, token: null, lock };
@@ -56,5 +61,5 @@ common.run({ library: 'redlock', version: common.version('redlock') }, async (jo
       job.event(inside ? 'release-failed' : 'acquire-failed', { detail: common.describe(e) });
     }
   };
-  return { round, close };
+  return { round, close, warm };
 });

@@ -35,6 +35,11 @@ class RedisPy:
         self.key = msg["key"]
         self.check = self.owned if msg["check"] == "owned" else None
 
+    def warm(self):
+        lock = Lock(self.client, self.key + ":locksim-warm-up", **self.kwargs)
+        lock.acquire()
+        lock.release()  # its release script (lock.py LUA_RELEASE_SCRIPT) cached
+
     def acquire(self):
         lock = Lock(self.client, self.key, **self.kwargs)
         if not lock.acquire():

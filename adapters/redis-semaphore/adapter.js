@@ -44,6 +44,13 @@ common.run({ library: 'redis-semaphore', version: common.version('redis-semaphor
       lost ? { ok: false, detail: 'onLockLost was called: ' + common.describe(lost) } : { ok: true, detail: 'onLockLost not called' },
   };
   return {
+    warm: async () => {
+      const o = { lockTimeout: job.msg.ttl_ms };
+      const mutex = redlock ? new semaphore.RedlockMutex(clients, job.msg.key + ':locksim-warm-up', o)
+                            : new semaphore.Mutex(clients[0], job.msg.key + ':locksim-warm-up', o);
+      await mutex.acquire();
+      await mutex.release();
+    },
     acquire: async () => {
       lost = null;
       const mutex = make();

@@ -342,6 +342,10 @@ void ExternalClients::on_event(Client& c, const AdapterEvent& e) {
     t.value = e.value ? (hub_.clock().now() + Duration::ms(*e.value)).ns() : -1;
     for (const auto& [node, keys] : keys_)  // where the servers say it holds it (the simulator's "where")
       if (keys->holder() == c.id) t.detail += (t.detail.empty() ? "" : ",") + hub_.trace().name(node);
+    // None does (a belief the servers no longer back: a reply that came
+    // after the key expired): the nodes it asked, which the library counted.
+    if (t.detail.empty())
+      for (const auto& [node, keys] : keys_) t.detail += (t.detail.empty() ? "" : ",") + hub_.trace().name(node);
   }
   if (e.ev == AdapterEv::Notified) {
     const std::optional<LibrarySignal> signal = library_signal(e.signal);

@@ -53,15 +53,23 @@ std::optional<resp::Value> decoded(std::string_view bytes) {
   }
 }
 
-// The first element of an EXEC reply (an array), as the bytes the node sent.
-std::optional<std::string> first_element(const std::string& exec_reply) {
+// Element `index` of an EXEC reply (an array), as the bytes the node sent.
+std::optional<std::string> element_at(const std::string& exec_reply, std::size_t index) {
   if (exec_reply.empty() || exec_reply[0] != '*') return std::nullopt;
   const auto header = exec_reply.find("\r\n");
   if (header == std::string::npos) return std::nullopt;
-  const std::string_view rest = std::string_view(exec_reply).substr(header + 2);
-  const std::optional<std::size_t> len = resp::frame_length(rest);
-  if (!len) return std::nullopt;
-  return std::string(rest.substr(0, *len));
+  std::string_view rest = std::string_view(exec_reply).substr(header + 2);
+  for (std::size_t i = 0;; ++i) {
+    std::optional<std::size_t> len;
+    try {
+      len = resp::frame_length(rest);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (!len) return std::nullopt;
+    if (i == index) return std::string(rest.substr(0, *len));
+    rest.remove_prefix(*len);
+  }
 }
 
 }  // namespace
@@ -90,8 +98,8 @@ ProcId NodeKeys::owner_of(ProcId client, const std::vector<std::string>& argv, c
   return it == owners_.end() ? kNoProc : it->second;
 }
 
-void NodeKeys::after(ProcId client, const std::vector<std::string>& argv, const std::optional<std::string>& value,
-                     std::int64_t pttl_ms, const std::string& detail) {
+void NodeKeys::after(ProcId client, const std::vector<std::string>& argv, const std::optional<std::string>& before,
+                     const std::optional<std::string>& value, std::int64_t pttl_ms, const std::string& detail) {
   const auto now = RealClock::now();
   const ProcId owner = value ? owner_of(client, argv, *value) : kNoProc;
   if (!recording_) {
@@ -107,8 +115,19 @@ void NodeKeys::after(ProcId client, const std::vector<std::string>& argv, const 
       note_now(hub_, node_, Ev::Expired,
                {.owner = holder_, .key = key_, .detail = "as " + hub_.trace().name(client) + "'s command found"});
       told_ = now;
+    } else if (!value && !before) {
+      // Gone before this request ran (its MULTI read it first): another
+      // client's request removed it, whose reply this observer has not yet
+      // seen on that client's connection. That reply tells the removal.
+      note_now(hub_, node_, Ev::Command,
+               {.peer = client, .owner = kNoProc, .key = key_, .content = fnv1a64(detail), .detail = detail});
+      return;
     } else if (!value) {
-      note_now(hub_, node_, Ev::KeyDeleted, {.peer = client, .owner = holder_, .key = key_});
+      // This request removed the key it found: its owner is the value's, read
+      // in the same transaction, not the last one this observer saw.
+      const auto known = owners_.find(*before);
+      const ProcId removed = known == owners_.end() ? kNoProc : known->second;
+      note_now(hub_, node_, Ev::KeyDeleted, {.peer = client, .owner = removed != kNoProc ? removed : holder_, .key = key_});
     }
   }
   note_now(hub_, node_, Ev::Command,
@@ -262,8 +281,10 @@ struct Relay : std::enable_shared_from_this<Relay> {
              {.peer = state->client, .value = static_cast<std::int64_t>(e.id), .content = fnv1a64(bytes),
               .detail = hub().trace().detailed() ? describe_argv(e.argv) : ""});
     if (e.wrapped) {
-      to_server += resp::encode({"MULTI"}) + bytes + resp::encode({"GET", state->keys.key()}) +
-                   resp::encode({"PTTL", state->keys.key()}) + resp::encode({"EXEC"});
+      // The key before and after the request, in one transaction with it.
+      to_server += resp::encode({"MULTI"}) + resp::encode({"GET", state->keys.key()}) + bytes +
+                   resp::encode({"GET", state->keys.key()}) + resp::encode({"PTTL", state->keys.key()}) +
+                   resp::encode({"EXEC"});
     } else {
       to_server += bytes;
     }
@@ -301,17 +322,17 @@ struct Relay : std::enable_shared_from_this<Relay> {
 
   void reply(std::string bytes) {
     Expected& e = expected.front();
-    if (e.wrapped && ++e.replies < 5) {
-      if (e.replies == 2 && !bytes.empty() && bytes[0] == '-') e.refused = bytes;  // the request's own error
+    if (e.wrapped && ++e.replies < 6) {
+      if (e.replies == 3 && !bytes.empty() && bytes[0] == '-') e.refused = bytes;  // the request's own error
       return;  // MULTI's +OK and the +QUEUED of each
     }
     std::string answer = bytes;
     const std::string detail = hub().trace().detailed() ? describe_argv(e.argv) + " -> " + reply_text(bytes) : "";
     if (e.wrapped) {
-      answer = e.refused ? *e.refused : first_element(bytes).value_or(bytes);
-      const auto [value, pttl] = key_after(bytes);
+      answer = e.refused ? *e.refused : element_at(bytes, 1).value_or(bytes);
+      const auto [before, value, pttl] = key_around(bytes);
       if (e.refused) state->keys.command(state->client, detail);
-      else state->keys.after(state->client, e.argv, value, pttl, hub().trace().detailed() ? describe_argv(e.argv) + " -> " + reply_text(answer) : "");
+      else state->keys.after(state->client, e.argv, before, value, pttl, hub().trace().detailed() ? describe_argv(e.argv) + " -> " + reply_text(answer) : "");
     } else {
       state->keys.command(state->client, detail);
     }
@@ -325,23 +346,26 @@ struct Relay : std::enable_shared_from_this<Relay> {
     expected.pop_front();
   }
 
-  // GET's and PTTL's answers in an EXEC reply.
-  static std::pair<std::optional<std::string>, std::int64_t> key_after(const std::string& exec_reply) {
+  // The key before (GET) and after (GET, PTTL) the request, from its EXEC reply.
+  struct Around {
+    std::optional<std::string> before, value;
+    std::int64_t pttl = -2;
+  };
+  static Around key_around(const std::string& exec_reply) {
     try {
       resp::Decoder d;
       d.feed(exec_reply);
       const std::optional<resp::Value> v = d.next();
-      if (!v || v->type != resp::Value::Type::Array || v->elements.size() != 3) return {std::nullopt, -2};
-      const resp::Value& get = v->elements[1];
-      const resp::Value& pttl = v->elements[2];
-      std::optional<std::string> value;
-      if (get.type == resp::Value::Type::Bulk) value = get.str;
-      return {value, pttl.type == resp::Value::Type::Int ? pttl.integer : -2};
+      if (!v || v->type != resp::Value::Type::Array || v->elements.size() != 4) return {};
+      Around out;
+      if (v->elements[0].type == resp::Value::Type::Bulk) out.before = v->elements[0].str;
+      if (v->elements[2].type == resp::Value::Type::Bulk) out.value = v->elements[2].str;
+      if (v->elements[3].type == resp::Value::Type::Int) out.pttl = v->elements[3].integer;
+      return out;
     } catch (const Error&) {
-      return {std::nullopt, -2};
+      return {};
     }
   }
-
 
   void flush_up() {
     if (writing_up || !connected || to_server.empty() || closed) return;

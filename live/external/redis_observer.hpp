@@ -46,11 +46,15 @@ class NodeKeys {
   void record() { recording_ = true; }
   bool recording() const { return recording_; }
 
-  // After `client`'s request (its arguments in `argv`) the key holds `value`
-  // (nullopt: no key) with `pttl_ms` left (-1: no expiry, -2: no key). Notes
-  // Expired or KeyDeleted for an owner that went, and the Command.
-  void after(ProcId client, const std::vector<std::string>& argv, const std::optional<std::string>& value,
-             std::int64_t pttl_ms, const std::string& detail);
+  // Around `client`'s request (its arguments in `argv`), in one transaction
+  // with it: the key held `before` and then holds `value` (nullopt: no key)
+  // with `pttl_ms` left (-1: no expiry, -2: no key). Notes Expired or
+  // KeyDeleted for an owner that went, and the Command. A key already gone
+  // before the request is not this request's removal, whatever this
+  // observer last saw: another client's request, whose reply is still on its
+  // way, removed it.
+  void after(ProcId client, const std::vector<std::string>& argv, const std::optional<std::string>& before,
+             const std::optional<std::string>& value, std::int64_t pttl_ms, const std::string& detail);
   // A request that does not touch the key.
   void command(ProcId client, const std::string& detail);
   // The node's keyspace notification: the key expired.
