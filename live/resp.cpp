@@ -37,7 +37,19 @@ if not set then return false end
 return redis.call('incr', KEYS[2]))";
 
 // KEYS: lock. ARGV: value, ttl ms.
-constexpr std::string_view kCompareAndPexpire = R"(if redis.call('get', KEYS[1]) == ARGV[1] then
+// On Redisson's lock (a hash: kRedissonTryLock below) the watchdog's renewal
+// is Redisson's own, LockTask.java:85-93 at redisson-4.7.0: PEXPIRE if the
+// holder's field is there. The simulator keeps that lock as a value, so its
+// one op is both; with GET alone a real server answered WRONGTYPE, and the
+// watchdog renewed nothing live (incident redisson-1602: live - x3, sim stuck).
+constexpr std::string_view kCompareAndPexpire = R"(if redis.call('type', KEYS[1]).ok == 'hash' then
+  if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    return 1
+  end
+  return 0
+end
+if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
 end
 return 0)";

@@ -85,6 +85,10 @@ TEST_CASE("every redis op gives on a real redis-server the reply the simulator g
       {make(Op::RedissonTryLock, "rlock", "c1", ttl)},
       {make(Op::RedissonTryLock, "rlock", "c2", ttl), true},  // held: its PTTL
       {make(Op::RedissonTryLock, "rlock", "c1", ttl)},        // the holder again: renewed
+      // The watchdog's renewal of Redisson's hash (it was a GET: WRONGTYPE, live only).
+      {make(Op::CompareAndPexpire, "rlock", "c2", Duration::s(60))},
+      {make(Op::CompareAndPexpire, "rlock", "c1", Duration::s(60))},
+      {make(Op::Pttl, "rlock"), true},
       {make(Op::RedissonUnlock, "rlock", "c2")},
       {make(Op::RedissonUnlock, "rlock", "c1")},
       {make(Op::RedissonUnlock, "rlock", "c1")},
