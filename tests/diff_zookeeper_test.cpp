@@ -200,6 +200,10 @@ TEST_CASE("a watch fired just before its client connects again is a race, and is
   CHECK(h.notified[0].size() == 1);
   CHECK_FALSE(first_difference(seq, m, l));
   CHECK_FALSE(first_difference(seq, m, h));
+  // 0.8 ms before the connect left: after `replaced` (sent less 1 ms), still the old connection's race.
+  Outcome close = model;
+  close.notified_at[0] = {Duration::ms(61) + Duration::us(200), Duration::ms(150)};
+  CHECK(without_replacement_races(seq, close, real, close).notified[0].size() == 1);
   // 30 ms before the reconnect is no race: a notification lost there is a mismatch.
   Outcome early = model;
   early.notified_at[0] = {Duration::ms(31), Duration::ms(150)};
