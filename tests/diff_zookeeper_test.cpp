@@ -204,6 +204,10 @@ TEST_CASE("a watch fired just before its client connects again is a race, and is
   Outcome close = model;
   close.notified_at[0] = {Duration::ms(61) + Duration::us(200), Duration::ms(150)};
   CHECK(without_replacement_races(seq, close, real, close).notified[0].size() == 1);
+  // 0.5 ms after the connect left: the new session's (its watch set after the connect's answer), compared.
+  Outcome after = model;
+  after.notified_at[0] = {Duration::ms(62) + Duration::us(500), Duration::ms(150)};
+  CHECK(without_replacement_races(seq, after, real, after).notified[0].size() == 2);
   // 30 ms before the reconnect is no race: a notification lost there is a mismatch.
   Outcome early = model;
   early.notified_at[0] = {Duration::ms(31), Duration::ms(150)};

@@ -328,10 +328,12 @@ Outcome without_replacement_races(const Sequence& seq, const Outcome& model, con
     for (std::size_t k = 0; k < model.notified[c].size(); ++k) {
       const Duration t = model.notified_at[c][k];
       for (const Life& x : *lives)
-        // Up to the new session's answer: `replaced` is when the connect was
-        // sent less a millisecond (seed 7, sequence 1364: a watch fired 0.8 ms
-        // before the connect, after that mark).
-        if (static_cast<std::size_t>(x.slot) == c && x.replaced && t <= x.replaced_by && t + kReplaceRace > *x.replaced)
+        // Up to the instant the connect was sent (`replaced` is that less a
+        // millisecond; seed 7, sequence 1364: a watch fired 0.8 ms before the
+        // connect): after it the old connection is closed, and what the model
+        // fires is the new session's (sequences 325, 375, 407 of the next run).
+        if (static_cast<std::size_t>(x.slot) == c && x.replaced && t <= *x.replaced + Duration::ms(1) &&
+            t + kReplaceRace > *x.replaced)
           racing.emplace_back(model.notified[c][k].what + " " + model.notified[c][k].path, x.replaced_by);
     }
     if (racing.empty()) continue;
