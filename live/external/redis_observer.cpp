@@ -94,6 +94,10 @@ std::string reply_text(std::string_view bytes) {
 ProcId NodeKeys::owner_of(ProcId client, const std::vector<std::string>& argv, const std::string& value) {
   // The request that put the value there carried it: that client's value.
   if (std::find(argv.begin() + 1, argv.end(), value) != argv.end()) owners_.emplace(value, client);
+  return known_owner(value);
+}
+
+ProcId NodeKeys::known_owner(const std::string& value) const {
   const auto it = owners_.find(value);
   return it == owners_.end() ? kNoProc : it->second;
 }
@@ -125,8 +129,7 @@ void NodeKeys::after(ProcId client, const std::vector<std::string>& argv, const 
     } else if (!value) {
       // This request removed the key it found: its owner is the value's, read
       // in the same transaction, not the last one this observer saw.
-      const auto known = owners_.find(*before);
-      const ProcId removed = known == owners_.end() ? kNoProc : known->second;
+      const ProcId removed = known_owner(*before);
       note_now(hub_, node_, Ev::KeyDeleted, {.peer = client, .owner = removed != kNoProc ? removed : holder_, .key = key_});
     }
   }

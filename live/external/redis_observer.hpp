@@ -66,6 +66,8 @@ class NodeKeys {
 
  private:
   ProcId owner_of(ProcId client, const std::vector<std::string>& argv, const std::string& value);
+  // Whose value `value` is, as far as the requests seen so far tell (kNoProc: nobody's).
+  ProcId known_owner(const std::string& value) const;
 
   LiveHub& hub_;
   ProcId node_;
