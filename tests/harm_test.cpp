@@ -149,6 +149,35 @@ TEST_CASE("harm over runs: half the runs lose both increments, half none: 0.5 wi
   CHECK(a.interval95() == ci);
 }
 
+TEST_CASE("harm over runs: rare losses get the exact bootstrap's skewed interval") {
+  // 5 of 1,000 runs lose their one increment: a resample's losses are
+  // Binomial(1000, 0.005), whose 2.5th and 97.5th percentiles are 1 and 10
+  // (Poisson(5): 2 and 10 within a draw's noise) -- not 0.005 +- 0.0044, a
+  // normal interval's symmetric shape.
+  HarmTally t;
+  t.runs[{1, 1}] = 5;
+  t.runs[{0, 1}] = 995;
+  const auto ci = t.interval95();
+  REQUIRE(ci);
+  CHECK(ci->first >= 0.001);
+  CHECK(ci->first <= 0.002);
+  CHECK(ci->second >= 0.009);
+  CHECK(ci->second <= 0.011);
+}
+
+TEST_CASE("harm over runs: the interval costs the number of distinct runs, not of runs") {
+  // Two merged shards may claim any counts (a shard file is the user's):
+  // 2e15 runs, which drawn one by one would never end.
+  HarmTally t;
+  t.runs[{1, 4}] = 1'000'000'000'000'000;
+  t.runs[{0, 4}] = 1'000'000'000'000'000;
+  const auto ci = t.interval95();
+  REQUIRE(ci);
+  CHECK(ci->first == doctest::Approx(0.125).epsilon(1e-6));
+  CHECK(ci->second == doctest::Approx(0.125).epsilon(1e-6));
+  CHECK(ci->first <= ci->second);
+}
+
 TEST_CASE("explore's harm: the scenario's own schedule seed after seed, a known rate, in text and JSON") {
   const Scenario s = testing::catalogue("scenarios/kleppmann/gc-pause.toml");
   ExploreOptions o;
