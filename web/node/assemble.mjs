@@ -65,6 +65,18 @@ function scriptText(what, text) {
   return text;
 }
 
+// The engine's WebAssembly travels gzipped beside it, not as the base64 the
+// engine carries it in (SINGLE_FILE): 1.1 MB of text instead of 3.2 MB for the
+// browser to read and parse, and the page compiles it once for both workers
+// while it sets itself up (app.js, worker.js). The engine's own text keeps an
+// empty data URL where its WebAssembly was, so it never reads it itself.
+const WASM_URI = /wasmBinaryFile="data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)"/;
+const engineFull = readFileSync(enginePath, 'utf8');
+const wasmMatch = engineFull.match(WASM_URI);
+if (!wasmMatch) throw new Error(`${enginePath}: no WebAssembly inside as a base64 data URL (built without -sSINGLE_FILE=1?)`);
+const engineText = engineFull.replace(WASM_URI, 'wasmBinaryFile="data:application/octet-stream;base64,"');
+const wasmText = gzipSync(Buffer.from(wasmMatch[1], 'base64'), { level: 9 }).toString('base64');
+
 const page = (name) => readFileSync(join(root, 'web', 'page', name), 'utf8');
 let version = 'unknown';
 try {
@@ -74,7 +86,8 @@ const parts = {
   VERSION: version,
   STYLE: page('style.css'),
   CATALOGUE: JSON.stringify(catalogue).replace(/</g, '\\u003c'),
-  ENGINE: scriptText('the engine', readFileSync(enginePath, 'utf8')),
+  ENGINE: scriptText('the engine', engineText),
+  WASM: wasmText,
   WORKER: scriptText('worker.js', page('worker.js')),
   WORDS: scriptText('words.js', page('words.js')),
   LINK: scriptText('link.js', page('link.js')),

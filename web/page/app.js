@@ -29,6 +29,16 @@
 
   // ---- The engine: a worker made from the engine's text and the worker's glue ----
 
+  // The engine's WebAssembly, gzipped in the page (web/node/assemble.mjs):
+  // unpacked and compiled once, as soon as the page runs, and given to each
+  // worker as a compiled module.
+  const wasmModule = (async () => {
+    const data = 'data:application/octet-stream;base64,' + $('engine-wasm').textContent;
+    const gzipped = await (await fetch(data)).blob();
+    const bytes = await new Response(gzipped.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+    return WebAssembly.compile(bytes);
+  })();
+
   let workerUrl = null;
   function workerSource() {
     if (!workerUrl) {
@@ -46,6 +56,8 @@
       this.ready = new Promise((resolve, reject) => { this.started = resolve; this.failed = reject; });
       this.worker.onmessage = (e) => this.receive(e.data);
       this.worker.onerror = (e) => { this.failed(new Error(e.message)); e.preventDefault(); };
+      const worker = this.worker;
+      wasmModule.then((module) => worker.postMessage({ module }), (error) => this.failed(error));
       return this.ready;
     }
     receive(m) {
