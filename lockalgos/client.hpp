@@ -94,7 +94,7 @@ class ClientEnv {
                             std::uint32_t tag) = 0;
   virtual void cancel_call(CallId id) = 0;
   // A request written in the place it will leave from, so that nothing is
-  // moved when it does (the simulator's: the message's own slot, issue 15).
+  // moved when it does (the simulator's: the message's own slot).
   // stage() gives a body to write (holding some earlier body: assign or
   // emplace it whole) and sets `id`; the reference stays valid until the
   // body is started or unstaged. start_staged() sends it as start_call()

@@ -109,7 +109,7 @@ inline redis::Request redisson_fenced_trylock(std::string key, LockValue value, 
 // One Redis command's reply, awaited (RedisConnection's commands return it).
 // Without a Sentinel nothing follows the reply, so the command is the call
 // itself, awaited directly: no coroutine frame of its own and no copy of the
-// request into one (issue 15); with a Sentinel it is the task that asks the
+// request into one; with a Sentinel it is the task that asks the
 // Sentinel again after a failure. The same messages at the same instants
 // either way: the task also sends at once and resumes its caller inside the
 // reply's event.
@@ -157,7 +157,7 @@ class RedisConnection {
     return call(redis_cmd::make(redis::Op::SetNx, std::move(key), std::move(value)));
   }
   // The single-node recipes' try, sent once per retry: its request is
-  // written in its place in the call (issue 15), not built and moved there.
+  // written in its place in the call, not built and moved there.
   RedisCall set_nx_px(const std::string& key, const LockValue& value, Duration ttl) {
     if (sentinel_ != kNoProc) return call(redis_cmd::set_nx_px(key, value, ttl));
     auto fill = [&](redis::Request& r) { redis_cmd::write_set_nx_px(r, key, value, ttl); };

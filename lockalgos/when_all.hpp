@@ -34,11 +34,11 @@ namespace locksim {
 // One request of a fan-out.
 struct Call {
   Call(ProcId to, Payload request, Duration timeout) : to(to), request(std::move(request)), timeout(timeout) {}
-  // A Redis request, moved once, into its place (emplace_back it: issue 15).
+  // A Redis request, moved once, into its place (emplace_back it).
   Call(ProcId to, redis::Request&& request, Duration timeout)
       : to(to), request(std::in_place, std::in_place_type<redis::Request>, std::move(request)), timeout(timeout) {}
   // A request already written in its place (ClientEnv::stage), which leaves
-  // from there without a move (issue 15: Redlock's SETs, a third of the
+  // from there without a move (Redlock's SETs, a third of the
   // benchmark's messages). The fan-out that takes the call owns the stage.
   Call(ProcId to, StageId staged, Duration timeout) : to(to), timeout(timeout), staged(staged) {}
   ProcId to;

@@ -62,7 +62,7 @@ Canvas lay_out(const RunResult& r, const Lanes& lanes, const TimeAxis& axis, con
   c.slides = o.slides;
   c.lang = o.lang;
   // Type a page is read at: its smallest label 11 px (9 px at scale 1 were
-  // too small to read at 1,400 px, issue 38); a slide's larger still.
+  // too small to read at 1,400 px); a slide's larger still.
   c.font = o.slides ? 1.6 : 1.25;
   double name_w = 60;
   for (ProcId p = 0; p < trace.processes().size(); ++p)

@@ -52,7 +52,7 @@ static_assert(sizeof(Event) == 32);
 // today), a pop takes the front's next event, and the next non-empty day
 // is found in a bitmap a word at a time. Each event is written once and
 // read once where the radix heap before it moved each event down its
-// digits, bucket to bucket (issue 15; bench/README.md, "A calendar queue",
+// digits, bucket to bucket (bench/README.md, "A calendar queue",
 // has the measurements).
 //
 // A timer moved earlier (rekey_armed) is not searched for: the queue knows
@@ -69,7 +69,7 @@ class EventQueue {
   // push() of the event with these fields, written in its place in the
   // queue: not built aside and copied in. A copy of an event just written
   // field by field loads in 16-byte words what narrower stores wrote, and
-  // waits for them to reach the cache (a store-forwarding stall: issue 15's
+  // waits for them to reach the cache (a store-forwarding stall: a
   // profile found it on every message sent).
   void emplace(Instant at, std::uint64_t seq, std::uint64_t arg, ProcId pid, std::uint32_t epoch, Event::Kind kind);
   Event pop();

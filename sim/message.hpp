@@ -20,7 +20,7 @@ using Payload = std::variant<redis::Request, redis::Reply, storage::Request, sto
 // body.emplace<Body>() of a default Body, to fill in, without the zero-fill
 // first: emplace<Body>() value-initializes, and for an aggregate such as
 // redis::Request (184 bytes) g++ 12 clears it with `rep stos`, whose start-up
-// costs more than writing the fields (issue 15: a tenth of Redlock's try in
+// costs more than writing the fields (a tenth of Redlock's try in
 // a profile). Default-initialized instead, then moved into place.
 template <typename Body>
 Body& emplace_default(Payload& body) {
@@ -44,7 +44,7 @@ std::uint64_t fingerprint(const redis::Reply& r);
 // Where the outcome of a call arrives: the reply, or null (it timed out on
 // the caller's monotonic clock, or its destination refused it). The reply is
 // the message's own body, valid during the call and the sink's to move from:
-// it is not copied on its way (issue 15). A sink is called at most once per
+// it is not copied on its way. A sink is called at most once per
 // call, never from inside the call that started it, and not at all once the
 // call is cancelled. `tag` is the caller's own (a fan-out's index, say).
 // Owned by the caller: it must outlive its pending calls.

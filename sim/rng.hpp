@@ -45,7 +45,7 @@ constexpr std::uint64_t hash_mix(std::uint64_t h, std::uint64_t x) {
 // bytes into a zeroed word gives on a little-endian machine), read in whole
 // loads: a memcpy of a variable length goes through the stack, and the word
 // loaded back waits for its narrower stores (a store-forwarding stall, on
-// every Redis command's key: issue 15).
+// every Redis command's key, in a profile of explore).
 inline std::uint64_t tail_word(const char* p, std::size_t n) {
   auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
   if (n >= 4) {  // two 4-byte loads that overlap: the shared bytes land in the same place

@@ -190,7 +190,7 @@ class Trace {
   // Whether only the hash reads an event of `kind` recorded now: no listener
   // reads the kind and none is kept. Such an event may be recorded with
   // record_hashed() instead of being built (the network's sent and delivered
-  // events in a long run: two of every message's three events, issue 15).
+  // events in a long run: two of every message's three events).
   bool hash_only(Ev kind) const { return hashing_ && !heard_.has(kind) && events_.size() >= keep_limit_; }
   // The same of an event that names no owner: no listener reads `kind`
   // unless it names one (a Redis command that leaves nobody holding, which

@@ -122,7 +122,7 @@ class World {
   std::vector<std::unique_ptr<Process>> processes_;
   // Messages in flight, by slot, in chunks that never move (delivery reads
   // one in place while sending more). A deque did that too, but its nodes
-  // held two messages each and every look-up divided (issue 15's profile).
+  // held two messages each and every look-up divided (a profile showed it).
   class MessageSlots {
    public:
     Message& operator[](std::uint64_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }

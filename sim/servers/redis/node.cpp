@@ -818,7 +818,7 @@ Task<void> RedisNode::active_expire_loop() {
 // An Instant, not an optional one: g++ 12 passes an optional<Instant> on
 // through the stack, its two halves stored apart and loaded as one 16-byte
 // word, which waits for both stores to reach the cache (a store-forwarding
-// stall), on every command (issue 15: half of this and nudge_expiry's time
+// stall), on every command (half of this and nudge_expiry's time
 // in a profile of the benchmark).
 Instant RedisNode::next_useful_tick() {
   if (is_replica()) return Instant::never();  // iAmMaster only
