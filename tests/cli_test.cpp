@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -351,4 +353,43 @@ TEST_CASE("a misspelt algorithm, flavour or event gets a \"did you mean\", and a
   CHECK(event.output.find("retrying") == std::string::npos);       // a retry loop's waits cannot: too many
   const Outcome matrix = locksim("explore " + source("scenarios/kleppmann/gc-pause.toml") + " --runs 1 --matrix redis-singel");
   CHECK(matrix.output.find("\"redis-singel\" is not an algorithm (did you mean 'redis-single'?)") != std::string::npos);
+}
+
+TEST_CASE("README's command list names every subcommand of locksim --help, and no other") {
+  const Outcome help = locksim("--help");
+  REQUIRE(help.status == 0);
+  const auto from = help.output.find("Subcommands:\n");
+  REQUIRE(from != std::string::npos);
+  std::vector<std::string> commands;
+  std::istringstream lines(help.output.substr(from + 13));
+  for (std::string line; std::getline(lines, line) && line.rfind("  ", 0) == 0;) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    commands.push_back(name);
+  }
+  REQUIRE(commands.size() >= 10);
+  std::ifstream in(source("README.md"));
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto section = readme.find("## Using it\n");
+  REQUIRE(section != std::string::npos);
+  const auto open = readme.find("```\n", section);
+  const auto close = readme.find("```\n", open + 4);
+  REQUIRE(close != std::string::npos);
+  std::vector<std::string> listed;
+  std::istringstream block(readme.substr(open + 4, close - open - 4));
+  for (std::string line; std::getline(block, line);) {
+    std::istringstream words(line);
+    std::string first, name;
+    words >> first >> name;
+    if (first == "locksim" && name.rfind("--", 0) != 0) listed.push_back(name);
+  }
+  for (const std::string& c : commands) {
+    INFO("locksim " << c << " is in --help and not in README's \"Using it\"");
+    CHECK(std::find(listed.begin(), listed.end(), c) != listed.end());
+  }
+  for (const std::string& l : listed) {
+    INFO("README's \"Using it\" lists locksim " << l << ", which --help does not");
+    CHECK(std::find(commands.begin(), commands.end(), l) != commands.end());
+  }
 }
