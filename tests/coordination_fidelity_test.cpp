@@ -114,7 +114,7 @@ TEST_CASE("etcd raises a lease TTL below ceil(1.5 election timeouts) to it, sile
   CHECK(EtcdServer::min_lease_ttl(Duration::s(5)) == Duration::s(8));  // 7.5 s rounded up
   World w(1);
   w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
-  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1);
+  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1, Duration::s(1));
   auto& client = w.add<Probe>("client");
   std::optional<coord::Reply> granted, renewed;
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& granted,
@@ -136,7 +136,7 @@ TEST_CASE("etcd raises a lease TTL below ceil(1.5 election timeouts) to it, sile
 TEST_CASE("after an etcd leader restart a lease of TTL 10 s lives the election timeout plus its TTL") {
   World w(1);
   w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
-  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1);
+  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1, Duration::s(1));
   auto& client = w.add<Probe>("client");
   std::optional<coord::Reply> late;
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& late) -> Task<void> {

@@ -308,7 +308,7 @@ TEST_CASE("a lost watch notification does not strand the waiter: the next messag
 TEST_CASE("the etcd server refuses to renew a lease that has expired but not yet been revoked") {
   World w(1);
   w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});
-  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1);
+  auto& etcd = w.add<EtcdServer>("etcd", ClockSpec{}, 1, Duration::s(1));
   auto& client = w.add<Probe>("client");
   std::optional<coord::Reply> renewed;
   client.spawn([](Probe& self, ProcId etcd, std::optional<coord::Reply>& renewed) -> Task<void> {

@@ -28,7 +28,7 @@ struct Bench {
   World w{1};
   EtcdServer& etcd;
   Probe& client;
-  Bench() : etcd(w.add<EtcdServer>("etcd", ClockSpec{}, 2)), client(w.add<Probe>()) {
+  Bench() : etcd(w.add<EtcdServer>("etcd", ClockSpec{}, 2, Duration::s(1))), client(w.add<Probe>()) {
     w.network().configure({DurationRange::fixed(Duration::zero()), 0.0, true});
   }
   // The reply to `r`, sent at `at` from the start.

@@ -18,7 +18,7 @@ namespace locksim {
 class EtcdServer : public CoordinationServer {
  public:
   EtcdServer(World& world, std::string name, const ClockSpec& clock, std::int64_t first_revision,
-             Duration election_timeout = Duration::s(1));
+             Duration election_timeout);
 
   // The shortest lease the server grants: ceil(floor(3 x election ticks / 2)
   // x heartbeat) in whole seconds, with the default 100 ms heartbeat — 2 s for
