@@ -338,9 +338,21 @@ void LiveRun::start_zookeeper() {
   for (ProcId c : clients_) {
     auto p = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(n.name)});
     p->set_framing(framing::length_prefixed());
+    if (external_) {
+      // A real library's requests reach the run only as bytes: its proxy's
+      // tap tells the watcher whose nodes are whose, and the trace what the
+      // server answered.
+      external_->attach(c, id(n.name), *p);
+      p->set_tap([this, c](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
+        const bool to_server = d == Direction::ToServer;
+        if ((to_server && seen == Proxy::Seen::Forwarded) || (!to_server && seen == Proxy::Seen::Arrived))
+          zk_->external_packet(c, connection, to_server, bytes);
+      });
+    }
     proxies_[{c, id(n.name)}] = std::move(p);
   }
-  zk_->prepare("/lock");
+  // A library names its lock's node itself (kazoo: "/locks/<key>").
+  zk_->prepare(external_ ? external::server_key(*external::find_adapter(s_.lock.library), s_.lock.key) : "/lock");
 }
 
 // A replica follows its master through a proxy of the run's own, which delays

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "live/common.hpp"
+#include "live/zookeeper/jute.hpp"
 #include "live/coord_transport.hpp"
 #include "harness/scenario.hpp"
 #include "live/servers.hpp"
@@ -75,13 +76,22 @@ class LiveService {
   // Starts the node: tickTime = tick / K (throws Error unless whole
   // milliseconds); the session timeout bounds are ZooKeeper's, 2 and 20 ticks.
   void start_node(ProcId node, const std::string& name, Duration tick, bool shim_clock);
-  // Before the clients start: the lock's parent (a persistent node, as
+  // Before the clients start: the lock's parent and its own parents (persistent nodes, as
   // Curator's creatingParentContainersIfNeeded makes it, but not a container,
   // which the server would remove when empty) and the watcher's session.
   // Blocks, turning the context, until both are done.
   void prepare(const std::string& parent);
   // The transport for `client`'s coordination calls.
   std::unique_ptr<CoordTransport> transport(ProcId client);
+  // A packet of an external client's (a real library's bytes through its
+  // proxy, whole, length prefix included) on the proxy's connection
+  // `connection`. Toward the server (`to_server`, as the proxy forwarded it):
+  // what the watcher needs, as locksim's own clients tell it from their
+  // requests (a create's name prefix, a delete, a closeSession, a new
+  // session). Back from the server (as it arrived at the proxy): the answer
+  // to one of its requests, noted as the node's Command, the request with
+  // its answer. A packet that does not parse is the server's business.
+  void external_packet(ProcId client, std::uint64_t connection, bool to_server, std::string_view packet);
   // After the node was restarted: the watcher reconnects (its session, or a
   // new one) and reads the children again.
   void restarted();
@@ -92,8 +102,15 @@ class LiveService {
   void sending(ProcId client, const coord::Request& req);
   void warm_up(BlockingSession& s);
 
+  // An external client's connection, as its packets tell it.
+  struct ExternalConnection {
+    bool connect_sent = false, connect_answered = false;
+    std::map<std::int32_t, Request> pending;  // xid -> request, until answered
+  };
+
   boost::asio::io_context& io_;
   Supervisor& sup_;
+  std::map<std::pair<ProcId, std::uint64_t>, ExternalConnection> external_;  // (client, the proxy's connection)
   std::int64_t scale_;
   Hooks hooks_;
   ProcId node_ = kNoProc;
