@@ -328,6 +328,7 @@ void LiveRun::start_servers() {
 void LiveRun::start_zookeeper() {
   zk::LiveService::Hooks hooks;
   hooks.note = [this](ProcId node, Ev kind, TraceEvent&& e) { note_at(node, kind, std::move(e)); };
+  hooks.next_message = [this] { return next_message_++; };
   hooks.address = [this](ProcId client, ProcId node) { return proxy(client, node).endpoint(); };
   zk_ = std::make_unique<zk::LiveService>(io_, *sup_, o_.time_scale, std::move(hooks));
   const NodeConfig& n = s_.nodes.front();
@@ -340,13 +341,11 @@ void LiveRun::start_zookeeper() {
     p->set_framing(framing::length_prefixed());
     if (external_) {
       // A real library's requests reach the run only as bytes: its proxy's
-      // tap tells the watcher whose nodes are whose, and the trace what the
-      // server answered.
+      // tap tells the trace its messages and what the server answered, and
+      // the watcher whose nodes are whose.
       external_->attach(c, id(n.name), *p);
       p->set_tap([this, c](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
-        const bool to_server = d == Direction::ToServer;
-        if ((to_server && seen == Proxy::Seen::Forwarded) || (!to_server && seen == Proxy::Seen::Arrived))
-          zk_->external_packet(c, connection, to_server, bytes);
+        zk_->external_tap(c, connection, d, seen, bytes);
       });
     }
     proxies_[{c, id(n.name)}] = std::move(p);
@@ -469,6 +468,7 @@ void LiveRun::run() {
   }
   clock_ = ScenarioClock(start, o_.time_scale);
   note_at(storage_, Ev::Started, {.value = s_.storage.initial, .detail = "live: the storage runs inside locksim"});
+  if (zk_) zk_->begin();
   arm_faults();
   start_clients();
   auto end = std::make_unique<asio::steady_timer>(io_, clock_.real_at(Instant::zero() + s_.duration));

@@ -224,6 +224,23 @@ TEST_CASE("kazoo, a real Python client of a real ZooKeeper, paused past its sess
       created[e->peer == client1 ? 0 : 1] = true;
   CHECK(created[0]);
   CHECK(created[1]);
+  // Each packet between a client and zk1 is a message with one id at both
+  // ends (its proxy's tap), as the simulator's network tells them.
+  std::map<std::int64_t, const TraceEvent*> sent;
+  const ProcId zk1 = *t.find("zk1");
+  for (const TraceEvent& e : t.events())
+    if (e.kind == Ev::Sent) sent[e.value] = &e;
+  int to_zk1 = 0, from_zk1 = 0;
+  for (const TraceEvent& e : t.events()) {
+    if (e.kind != Ev::Delivered || (e.process != zk1 && e.peer != zk1)) continue;
+    REQUIRE(sent.count(e.value));
+    CHECK(sent[e.value]->process == e.peer);
+    CHECK(sent[e.value]->peer == e.process);
+    CHECK(sent[e.value]->detail == e.detail);
+    ++(e.process == zk1 ? to_zk1 : from_zk1);
+  }
+  CHECK(to_zk1 >= 10);  // each client's exists, create, getChildren, ...
+  CHECK(from_zk1 >= 10);
   // kazoo's own: client1 writes after its pause, before LOST tells it the
   // session is gone (the reconnect is refused only after a retry's sleep).
   const auto writes = of(r, Ev::StorageWrite, "storage");

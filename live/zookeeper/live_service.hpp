@@ -23,7 +23,9 @@
 // simulator's ticks, scaled.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +34,7 @@
 #include <string>
 
 #include "live/common.hpp"
+#include "live/proxy.hpp"
 #include "live/zookeeper/jute.hpp"
 #include "live/coord_transport.hpp"
 #include "harness/scenario.hpp"
@@ -63,8 +66,10 @@ RealClock::time_point tick_boundary_after(RealClock::time_point t, Duration tick
 class LiveService {
  public:
   struct Hooks {
-    // Records `kind` at `node` now (the run's clock), as the node's own event.
+    // Records `kind` at process `node` now (the run's clock), as its own event.
     std::function<void(ProcId node, Ev kind, TraceEvent&& e)> note;
+    // The next message id of the run's (LiveHub::next_message).
+    std::function<std::uint64_t()> next_message;
     // Where `client` connects for `node`: its proxy.
     std::function<Endpoint(ProcId client, ProcId node)> address;
   };
@@ -84,14 +89,18 @@ class LiveService {
   // The transport for `client`'s coordination calls.
   std::unique_ptr<CoordTransport> transport(ProcId client);
   // A packet of an external client's (a real library's bytes through its
-  // proxy, whole, length prefix included) on the proxy's connection
-  // `connection`. Toward the server (`to_server`, as the proxy forwarded it):
-  // what the watcher needs, as locksim's own clients tell it from their
-  // requests (a create's name prefix, a delete, a closeSession, a new
-  // session). Back from the server (as it arrived at the proxy): the answer
-  // to one of its requests, noted as the node's Command, the request with
-  // its answer. A packet that does not parse is the server's business.
-  void external_packet(ProcId client, std::uint64_t connection, bool to_server, std::string_view packet);
+  // proxy, whole, length prefix included), as the proxy's tap tells it on
+  // the proxy's connection `connection`. Each is a message of the trace:
+  // Sent as it arrives at the proxy, Delivered as the proxy writes it on
+  // (Dropped when a fault drops it), as the simulator's network tells its
+  // two ends. A request, as the server takes it (forwarded), tells the
+  // watcher what locksim's own clients tell it from their requests (a
+  // create's path, a delete, a closeSession, a new session); an answer, as
+  // the server sends it, is noted as the node's Command with its request.
+  // Nothing reaches the trace before begin(); the packets still count.
+  void external_tap(ProcId client, std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view packet);
+  // The run has begun: from now on external_tap tells the trace.
+  void begin() { recording_ = true; }
   // After the node was restarted: the watcher reconnects (its session, or a
   // new one) and reads the children again.
   void restarted();
@@ -104,13 +113,20 @@ class LiveService {
 
   // An external client's connection, as its packets tell it.
   struct ExternalConnection {
-    bool connect_sent = false, connect_answered = false;
+    bool connect_arrived = false, connect_sent = false, connect_answered = false;
     std::map<std::int32_t, Request> pending;  // xid -> request, until answered
+    // Per direction (Direction's order): the messages at the proxy, their
+    // ids and what they say, oldest first (it forwards them in order).
+    std::array<std::deque<std::pair<std::uint64_t, std::string>>, 2> at_proxy;
   };
+  std::string request_arrived(ExternalConnection& c, std::string_view body);
+  void request_sent(ProcId client, ExternalConnection& c, std::string_view body);
+  std::string answered(ProcId client, ExternalConnection& c, std::string_view body);
 
   boost::asio::io_context& io_;
   Supervisor& sup_;
   std::map<std::pair<ProcId, std::uint64_t>, ExternalConnection> external_;  // (client, the proxy's connection)
+  bool recording_ = false;
   std::int64_t scale_;
   Hooks hooks_;
   ProcId node_ = kNoProc;
