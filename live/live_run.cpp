@@ -328,6 +328,7 @@ void LiveRun::start_servers() {
 void LiveRun::start_zookeeper() {
   zk::LiveService::Hooks hooks;
   hooks.note = [this](ProcId node, Ev kind, TraceEvent&& e) { note_at(node, kind, std::move(e)); };
+  hooks.next_message = [this] { return next_message_++; };
   hooks.address = [this](ProcId client, ProcId node) { return proxy(client, node).endpoint(); };
   zk_ = std::make_unique<zk::LiveService>(io_, *sup_, o_.time_scale, std::move(hooks));
   const NodeConfig& n = s_.nodes.front();
@@ -338,9 +339,19 @@ void LiveRun::start_zookeeper() {
   for (ProcId c : clients_) {
     auto p = std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", sup_->port(n.name)});
     p->set_framing(framing::length_prefixed());
+    if (external_) {
+      // A real library's requests reach the run only as bytes: its proxy's
+      // tap tells the trace its messages and what the server answered, and
+      // the watcher whose nodes are whose.
+      external_->attach(c, id(n.name), *p);
+      p->set_tap([this, c](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
+        zk_->external_tap(c, connection, d, seen, bytes);
+      });
+    }
     proxies_[{c, id(n.name)}] = std::move(p);
   }
-  zk_->prepare("/lock");
+  // A library names its lock's node itself (kazoo: "/locks/<key>").
+  zk_->prepare(external_ ? external::server_key(*external::find_adapter(s_.lock.library), s_.lock.key) : "/lock");
 }
 
 // A replica follows its master through a proxy of the run's own, which delays
@@ -457,6 +468,7 @@ void LiveRun::run() {
   }
   clock_ = ScenarioClock(start, o_.time_scale);
   note_at(storage_, Ev::Started, {.value = s_.storage.initial, .detail = "live: the storage runs inside locksim"});
+  if (zk_) zk_->begin();
   arm_faults();
   start_clients();
   auto end = std::make_unique<asio::steady_timer>(io_, clock_.real_at(Instant::zero() + s_.duration));

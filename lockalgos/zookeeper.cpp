@@ -504,6 +504,15 @@ class ZooKeeperLock final : public Lock {
 // trip, which waits in the queue while SUSPENDED. A request's reply is
 // awaited for read_timeout at most here: the connection would have dropped
 // by then. Fencing token: the node's czxid.
+//
+// Which thread runs first after the pause is a race in the real library:
+// live (scenarios/matrix/kazoo@2.8.0/pause-check, the real kazoo 2.8.0 and
+// ZooKeeper 3.8.0 on loopback, 19 runs on 2026-11-29), the connection
+// thread had read the closed socket (protocol/connection.py:245-260) and set
+// SUSPENDED (client.py:514-548, _session_callback) before the check in 15;
+// in 4 the application read CONNECTED a fraction of a millisecond before it
+// and wrote (overlap, stale-write, lost-update). The flavour keeps the more
+// frequent order: a deterministic run takes one side of a race.
 class KazooLock final : public Lock {
  public:
   KazooLock(ClientEnv& env, const LockTargets& targets, const ZooKeeperOptions& options)

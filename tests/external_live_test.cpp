@@ -187,6 +187,75 @@ TEST_CASE("redis-py, a real Python client, paused past its TTL at its read overl
   CHECK(failed[0]->detail.find("LockNotOwnedError") != std::string::npos);
 }
 
+// The scenario file's text (scenarios/matrix/<library>/<attack>.toml).
+std::string matrix_cell(const std::string& library, const std::string& attack) {
+  std::ifstream in(fs::path(LOCKSIM_SOURCE_DIR) / "scenarios" / "matrix" / library / (attack + ".toml"));
+  REQUIRE(in);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("kazoo, a real Python client of a real ZooKeeper, paused past its session writes before LOST: overlap, stale write, lost update") {
+  const auto began = std::chrono::steady_clock::now();
+  const RunResult r = run_text(matrix_cell("kazoo@2.8.0", "pause-no-check"));
+  // It ended once both jobs were done (about 10.5 s in), not at its 20 s.
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(60));
+  CHECK(r.verdict == kAll);
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  // The server's side, from the run's watcher and the proxies' packets: who
+  // held (client1's node, then client2's once client1's session expired at a
+  // tick past its 4 s), and why each node went.
+  const auto holders = of(r, Ev::Holder, "zk1");
+  REQUIRE(holders.size() >= 2);
+  CHECK(holders[0]->owner == client1);
+  CHECK(holders[1]->owner == client2);
+  const auto expired = of(r, Ev::Expired, "zk1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  CHECK(expired[0]->at >= Instant::zero() + Duration::s(4));
+  CHECK(expired[0]->at < holders[1]->at + Duration::ms(1));
+  const auto deleted = of(r, Ev::KeyDeleted, "zk1");
+  REQUIRE(deleted.size() == 1);  // client2's release; client1's delete found NONODE
+  CHECK(deleted[0]->owner == client2);
+  CHECK(deleted[0]->peer == client2);
+  bool created[2] = {false, false};
+  for (const TraceEvent* e : of(r, Ev::Command, "zk1"))
+    if (e->detail.rfind("create /locks/lock/", 0) == 0 && e->detail.find("__lock__ EPHEMERAL_SEQUENTIAL -> zxid") != std::string::npos)
+      created[e->peer == client1 ? 0 : 1] = true;
+  CHECK(created[0]);
+  CHECK(created[1]);
+  // Each packet between a client and zk1 is a message with one id at both
+  // ends (its proxy's tap), as the simulator's network tells them.
+  std::map<std::int64_t, const TraceEvent*> sent;
+  const ProcId zk1 = *t.find("zk1");
+  for (const TraceEvent& e : t.events())
+    if (e.kind == Ev::Sent) sent[e.value] = &e;
+  int to_zk1 = 0, from_zk1 = 0;
+  for (const TraceEvent& e : t.events()) {
+    if (e.kind != Ev::Delivered || (e.process != zk1 && e.peer != zk1)) continue;
+    REQUIRE(sent.count(e.value));
+    CHECK(sent[e.value]->process == e.peer);
+    CHECK(sent[e.value]->peer == e.process);
+    CHECK(sent[e.value]->detail == e.detail);
+    ++(e.process == zk1 ? to_zk1 : from_zk1);
+  }
+  CHECK(to_zk1 >= 10);  // each client's exists, create, getChildren, ...
+  CHECK(from_zk1 >= 10);
+  // kazoo's own: client1 writes after its pause, before LOST tells it the
+  // session is gone (the reconnect is refused only after a retry's sleep).
+  const auto writes = of(r, Ev::StorageWrite, "storage");
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0]->peer == client2);
+  CHECK(writes[1]->peer == client1);
+  const TraceEvent* lost = nullptr;
+  for (const TraceEvent* e : of(r, Ev::Notified, "client1"))
+    if (e->value == static_cast<std::int64_t>(LibrarySignal::SessionLost)) lost = e;
+  REQUIRE(lost != nullptr);
+  CHECK(writes[1]->at < lost->at);
+  CHECK(of(r, Ev::Acquired, "client1")[0]->detail == "zk1");
+  CHECK(none_running("adapters/kazoo"));
+}
+
 TEST_CASE("node-redlock 4.2.0, a real Node client, paused past its TTL at its read overlaps and loses an update") {
   const RunResult r = run_text(paused_past_ttl("node-redlock@4.2.0"));
   check_paused_run(r);

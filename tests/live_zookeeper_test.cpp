@@ -109,6 +109,49 @@ TEST_CASE("jute: each request the recipes send is ZooKeeper's header and record"
   CHECK(hex(encode(9, Request{OpCode::CloseSession})) == "0000000800000009fffffff5");
 }
 
+TEST_CASE("jute: a client's requests read back as the server reads them (a real library's, through its proxy)") {
+  // The bytes ZooKeeper's own classes wrote (the test above).
+  const RequestPacket create2 = decode_request(body_of(
+      "00000042000000010000000f000000132f6c6f636b2f5f635f616231322d6c6f636b2d00000000000000010000001f00000005776f72"
+      "6c6400000006616e796f6e6500000003"));
+  CHECK(create2.xid == 1);
+  CHECK(create2.request.op == OpCode::Create2);
+  CHECK(create2.request.path == "/lock/_c_ab12-lock-");
+  CHECK(create2.request.mode == CreateMode::EphemeralSequential);
+  const RequestPacket del = decode_request(body_of("000000220000000700000002000000122f6c6f636b2f6e2d30303030303030303031ffffffff"));
+  CHECK(del.xid == 7);
+  CHECK(del.request.op == OpCode::Delete);
+  CHECK(del.request.path == "/lock/n-0000000001");
+  CHECK(del.request.version == -1);
+  const RequestPacket children = decode_request(body_of("000000120000000300000008000000052f6c6f636b01"));
+  CHECK(children.request.op == OpCode::GetChildren);
+  CHECK(children.request.watch);
+  const RequestPacket close = decode_request(body_of("0000000800000009fffffff5"));
+  CHECK(close.xid == 9);
+  CHECK(close.request.op == OpCode::CloseSession);
+  // kazoo's create (op 1) with data and two ACL entries: the flags come after them.
+  Request kazoo{OpCode::Create, "/locks/lock/0123abcd__lock__", "client1"};
+  kazoo.mode = CreateMode::EphemeralSequential;
+  std::string bytes = encode(12, kazoo);
+  const std::string one_acl = unhex("0000001f00000005776f726c6400000006616e796f6e65");
+  const std::size_t acl = bytes.find(one_acl);
+  REQUIRE(acl != std::string::npos);
+  bytes.replace(acl - 4, 4, std::string("\0\0\0\x02", 4));  // the ACL's count: 2
+  bytes.insert(acl + one_acl.size(), one_acl);
+  const RequestPacket back = decode_request(std::string_view(bytes).substr(4));
+  CHECK(back.xid == 12);
+  CHECK(back.request.op == OpCode::Create);
+  CHECK(back.request.path == "/locks/lock/0123abcd__lock__");
+  CHECK(back.request.data == "client1");
+  CHECK(back.request.mode == CreateMode::EphemeralSequential);
+  // An op the recipes do not send (setWatches, 101): its header alone.
+  const RequestPacket other = decode_request(unhex("fffffff800000065000000000000002a"));
+  CHECK(other.xid == -8);
+  CHECK(static_cast<std::int32_t>(other.request.op) == 101);
+  CHECK(other.request.path.empty());
+  CHECK_THROWS_AS(decode_request(unhex("00000001000000010000")), Error);  // a create cut short
+}
+
 TEST_CASE("jute: a server's packets read as ZooKeeper wrote them") {
   const ConnectResponse hello = decode_connect_response(
       body_of("0000002500000000000017700100001384e600010000001000112233445566778899aabbccddeeff00"));

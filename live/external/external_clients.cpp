@@ -65,8 +65,8 @@ std::string library_version(std::string_view id) {
 std::optional<std::string> external_unsupported(const Scenario& s) {
   const AdapterInfo* a = find_adapter(s.lock.library);
   if (!a) return "no adapter runs " + s.lock.library + " live yet (live/external/adapters.cpp lists those that do)";
-  if (a->service != Service::Redis)
-    return "not yet supported live: " + s.lock.library + "'s servers (only Redis libraries run as external clients so far)";
+  if (a->service == Service::Etcd)
+    return "not yet supported live: " + s.lock.library + "'s servers (Redis and ZooKeeper libraries run as external clients so far)";
   for (const FaultSpec& f : s.faults)
     if (f.kind == FaultKind::Restart && is_client(s, f.target))
       return "not supported live: restarting an external client (line " + std::to_string(f.line) + ")";
@@ -344,8 +344,9 @@ void ExternalClients::on_event(Client& c, const AdapterEvent& e) {
       if (keys->holder() == c.id) t.detail += (t.detail.empty() ? "" : ",") + hub_.trace().name(node);
     // None does (a belief the servers no longer back: a reply that came
     // after the key expired): the nodes it asked, which the library counted.
+    // ZooKeeper's one node, whose watcher states the holder itself.
     if (t.detail.empty())
-      for (const auto& [node, keys] : keys_) t.detail += (t.detail.empty() ? "" : ",") + hub_.trace().name(node);
+      for (ProcId node : setup_.nodes) t.detail += (t.detail.empty() ? "" : ",") + hub_.trace().name(node);
   }
   if (e.ev == AdapterEv::Notified) {
     const std::optional<LibrarySignal> signal = library_signal(e.signal);

@@ -8,8 +8,9 @@
 //   - its events, in the trace as the client's own (acquired, read, lost,
 //     notified, ...): what it believed and did;
 //   - its storage port (storage_server.hpp) and, for Redis, an observer in
-//     front of each node (redis_observer.hpp): what it really did, which the
-//     judges take as the truth;
+//     front of each node (redis_observer.hpp); for ZooKeeper, the run's
+//     watcher (live/zookeeper/live_service.hpp), told of its packets by its
+//     proxy's tap: what it really did, which the judges take as the truth;
 //   - its faults: a pause is SIGSTOP/SIGCONT of its process (the adapter
 //     stops itself at the event a pause is anchored on), a crash SIGKILL, a
 //     clock step or drift its clock shim (live/clockshim, both clocks).

@@ -294,6 +294,48 @@ WatcherEvent decode_event(std::string_view body) {
   return e;
 }
 
+// The server's side of encode(xid, Request): FinalRequestProcessor's records.
+RequestPacket decode_request(std::string_view body) {
+  Reader in(body);
+  RequestPacket p;
+  p.xid = in.i32();
+  Request& r = p.request;
+  r.op = static_cast<OpCode>(in.i32());
+  switch (r.op) {
+    case OpCode::Create:
+    case OpCode::Create2: {  // CreateRequest: path, data, the ACL, flags
+      r.path = in.bytes();
+      r.data = in.bytes();
+      const std::int32_t acls = in.i32();
+      for (std::int32_t i = 0; i < acls; ++i) {
+        in.i32();    // perms
+        in.bytes();  // scheme
+        in.bytes();  // id
+      }
+      r.mode = static_cast<CreateMode>(in.i32());
+      break;
+    }
+    case OpCode::Delete:
+      r.path = in.bytes();
+      r.version = in.i32();
+      break;
+    case OpCode::Exists:
+    case OpCode::GetData:
+    case OpCode::GetChildren:
+    case OpCode::GetChildren2:
+      r.path = in.bytes();
+      r.watch = in.boolean();
+      break;
+    case OpCode::AddWatch:
+      r.path = in.bytes();
+      r.watch_mode = static_cast<AddWatchMode>(in.i32());
+      break;
+    case OpCode::Sync: r.path = in.bytes(); break;
+    default: break;
+  }
+  return p;
+}
+
 namespace {
 
 std::string_view mode_name(CreateMode m) {

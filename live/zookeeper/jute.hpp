@@ -187,6 +187,15 @@ ReplyHeader decode_reply_header(std::string_view body);
 Response decode_response(OpCode op, std::string_view body);
 // A packet with xid -1.
 WatcherEvent decode_event(std::string_view body);
+// A request as a client sent it (after the handshake): its xid and what the
+// lock recipes' requests carry (path, data, mode, version, watch); any other
+// op (multi, setWatches, ...) is read as its header alone. How the run tells
+// what a real library asked of the server from the bytes through its proxy.
+struct RequestPacket {
+  std::int32_t xid = 0;
+  Request request;
+};
+RequestPacket decode_request(std::string_view body);
 
 // "create2 /lock/x- EPHEMERAL_SEQUENTIAL", "ping", ...: for traces and mismatch reports.
 std::string describe(const Request& r);

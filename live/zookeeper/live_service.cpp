@@ -47,6 +47,13 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
 
 namespace {
 
+std::string hex(std::int64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (int shift = 60; shift >= 0; shift -= 4) out += kDigits[(static_cast<std::uint64_t>(v) >> shift) & 0xf];
+  return out;
+}
+
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 std::string sequence_of(const std::string& path) { return path.size() >= 10 ? path.substr(path.size() - 10) : path; }
 // A sequential node's name without its 10-digit suffix: what its creator asked for.
@@ -202,12 +209,16 @@ void LiveService::prepare(const std::string& parent) {
   parent_ = parent;
   const Endpoint server{"127.0.0.1", sup_.port(node_name_)};
   {
-    // The run's own set-up session: the lock's parent, then closed.
+    // The run's own set-up session: the lock's parent (and its parents: a
+    // library's "/locks/<key>"), then closed.
     BlockingSession setup(io_, server, Duration::s(30));
-    Request create{OpCode::Create, parent};
-    const Response r = setup.request(create);
-    if (r.header.err != 0 && r.header.err != static_cast<std::int32_t>(Err::NodeExists))
-      throw Error("ZooKeeper: cannot create " + parent + ": " + err_name(r.header.err));
+    for (std::size_t slash = parent.find('/', 1);; slash = parent.find('/', slash + 1)) {
+      const std::string path = parent.substr(0, slash);
+      const Response r = setup.request(Request{OpCode::Create, path});
+      if (r.header.err != 0 && r.header.err != static_cast<std::int32_t>(Err::NodeExists))
+        throw Error("ZooKeeper: cannot create " + path + ": " + err_name(r.header.err));
+      if (slash == std::string::npos) break;
+    }
     warm_up(setup);
     setup.close_session();
   }
@@ -259,6 +270,112 @@ void LiveService::sending(ProcId client, const coord::Request& req) {
     case coord::Op::CloseSession: watcher_->closing.insert(client); break;
     case coord::Op::Connect: watcher_->closing.erase(client); break;
     default: break;
+  }
+}
+
+void LiveService::external_tap(ProcId client, std::uint64_t connection, Direction d, Proxy::Seen seen,
+                               std::string_view packet) {
+  if (packet.size() < 4) return;
+  const std::string_view body = packet.substr(4);
+  ExternalConnection& c = external_[{client, connection}];
+  const bool to_server = d == Direction::ToServer;
+  auto& at_proxy = c.at_proxy[to_server ? 0 : 1];
+  const ProcId from = to_server ? client : node_, to = to_server ? node_ : client;
+  const std::uint64_t content = fnv1a64(packet);
+  if (seen == Proxy::Seen::Arrived) {
+    std::string what = to_server ? request_arrived(c, body) : answered(client, c, body);
+    const std::uint64_t id = hooks_.next_message();
+    if (recording_)
+      hooks_.note(from, Ev::Sent, {.peer = to, .value = static_cast<std::int64_t>(id), .content = content, .detail = what});
+    at_proxy.emplace_back(id, std::move(what));
+    return;
+  }
+  if (at_proxy.empty()) return;
+  auto [id, what] = seen == Proxy::Seen::Dropped ? at_proxy.back() : at_proxy.front();
+  if (seen == Proxy::Seen::Dropped) {
+    at_proxy.pop_back();  // dropped as it arrived
+    if (recording_)
+      hooks_.note(from, Ev::Dropped, {.peer = to, .value = static_cast<std::int64_t>(id), .content = content,
+                                      .detail = "the proxy drops it: " + what});
+    return;
+  }
+  at_proxy.pop_front();
+  if (to_server) request_sent(client, c, body);
+  if (recording_)
+    hooks_.note(to, Ev::Delivered, {.peer = from, .value = static_cast<std::int64_t>(id), .content = content, .detail = what});
+}
+
+// A client's packet as it arrives at its proxy: what it asks, for the trace.
+std::string LiveService::request_arrived(ExternalConnection& c, std::string_view body) {
+  if (!c.connect_arrived) {  // ClientCnxn's first packet: the ConnectRequest
+    c.connect_arrived = true;
+    return "connect";
+  }
+  try {
+    const RequestPacket p = decode_request(body);
+    return p.xid == kPingXid ? "ping" : describe(p.request);
+  } catch (const Error&) {
+    return "a packet locksim does not read";
+  }
+}
+
+// A client's packet as the server gets it: what the watcher needs.
+void LiveService::request_sent(ProcId client, ExternalConnection& c, std::string_view body) {
+  try {
+    if (!c.connect_sent) {
+      c.connect_sent = true;
+      // A new session (id 0), not a reattach: whatever it closed before is
+      // no longer closing (its reconnect to the same session changes nothing).
+      if (decode_connect_request(body).session_id == 0) sending(client, coord::Request{.op = coord::Op::Connect});
+      return;
+    }
+    const RequestPacket p = decode_request(body);
+    const Request& r = p.request;
+    if (r.op == OpCode::Create || r.op == OpCode::Create2) {
+      // The watcher names a child's owner by its name without the sequence
+      // suffix: the path the create asked for.
+      const auto slash = r.path.rfind('/');
+      if (slash != std::string::npos)
+        sending(client, coord::Request{.op = coord::Op::Create, .path = r.path.substr(0, slash), .data = r.path.substr(slash + 1)});
+    } else if (r.op == OpCode::Delete) {
+      sending(client, coord::Request{.op = coord::Op::Delete, .path = r.path});
+    } else if (r.op == OpCode::CloseSession) {
+      sending(client, coord::Request{.op = coord::Op::CloseSession});
+    }
+    if (p.xid >= 0) c.pending[p.xid] = r;
+  } catch (const Error&) {
+    // Not a packet locksim reads: the library and the server settle it.
+  }
+}
+
+// The server's packet to a client, as it sends it: a request's answer is
+// noted as the node's Command (the request with its answer); what it says.
+std::string LiveService::answered(ProcId client, ExternalConnection& c, std::string_view body) {
+  try {
+    std::string detail;
+    std::string key;
+    if (!c.connect_answered) {
+      c.connect_answered = true;
+      const ConnectResponse r = decode_connect_response(body);
+      detail = "connect -> " + (r.timeout_ms <= 0 ? std::string("session expired")
+                                                  : "session 0x" + hex(r.session_id) + ", timeout " +
+                                                        std::to_string(r.timeout_ms) + " ms");
+    } else {
+      const ReplyHeader h = decode_reply_header(body);
+      if (h.xid == kNotificationXid) return "notification " + describe(decode_event(body));
+      if (h.xid == kPingXid) return "ping answered";
+      const auto it = c.pending.find(h.xid);
+      if (it == c.pending.end()) return "an answer to xid " + std::to_string(h.xid);
+      const Request r = it->second;
+      c.pending.erase(it);
+      detail = describe(r) + " -> " + describe(r.op, decode_response(r.op, body));
+      key = r.path;
+    }
+    if (recording_)
+      hooks_.note(node_, Ev::Command, {.peer = client, .key = key, .content = fnv1a64(detail), .detail = detail});
+    return detail;
+  } catch (const Error&) {
+    return "a packet locksim does not read";
   }
 }
 

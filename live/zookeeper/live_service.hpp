@@ -23,7 +23,9 @@
 // simulator's ticks, scaled.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +34,8 @@
 #include <string>
 
 #include "live/common.hpp"
+#include "live/proxy.hpp"
+#include "live/zookeeper/jute.hpp"
 #include "live/coord_transport.hpp"
 #include "harness/scenario.hpp"
 #include "live/servers.hpp"
@@ -62,8 +66,10 @@ RealClock::time_point tick_boundary_after(RealClock::time_point t, Duration tick
 class LiveService {
  public:
   struct Hooks {
-    // Records `kind` at `node` now (the run's clock), as the node's own event.
+    // Records `kind` at process `node` now (the run's clock), as its own event.
     std::function<void(ProcId node, Ev kind, TraceEvent&& e)> note;
+    // The next message id of the run's (LiveHub::next_message).
+    std::function<std::uint64_t()> next_message;
     // Where `client` connects for `node`: its proxy.
     std::function<Endpoint(ProcId client, ProcId node)> address;
   };
@@ -75,13 +81,26 @@ class LiveService {
   // Starts the node: tickTime = tick / K (throws Error unless whole
   // milliseconds); the session timeout bounds are ZooKeeper's, 2 and 20 ticks.
   void start_node(ProcId node, const std::string& name, Duration tick, bool shim_clock);
-  // Before the clients start: the lock's parent (a persistent node, as
+  // Before the clients start: the lock's parent and its own parents (persistent nodes, as
   // Curator's creatingParentContainersIfNeeded makes it, but not a container,
   // which the server would remove when empty) and the watcher's session.
   // Blocks, turning the context, until both are done.
   void prepare(const std::string& parent);
   // The transport for `client`'s coordination calls.
   std::unique_ptr<CoordTransport> transport(ProcId client);
+  // A packet of an external client's (a real library's bytes through its
+  // proxy, whole, length prefix included), as the proxy's tap tells it on
+  // the proxy's connection `connection`. Each is a message of the trace:
+  // Sent as it arrives at the proxy, Delivered as the proxy writes it on
+  // (Dropped when a fault drops it), as the simulator's network tells its
+  // two ends. A request, as the server takes it (forwarded), tells the
+  // watcher what locksim's own clients tell it from their requests (a
+  // create's path, a delete, a closeSession, a new session); an answer, as
+  // the server sends it, is noted as the node's Command with its request.
+  // Nothing reaches the trace before begin(); the packets still count.
+  void external_tap(ProcId client, std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view packet);
+  // The run has begun: from now on external_tap tells the trace.
+  void begin() { recording_ = true; }
   // After the node was restarted: the watcher reconnects (its session, or a
   // new one) and reads the children again.
   void restarted();
@@ -92,8 +111,22 @@ class LiveService {
   void sending(ProcId client, const coord::Request& req);
   void warm_up(BlockingSession& s);
 
+  // An external client's connection, as its packets tell it.
+  struct ExternalConnection {
+    bool connect_arrived = false, connect_sent = false, connect_answered = false;
+    std::map<std::int32_t, Request> pending;  // xid -> request, until answered
+    // Per direction (Direction's order): the messages at the proxy, their
+    // ids and what they say, oldest first (it forwards them in order).
+    std::array<std::deque<std::pair<std::uint64_t, std::string>>, 2> at_proxy;
+  };
+  std::string request_arrived(ExternalConnection& c, std::string_view body);
+  void request_sent(ProcId client, ExternalConnection& c, std::string_view body);
+  std::string answered(ProcId client, ExternalConnection& c, std::string_view body);
+
   boost::asio::io_context& io_;
   Supervisor& sup_;
+  std::map<std::pair<ProcId, std::uint64_t>, ExternalConnection> external_;  // (client, the proxy's connection)
+  bool recording_ = false;
   std::int64_t scale_;
   Hooks hooks_;
   ProcId node_ = kNoProc;
