@@ -58,6 +58,11 @@ class Observer {
   void sent(ProcId client, const coord::Request& req);
   void answered(ProcId client, const coord::Request& req, const coord::Reply& reply);
   void after_revision(std::int64_t revision, std::function<void()> f);
+  // What an external client's bytes told (live/etcd/grpc_tap.hpp): `prefix`
+  // is a lock from now on; `lease` is `client`'s (it put the lock's key with
+  // it).
+  void watch_lock(const std::string& prefix) { holders_.try_emplace(prefix, kNoProc); }
+  void lease_of(ProcId client, std::int64_t lease) { leases_[lease] = client; }
 
   std::int64_t revision() const { return seen_; }
 
