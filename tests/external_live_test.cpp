@@ -256,6 +256,54 @@ TEST_CASE("kazoo, a real Python client of a real ZooKeeper, paused past its sess
   CHECK(none_running("adapters/kazoo"));
 }
 
+TEST_CASE("python-etcd3, a real Python client of a real etcd, paused past its lease: its key expires, client2's is held, client1 writes late") {
+  const auto began = std::chrono::steady_clock::now();
+  const RunResult r = run_text(matrix_cell("python-etcd3@0.12.0", "pause-no-check"));
+  // It ended once both jobs were done (about 4.2 s in), not at its 20 s.
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(30));
+  CHECK(r.verdict == kAll);
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  // The server's side, from the run's watch and the proxies' gRPC bytes:
+  // client1's key held (its lease, named by its own Txn), expired with its
+  // 2 s lease, client2's held then; client2's release a client's delete.
+  std::vector<const TraceEvent*> holders;
+  for (const TraceEvent* e : of(r, Ev::Holder, "etcd1"))
+    if (e->owner != kNoProc) holders.push_back(e);
+  REQUIRE(holders.size() == 2);
+  CHECK(holders[0]->owner == client1);
+  CHECK(holders[1]->owner == client2);
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  CHECK(expired[0]->key == "/locks/lock");
+  CHECK(expired[0]->at >= Instant::zero() + Duration::s(2));
+  CHECK(expired[0]->at < holders[1]->at);
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);  // client2's release; client1's found the key gone
+  CHECK(deleted[0]->owner == client2);
+  CHECK(deleted[0]->peer == client2);
+  // The Txns as etcd1 answered them: client2's puts failed while client1's
+  // key stood, client1's late delete failed.
+  int client2_refused = 0;
+  bool client1_delete_failed = false;
+  for (const TraceEvent* e : of(r, Ev::Command, "etcd1")) {
+    if (e->peer == client2 && e->detail.rfind("txn: put /locks/lock lease ", 0) == 0 && e->detail.ends_with("-> failed")) {
+      CHECK(e->at < expired[0]->at + Duration::ms(200));
+      ++client2_refused;
+    }
+    if (e->peer == client1 && e->detail == "txn: delete /locks/lock -> failed") client1_delete_failed = true;
+  }
+  CHECK(client2_refused >= 5);  // polled every 100 ms from 0.5 s until about 2 s
+  CHECK(client1_delete_failed);
+  const auto writes = of(r, Ev::StorageWrite, "storage");
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0]->peer == client2);
+  CHECK(writes[1]->peer == client1);
+  CHECK(of(r, Ev::Acquired, "client1")[0]->detail == "etcd1");
+  CHECK(none_running("adapters/python-etcd3"));
+}
+
 TEST_CASE("node-redlock 4.2.0, a real Node client, paused past its TTL at its read overlaps and loses an update") {
   const RunResult r = run_text(paused_past_ttl("node-redlock@4.2.0"));
   check_paused_run(r);
