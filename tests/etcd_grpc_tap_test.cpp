@@ -112,6 +112,21 @@ TEST_CASE("HTTP/2 DATA frames are cut into each stream's gRPC messages, whatever
     CHECK(got[0] == std::make_pair(std::uint32_t{3}, r));
     CHECK(got[1] == std::make_pair(std::uint32_t{1}, a));
   }
+  // A unary call's stream is closed by its last DATA frame (or HEADERS)
+  // from the client; a keepalive's stays open until the lease is done with.
+  {
+    GrpcReader reader(true);
+    std::vector<std::uint32_t> ended;
+    std::vector<std::int64_t> ids;
+    const std::string revoke = grpc(varint_field(1, 0x53d0a224ffa92e07));
+    reader.feed(kPreface + frame(0, 0, 5, revoke) + frame(0, 0, 7, revoke) + frame(0, 1, 5, "") + frame(1, 5, 9, "\x83"),
+                [&](std::uint32_t, std::string_view m) { ids.push_back(decode_lease_id(m).value_or(-1)); },
+                [&](std::uint32_t s) { ended.push_back(s); });
+    CHECK(ids == std::vector<std::int64_t>{0x53d0a224ffa92e07, 0x53d0a224ffa92e07});
+    CHECK(ended == std::vector<std::uint32_t>{5, 9});
+    CHECK_FALSE(decode_lease_id(varint_field(1, 7) + varint_field(2, 1)));  // a TimeToLive with keys
+    CHECK_FALSE(decode_lease_id(bytes_field(1, "lock")));
+  }
   // The server's side has no preface: the same frames read from byte 0.
   GrpcReader server(false);
   int messages = 0;

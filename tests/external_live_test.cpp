@@ -304,6 +304,30 @@ TEST_CASE("python-etcd3, a real Python client of a real etcd, paused past its le
   CHECK(none_running("adapters/python-etcd3"));
 }
 
+TEST_CASE("etcd3 for Node, a real Node client of a real etcd, paused past its lease: its release is a revoke, told from the expiry") {
+  const RunResult r = run_text(matrix_cell("etcd3-node@1.1.2", "pause-no-check"));
+  CHECK(r.verdict == kAll);
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  // client1's keepalives stop with it: its key goes with its lease; client2
+  // releases by revoking its lease, a client's delete.
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  CHECK(expired[0]->key == "lock");
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0]->owner == client2);
+  CHECK(deleted[0]->peer == client2);
+  std::vector<const TraceEvent*> holders;
+  for (const TraceEvent* e : of(r, Ev::Holder, "etcd1"))
+    if (e->owner != kNoProc) holders.push_back(e);
+  REQUIRE(holders.size() == 2);
+  CHECK(holders[0]->owner == client1);
+  CHECK(holders[1]->owner == client2);
+  CHECK(none_running("adapters/etcd3-node"));
+}
+
 TEST_CASE("node-redlock 4.2.0, a real Node client, paused past its TTL at its read overlaps and loses an update") {
   const RunResult r = run_text(paused_past_ttl("node-redlock@4.2.0"));
   check_paused_run(r);

@@ -130,6 +130,9 @@ struct Nodes::ExternalConnection {
     std::vector<std::string> deletes;  // the lock's key, if it deletes it
   };
   std::map<std::uint32_t, Pending> pending;  // HTTP/2 stream -> its Txn, until answered
+  // The client's streams that carried one message, a lease's ID alone: the
+  // ID (nullopt once a second message came: a keepalive's stream).
+  std::map<std::uint32_t, std::optional<std::int64_t>> lone_ids;
 };
 
 // Whose key is whose. The watch shows each key's lease (with prev_kv when
@@ -143,8 +146,15 @@ struct Nodes::ExternalConnection {
 // client and named by no other's Txn, so the key's lease names its writer.
 // A release is a Txn deleting the key (python-etcd3's, if its value is still
 // the lock's uuid): in flight from when it passes the proxy, until the watch
-// shows the delete or its answer says it did not succeed. A deletion with no
-// such Txn in flight is the lease's expiry.
+// shows the delete or its answer says it did not succeed. etcd3 for Node
+// releases by revoking the lease (lib/lock.js release, lease.js revoke): a
+// unary call (its stream closed by the client after one message) whose
+// request is a lease's ID alone, that lease one the client put the key
+// with — a LeaseGrant's lone field is a TTL of seconds, never such an ID,
+// and the keepalives of lease.js go on one stream that stays open. A
+// deletion with neither in flight is the lease's expiry. (A revoke sent as
+// the lease expires is taken for the client's delete: the run reads no
+// HTTP/2 trailers, where etcd's NOT_FOUND would say otherwise.)
 void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_key, std::uint64_t connection,
                            bool to_server, std::string_view bytes) {
   Observer& o = *observers_.at(node);
@@ -155,7 +165,9 @@ void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_k
   }
   ExternalConnection& conn = *c;
   if (to_server) {
-    conn.to_server.feed(bytes, [&](std::uint32_t stream, std::string_view message) {
+    const auto on_message = [&](std::uint32_t stream, std::string_view message) {
+      if (const auto [at, first] = conn.lone_ids.try_emplace(stream, decode_lease_id(message)); !first)
+        at->second.reset();
       const std::optional<TxnOps> txn = decode_txn_request(message);
       if (!txn) return;
       ExternalConnection::Pending p;
@@ -171,7 +183,20 @@ void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_k
         p.detail += (p.detail.empty() ? "txn: delete " : ", delete ") + key;
       }
       if (!p.detail.empty()) conn.pending[stream] = std::move(p);
-    });
+    };
+    const auto on_end = [&](std::uint32_t stream) {
+      const auto it = conn.lone_ids.find(stream);
+      if (it == conn.lone_ids.end()) return;
+      const std::optional<std::int64_t> lease = it->second;
+      conn.lone_ids.erase(it);
+      // (etcd3 for Node ends the lease's keepalive stream, then revokes: one
+      // Command for both.)
+      if (lease && *lease != 0 && o.owner(*lease) == client && o.revoking(client, *lease)) {
+        note_(node, Ev::Command, {.peer = client, .key = lock_key, .content = fnv1a64("lease revoke " + lease_hex(*lease)),
+                                  .detail = "lease revoke " + lease_hex(*lease)});
+      }
+    };
+    conn.to_server.feed(bytes, on_message, on_end);
     return;
   }
   conn.to_client.feed(bytes, [&](std::uint32_t stream, std::string_view message) {

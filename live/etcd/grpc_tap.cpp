@@ -97,6 +97,12 @@ std::optional<TxnOps> decode_txn_request(std::string_view message) {
   return ops;
 }
 
+std::optional<std::int64_t> decode_lease_id(std::string_view message) {
+  const auto top = fields_of(message);
+  if (!top || top->size() != 1 || (*top)[0].number != 1 || (*top)[0].wire != 0) return std::nullopt;
+  return static_cast<std::int64_t>((*top)[0].varint);
+}
+
 // TxnResponse { ResponseHeader header = 1; bool succeeded = 2; repeated
 // ResponseOp responses = 3; }: proto3 leaves a false `succeeded` out.
 std::optional<bool> decode_txn_succeeded(std::string_view message) {
@@ -116,7 +122,7 @@ std::optional<bool> decode_txn_succeeded(std::string_view message) {
 // HTTP/2 (RFC 7540 4.1): a 9-byte header (24-bit length, type, flags, 31-bit
 // stream) then the payload; DATA is type 0, PADDED its flag 0x8. gRPC (its
 // PROTOCOL-HTTP2): each message a compressed flag, a 4-byte length, the bytes.
-bool GrpcReader::feed(std::string_view bytes, const OnMessage& on) {
+bool GrpcReader::feed(std::string_view bytes, const OnMessage& on, const OnEnd& ended) {
   if (broken_) return false;
   if (preface_left_ > 0) {
     const std::size_t n = std::min(preface_left_, bytes.size());
@@ -138,6 +144,7 @@ bool GrpcReader::feed(std::string_view bytes, const OnMessage& on) {
         ((std::uint32_t{h[5]} << 24) | (std::uint32_t{h[6]} << 16) | (std::uint32_t{h[7]} << 8) | h[8]) & 0x7fffffffu;
     std::string_view payload(buffer_.data() + at + 9, length);
     at += 9 + length;
+    if (type == 1 && (flags & 0x1) && ended) ended(stream);  // HEADERS closing the stream
     if (type != 0) continue;
     if (flags & 0x8) {
       if (payload.empty() || static_cast<unsigned char>(payload[0]) >= payload.size()) continue;
@@ -155,7 +162,10 @@ bool GrpcReader::feed(std::string_view bytes, const OnMessage& on) {
       m += 5 + n;
     }
     data.erase(0, m);
-    if (data.empty() && (flags & 0x1)) streams_.erase(stream);  // END_STREAM
+    if (flags & 0x1) {  // END_STREAM
+      if (data.empty()) streams_.erase(stream);
+      if (ended) ended(stream);
+    }
   }
   buffer_.erase(0, at);
   return true;

@@ -63,6 +63,11 @@ class Observer {
   // it).
   void watch_lock(const std::string& prefix) { holders_.try_emplace(prefix, kNoProc); }
   void lease_of(ProcId client, std::int64_t lease) { leases_[lease] = client; }
+  ProcId owner(std::int64_t lease) const { return owner_of(lease); }
+  // `client` revokes `lease`: a key deleted with it is the client's delete.
+  // A lease is never granted again, so the entry can stay. False if it was
+  // told already.
+  bool revoking(ProcId client, std::int64_t lease) { return revoking_.try_emplace(lease, client).second; }
 
   std::int64_t revision() const { return seen_; }
 
@@ -99,6 +104,7 @@ class Observer {
   std::map<std::int64_t, ProcId> leases_;     // lease -> the client it was granted to
   std::map<std::string, ProcId> holders_;     // lock prefix -> the client last stated to hold it
   std::multimap<std::string, ProcId> deleting_;  // a DeleteKey in flight: key -> its client
+  std::map<std::int64_t, ProcId> revoking_;      // a LeaseRevoke sent: lease -> its client
   std::vector<Waiter> waiters_;
 };
 

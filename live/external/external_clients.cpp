@@ -65,11 +65,6 @@ std::string library_version(std::string_view id) {
 std::optional<std::string> external_unsupported(const Scenario& s) {
   const AdapterInfo* a = find_adapter(s.lock.library);
   if (!a) return "no adapter runs " + s.lock.library + " live yet (live/external/adapters.cpp lists those that do)";
-  // Its release revokes the lease (lib/lock.js release), and the run tells
-  // a client's delete from an expiry by the Txn that deletes the key.
-  if (a->service == Service::Etcd && a->library != "python-etcd3@0.12.0")
-    return "not yet supported live: " + s.lock.library +
-           " (it releases by revoking its lease, which the run cannot yet tell from an expiry)";
   for (const FaultSpec& f : s.faults)
     if (f.kind == FaultKind::Restart && is_client(s, f.target))
       return "not supported live: restarting an external client (line " + std::to_string(f.line) + ")";
