@@ -323,11 +323,13 @@ void LiveRun::start_servers() {
         // and the tap tells the observer whose lease is whose and which
         // deletes are a client's (live/etcd/grpc_tap.hpp).
         p->set_raw(true);
-        const std::string key = external::server_key(*external::find_adapter(s_.lock.library), s_.lock.key);
-        p->set_tap([this, c, n, key](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
+        const external::AdapterInfo& adapter = *external::find_adapter(s_.lock.library);
+        const std::string key = external::server_key(adapter, s_.lock.key);
+        const bool revokes = adapter.releases_by_revoke;
+        p->set_tap([this, c, n, key, revokes](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
           const bool to_server = d == Direction::ToServer;
           if ((to_server && seen == Proxy::Seen::Forwarded) || (!to_server && seen == Proxy::Seen::Arrived))
-            etcd_->external_bytes(c, n, key, connection, to_server, bytes);
+            etcd_->external_bytes(c, n, key, revokes, connection, to_server, bytes);
         });
       } else if (etcd_) {
         p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP

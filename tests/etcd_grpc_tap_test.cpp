@@ -61,7 +61,7 @@ const std::string kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 }  // namespace
 
-TEST_CASE("a lock's Txn reads back: the put's key, value and lease, the release's delete; other messages are not Txns") {
+TEST_CASE("a lock's Txn reads back: the put's key, value and lease, the release's delete, and other messages are not Txns") {
   const auto acquire = decode_txn_request(acquire_txn("/locks/lock", "uuid-bytes", 0x0fd597e2f4f2d617));
   REQUIRE(acquire);
   REQUIRE(acquire->puts.size() == 1);

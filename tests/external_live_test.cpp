@@ -304,6 +304,52 @@ TEST_CASE("python-etcd3, a real Python client of a real etcd, paused past its le
   CHECK(none_running("adapters/python-etcd3"));
 }
 
+TEST_CASE("python-etcd3's refresh() reaches etcd, then a pause stops its thread: the key expires, and is not taken for the client's delete") {
+  // refresh() is a LeaseKeepAlive stream of one request that the client
+  // closes, as etcd3 for Node's revoke reads: python-etcd3 releases by a
+  // Txn's delete, so such a stream is no revoke of its.
+  const RunResult r = run_text(R"(title = "python-etcd3: refreshed, then paused past its lease"
+source = "tests/external_live_test.cpp"
+about = "client1's thread refreshes its 2 s lease at 0.5 s and 1 s; client1 is paused at 1.2 s for 4 s."
+seed = 1
+duration = "20s"
+
+[lock]
+library = "python-etcd3@0.12.0"
+lease_ttl = "2s"
+refresh_interval = "500ms"
+
+[[node]]
+name = "etcd1"
+
+[[client]]
+name = "client1"
+work = "1500ms"
+
+[[client]]
+name = "client2"
+start = "1300ms"
+work = "300ms"
+
+[[fault]]
+at = "1200ms"
+kind = "pause"
+target = "client1"
+duration = "4s"
+)");
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  // Refreshed at 1 s, the lease lasts to 3 s at least.
+  CHECK(expired[0]->at > Instant::zero() + Duration::ms(2900));
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0]->peer == client2);
+  CHECK(r.verdict == kAll);
+}
+
 TEST_CASE("etcd3 for Node, a real Node client of a real etcd, paused past its lease: its release is a revoke, told from the expiry") {
   const RunResult r = run_text(matrix_cell("etcd3-node@1.1.2", "pause-no-check"));
   CHECK(r.verdict == kAll);

@@ -192,7 +192,7 @@ TEST_CASE("the run's watch tells the holder, a client's delete and a lease's rev
   CHECK(told[4].second.owner == kNoProc);
 }
 
-TEST_CASE("an external client's lease, named by its Txn, owns the key; a key deleted with a lease it revokes is its delete") {
+TEST_CASE("an external client's lease, named by its Txn, owns the key, and a key deleted with a lease it revokes is its delete") {
   boost::asio::io_context io;
   std::vector<std::pair<Ev, TraceEvent>> told;
   etcd::Observer o(io, {"127.0.0.1", 1}, [&](Ev kind, TraceEvent&& e) { told.emplace_back(kind, std::move(e)); }, false);

@@ -151,11 +151,14 @@ struct Nodes::ExternalConnection {
 // unary call (its stream closed by the client after one message) whose
 // request is a lease's ID alone, that lease one the client put the key
 // with — a LeaseGrant's lone field is a TTL of seconds, never such an ID,
-// and the keepalives of lease.js go on one stream that stays open. A
+// and the keepalives of lease.js go on one stream that stays open. Only for
+// a library that releases so: python-etcd3's refresh() is a LeaseKeepAlive
+// stream of one request, closed (client.py refresh_lease), which would read
+// as a revoke, and its key would then expire as the client's delete. A
 // deletion with neither in flight is the lease's expiry. (A revoke sent as
 // the lease expires is taken for the client's delete: the run reads no
 // HTTP/2 trailers, where etcd's NOT_FOUND would say otherwise.)
-void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_key, std::uint64_t connection,
+void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_key, bool revokes, std::uint64_t connection,
                            bool to_server, std::string_view bytes) {
   Observer& o = *observers_.at(node);
   auto& c = external_[{client, node, connection}];
@@ -191,7 +194,7 @@ void Nodes::external_bytes(ProcId client, ProcId node, const std::string& lock_k
       conn.lone_ids.erase(it);
       // (etcd3 for Node ends the lease's keepalive stream, then revokes: one
       // Command for both.)
-      if (lease && *lease != 0 && o.owner(*lease) == client && o.revoking(client, *lease)) {
+      if (revokes && lease && *lease != 0 && o.owner(*lease) == client && o.revoking(client, *lease)) {
         note_(node, Ev::Command, {.peer = client, .key = lock_key, .content = fnv1a64("lease revoke " + lease_hex(*lease)),
                                   .detail = "lease revoke " + lease_hex(*lease)});
       }

@@ -83,7 +83,9 @@ class Nodes {
   // deleting it is a client's delete in flight (its answer, succeeded or
   // not, tells whether it deleted). Each such Txn's answer is the node's
   // Command, for the trace.
-  void external_bytes(ProcId client, ProcId node, const std::string& lock_key, std::uint64_t connection,
+  // `revokes`: the library releases by revoking its lease (etcd3 for Node),
+  // and a stream of one lease ID that the client closes is read as a revoke.
+  void external_bytes(ProcId client, ProcId node, const std::string& lock_key, bool revokes, std::uint64_t connection,
                       bool to_server, std::string_view bytes);
 
  private:
