@@ -315,10 +315,25 @@ void LiveRun::start_servers() {
   for (ProcId c : clients_)
     for (ProcId n : nodes_) {
       const std::uint16_t port = sup_->port(world_->trace().name(n));
-      // An external client's link ends at an observer in front of the node (live/external/redis_observer.hpp).
+      // A Redis library's link ends at an observer in front of the node (live/external/redis_observer.hpp).
       auto& p = proxies_[{c, n}] =
-          std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ ? external_->upstream(c, n, port) : port});
-      if (etcd_) p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP
+          std::make_unique<Proxy>(io_, Endpoint{"127.0.0.1", external_ && !etcd_ ? external_->upstream(c, n, port) : port});
+      if (etcd_ && external_) {
+        // An etcd library speaks gRPC (HTTP/2): its bytes pass as they come,
+        // and the tap tells the observer whose lease is whose and which
+        // deletes are a client's (live/etcd/grpc_tap.hpp).
+        p->set_raw(true);
+        const external::AdapterInfo& adapter = *external::find_adapter(s_.lock.library);
+        const std::string key = external::server_key(adapter, s_.lock.key);
+        const bool revokes = adapter.releases_by_revoke;
+        p->set_tap([this, c, n, key, revokes](std::uint64_t connection, Direction d, Proxy::Seen seen, std::string_view bytes) {
+          const bool to_server = d == Direction::ToServer;
+          if ((to_server && seen == Proxy::Seen::Forwarded) || (!to_server && seen == Proxy::Seen::Arrived))
+            etcd_->external_bytes(c, n, key, revokes, connection, to_server, bytes);
+        });
+      } else if (etcd_) {
+        p->set_framing(etcd::http_framing());  // HTTP/1.1 messages, not RESP
+      }
       if (external_) external_->attach(c, n, *p);
     }
 }

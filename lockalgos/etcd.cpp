@@ -266,6 +266,13 @@ class PythonEtcd3Lock final : public Lock {
           if (options_.refresh_interval) env_.spawn(refresh_thread(lease_, held_));
           co_return Grant{kKey, my_rev_, std::nullopt, env_.name_of(etcd_)};
         }
+        // An error answer (the lease expired before the Txn: LEASE_NOT_FOUND)
+        // is not a lock held by another: the gRPC error propagates out of
+        // _acquire (:83-100, tenacity's retry_never re-raises it) and
+        // acquire() raises, so the application's try ends there. Measured
+        // live: the grant's answer held past its 2 s TTL, the Txn raised
+        // _InactiveRpcError NOT_FOUND "etcdserver: requested lease not found".
+        if (put && !put->ok) co_return std::nullopt;
       }
       co_await env_.sleep(options_.retry_delay);
     }

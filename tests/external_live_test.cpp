@@ -256,6 +256,124 @@ TEST_CASE("kazoo, a real Python client of a real ZooKeeper, paused past its sess
   CHECK(none_running("adapters/kazoo"));
 }
 
+TEST_CASE("python-etcd3, a real Python client of a real etcd, paused past its lease: its key expires, client2's is held, client1 writes late") {
+  const auto began = std::chrono::steady_clock::now();
+  const RunResult r = run_text(matrix_cell("python-etcd3@0.12.0", "pause-no-check"));
+  // It ended once both jobs were done (about 4.2 s in), not at its 20 s.
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(30));
+  CHECK(r.verdict == kAll);
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  // The server's side, from the run's watch and the proxies' gRPC bytes:
+  // client1's key held (its lease, named by its own Txn), expired with its
+  // 2 s lease, client2's held then; client2's release a client's delete.
+  std::vector<const TraceEvent*> holders;
+  for (const TraceEvent* e : of(r, Ev::Holder, "etcd1"))
+    if (e->owner != kNoProc) holders.push_back(e);
+  REQUIRE(holders.size() == 2);
+  CHECK(holders[0]->owner == client1);
+  CHECK(holders[1]->owner == client2);
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  CHECK(expired[0]->key == "/locks/lock");
+  CHECK(expired[0]->at >= Instant::zero() + Duration::s(2));
+  CHECK(expired[0]->at < holders[1]->at);
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);  // client2's release; client1's found the key gone
+  CHECK(deleted[0]->owner == client2);
+  CHECK(deleted[0]->peer == client2);
+  // The Txns as etcd1 answered them: client2's puts failed while client1's
+  // key stood, client1's late delete failed.
+  int client2_refused = 0;
+  bool client1_delete_failed = false;
+  for (const TraceEvent* e : of(r, Ev::Command, "etcd1")) {
+    if (e->peer == client2 && e->detail.rfind("txn: put /locks/lock lease ", 0) == 0 && e->detail.ends_with("-> failed")) {
+      CHECK(e->at < expired[0]->at + Duration::ms(200));
+      ++client2_refused;
+    }
+    if (e->peer == client1 && e->detail == "txn: delete /locks/lock -> failed") client1_delete_failed = true;
+  }
+  CHECK(client2_refused >= 5);  // polled every 100 ms from 0.5 s until about 2 s
+  CHECK(client1_delete_failed);
+  const auto writes = of(r, Ev::StorageWrite, "storage");
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0]->peer == client2);
+  CHECK(writes[1]->peer == client1);
+  CHECK(of(r, Ev::Acquired, "client1")[0]->detail == "etcd1");
+  CHECK(none_running("adapters/python-etcd3"));
+}
+
+TEST_CASE("python-etcd3's refresh() reaches etcd, then a pause stops its thread: the key expires, and is not taken for the client's delete") {
+  // refresh() is a LeaseKeepAlive stream of one request that the client
+  // closes, as etcd3 for Node's revoke reads: python-etcd3 releases by a
+  // Txn's delete, so such a stream is no revoke of its.
+  const RunResult r = run_text(R"(title = "python-etcd3: refreshed, then paused past its lease"
+source = "tests/external_live_test.cpp"
+about = "client1's thread refreshes its 2 s lease at 0.5 s and 1 s; client1 is paused at 1.2 s for 4 s."
+seed = 1
+duration = "20s"
+
+[lock]
+library = "python-etcd3@0.12.0"
+lease_ttl = "2s"
+refresh_interval = "500ms"
+
+[[node]]
+name = "etcd1"
+
+[[client]]
+name = "client1"
+work = "1500ms"
+
+[[client]]
+name = "client2"
+start = "1300ms"
+work = "300ms"
+
+[[fault]]
+at = "1200ms"
+kind = "pause"
+target = "client1"
+duration = "4s"
+)");
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  // Refreshed at 1 s, the lease lasts to 3 s at least.
+  CHECK(expired[0]->at > Instant::zero() + Duration::ms(2900));
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0]->peer == client2);
+  CHECK(r.verdict == kAll);
+}
+
+TEST_CASE("etcd3 for Node, a real Node client of a real etcd, paused past its lease: its release is a revoke, told from the expiry") {
+  const RunResult r = run_text(matrix_cell("etcd3-node@1.1.2", "pause-no-check"));
+  CHECK(r.verdict == kAll);
+  const Trace& t = r.world->trace();
+  const ProcId client1 = *t.find("client1"), client2 = *t.find("client2");
+  // client1's keepalives stop with it: its key goes with its lease; client2
+  // releases by revoking its lease, a client's delete.
+  const auto expired = of(r, Ev::Expired, "etcd1");
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0]->owner == client1);
+  CHECK(expired[0]->key == "lock");
+  const auto deleted = of(r, Ev::KeyDeleted, "etcd1");
+  REQUIRE(deleted.size() == 1);
+  CHECK(deleted[0]->owner == client2);
+  CHECK(deleted[0]->peer == client2);
+  std::vector<const TraceEvent*> holders;
+  for (const TraceEvent* e : of(r, Ev::Holder, "etcd1"))
+    if (e->owner != kNoProc) holders.push_back(e);
+  REQUIRE(holders.size() == 2);
+  CHECK(holders[0]->owner == client1);
+  CHECK(holders[1]->owner == client2);
+  CHECK(none_running("adapters/etcd3-node"));
+}
+
 TEST_CASE("node-redlock 4.2.0, a real Node client, paused past its TTL at its read overlaps and loses an update") {
   const RunResult r = run_text(paused_past_ttl("node-redlock@4.2.0"));
   check_paused_run(r);

@@ -250,6 +250,26 @@ TEST_CASE("python-etcd3: is_acquired() is a round trip and stops the write, a re
   CHECK(refreshed.verdict.count(ViolationKind::ForeignRelease) == 0);
 }
 
+TEST_CASE("python-etcd3: a Txn naming a lease that expired raises out of acquire(): the try ends, no retry") {
+  // etcd1's answers to client1 held from 500 us for 3 s: the lease grant's
+  // answer comes after its 2 s lease, the Txn then names a lease etcd no
+  // longer has (LEASE_NOT_FOUND). locks.py:83-100: the gRPC error propagates
+  // (tenacity's retry_never re-raises it), as measured live: NOT_FOUND
+  // "etcdserver: requested lease not found", and client1's round ended.
+  const RunResult r = run_text(scenario("python-etcd3@0.12.0", "lease_ttl = \"2s\"", kEtcd,
+                                        "[[client]]\nname = \"client1\"\nwork = \"500ms\"\n"
+                                        "[[client]]\nname = \"client2\"\nstart = \"1s\"\nwork = \"500ms\"\n"
+                                        "[[fault]]\nat = \"500us\"\nkind = \"delay\"\nfrom = \"etcd1\"\nto = \"client1\"\n"
+                                        "duration = \"3s\"\n"));
+  CHECK(events_of(r, Ev::Acquired, "client1").empty());
+  const auto failed = events_of(r, Ev::AcquireFailed, "client1");
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0]->at > at_ms(3000));
+  CHECK(failed[0]->at < at_ms(3100));  // at the Txn's answer, not a retry_delay later
+  REQUIRE(events_of(r, Ev::Acquired, "client2").size() == 1);
+  CHECK(r.verdict.empty());
+}
+
 TEST_CASE("etcd3 for Node: acquire() fails at once when held, the lease is kept alive every ttl/3, 'lost' after a pause") {
   // lock.js:61-81 (EtcdLockFailedError, never waits); lease.js:235-236 (ttl/3, one at once).
   const RunResult calm = run_text(scenario("etcd3-node@1.1.2", "lease_ttl = \"2s\"", kEtcd,

@@ -192,6 +192,35 @@ TEST_CASE("the run's watch tells the holder, a client's delete and a lease's rev
   CHECK(told[4].second.owner == kNoProc);
 }
 
+TEST_CASE("an external client's lease, named by its Txn, owns the key, and a key deleted with a lease it revokes is its delete") {
+  boost::asio::io_context io;
+  std::vector<std::pair<Ev, TraceEvent>> told;
+  etcd::Observer o(io, {"127.0.0.1", 1}, [&](Ev kind, TraceEvent&& e) { told.emplace_back(kind, std::move(e)); }, false);
+  const ProcId c1 = 3, c2 = 4;
+  o.watch_lock("lock");
+  o.lease_of(c1, 21);
+  o.lease_of(c2, 22);
+  o.on_message(R"({"result":{"header":{"revision":"1"},"created":true}})");
+  // Base64 of "lock".
+  o.on_message(R"({"result":{"events":[{"kv":{"key":"bG9jaw==","create_revision":"2","mod_revision":"2","lease":"21"}}]}})");
+  REQUIRE(told.size() == 1);
+  CHECK(told[0].second.owner == c1);
+  // client1 revokes its lease (etcd3 for Node's release): its delete.
+  CHECK(o.revoking(c1, 21));
+  CHECK_FALSE(o.revoking(c1, 21));  // told once
+  o.on_message(R"({"result":{"events":[{"type":"DELETE","kv":{"key":"bG9jaw==","mod_revision":"3"},"prev_kv":{"key":"bG9jaw==","create_revision":"2","lease":"21"}}]}})");
+  REQUIRE(told.size() == 3);
+  CHECK(told[1].first == Ev::KeyDeleted);
+  CHECK(told[1].second.peer == c1);
+  // client2's key, its lease revoked by nobody: Expired.
+  o.on_message(R"({"result":{"events":[{"kv":{"key":"bG9jaw==","create_revision":"4","mod_revision":"4","lease":"22"}}]}})");
+  o.on_message(R"({"result":{"events":[{"type":"DELETE","kv":{"key":"bG9jaw==","mod_revision":"5"},"prev_kv":{"key":"bG9jaw==","create_revision":"4","lease":"22"}}]}})");
+  REQUIRE(told.size() == 6);
+  CHECK(told[3].second.owner == c2);
+  CHECK(told[4].first == Ev::Expired);
+  CHECK(told[4].second.owner == c2);
+}
+
 TEST_CASE("a reply waits for the run's watch to reach its revision, and goes after a second without it") {
   boost::asio::io_context io;
   etcd::Observer o(io, {"127.0.0.1", 1}, [](Ev, TraceEvent&&) {}, false);

@@ -39,6 +39,13 @@ def missing(module, error):
 
 
 def describe(e):
+    # A gRPC error's first line says nothing: its status and details do.
+    code, details = getattr(e, "code", None), getattr(e, "details", None)
+    if callable(code) and callable(details):
+        try:
+            return type(e).__name__ + ": " + str(code()) + ": " + str(details())
+        except Exception:  # not grpc's: its first line, as for any other
+            pass
     return type(e).__name__ + ": " + (str(e).splitlines()[0] if str(e) else "")
 
 

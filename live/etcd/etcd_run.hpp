@@ -30,6 +30,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "harness/scenario.hpp"
 #include "live/etcd/observer.hpp"
@@ -73,12 +75,27 @@ class Nodes {
   void answered(ProcId client, ProcId node, const coord::Request& req, const coord::Reply& reply);
   void after_revision(ProcId node, std::int64_t revision, std::function<void()> f);
 
+  // An external client's bytes through its raw proxy to `node` (a real
+  // library's gRPC), on the proxy's connection `connection`: toward the
+  // server as forwarded, back as arrived. What the observer needs of them:
+  // a Txn putting the lock's key `lock_key` names the client's lease (the
+  // watch shows the key's lease: that is how the holder is known), a Txn
+  // deleting it is a client's delete in flight (its answer, succeeded or
+  // not, tells whether it deleted). Each such Txn's answer is the node's
+  // Command, for the trace.
+  // `revokes`: the library releases by revoking its lease (etcd3 for Node),
+  // and a stream of one lease ID that the client closes is read as a revoke.
+  void external_bytes(ProcId client, ProcId node, const std::string& lock_key, bool revokes, std::uint64_t connection,
+                      bool to_server, std::string_view bytes);
+
  private:
+  struct ExternalConnection;
   boost::asio::io_context& io_;
   Supervisor& sup_;
   Note note_;
   bool detailed_;
   std::map<ProcId, std::unique_ptr<Observer>> observers_;
+  std::map<std::tuple<ProcId, ProcId, std::uint64_t>, std::unique_ptr<ExternalConnection>> external_;
 };
 
 }  // namespace locksim::live::etcd

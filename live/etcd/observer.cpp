@@ -98,6 +98,8 @@ void Observer::deleted(const std::string& key, std::int64_t lease) {
   if (const auto d = deleting_.find(key); d != deleting_.end()) {
     note_(Ev::KeyDeleted, {.peer = d->second, .owner = owner, .key = key});
     deleting_.erase(d);
+  } else if (const auto r = revoking_.find(lease ? lease : it->second.lease); r != revoking_.end()) {
+    note_(Ev::KeyDeleted, {.peer = r->second, .owner = owner, .key = key});
   } else {
     note_(Ev::Expired, {.owner = owner, .key = key, .detail = "because its lease expired: no keepalive for its TTL"});
   }

@@ -58,6 +58,16 @@ class Observer {
   void sent(ProcId client, const coord::Request& req);
   void answered(ProcId client, const coord::Request& req, const coord::Reply& reply);
   void after_revision(std::int64_t revision, std::function<void()> f);
+  // What an external client's bytes told (live/etcd/grpc_tap.hpp): `prefix`
+  // is a lock from now on; `lease` is `client`'s (it put the lock's key with
+  // it).
+  void watch_lock(const std::string& prefix) { holders_.try_emplace(prefix, kNoProc); }
+  void lease_of(ProcId client, std::int64_t lease) { leases_[lease] = client; }
+  ProcId owner(std::int64_t lease) const { return owner_of(lease); }
+  // `client` revokes `lease`: a key deleted with it is the client's delete.
+  // A lease is never granted again, so the entry can stay. False if it was
+  // told already.
+  bool revoking(ProcId client, std::int64_t lease) { return revoking_.try_emplace(lease, client).second; }
 
   std::int64_t revision() const { return seen_; }
 
@@ -94,6 +104,7 @@ class Observer {
   std::map<std::int64_t, ProcId> leases_;     // lease -> the client it was granted to
   std::map<std::string, ProcId> holders_;     // lock prefix -> the client last stated to hold it
   std::multimap<std::string, ProcId> deleting_;  // a DeleteKey in flight: key -> its client
+  std::map<std::int64_t, ProcId> revoking_;      // a LeaseRevoke sent: lease -> its client
   std::vector<Waiter> waiters_;
 };
 

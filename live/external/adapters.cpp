@@ -19,17 +19,17 @@ constexpr std::string_view kNpm = "npm ci in its folder (scripts/install-deps), 
 // release(), using() with an AbortSignal) share no code past the job, and
 // `npm ci` installs one lockfile per folder.
 constexpr std::array<AdapterInfo, 8> kAdapters{{
-    {"node-redlock@4.2.0", "node-redlock-4", Language::Node, "adapter.js", Service::Redis, "%s", kNpm},
-    {"node-redlock@5.0.0-beta.2", "node-redlock-5", Language::Node, "adapter.js", Service::Redis, "%s", kNpm},
-    {"redis-semaphore@5.8.0", "redis-semaphore", Language::Node, "adapter.js", Service::Redis, "mutex:%s", kNpm},
-    {"redis-semaphore-redlock@5.8.0", "redis-semaphore", Language::Node, "adapter.js", Service::Redis, "mutex:%s", kNpm},
+    {"node-redlock@4.2.0", "node-redlock-4", Language::Node, "adapter.js", Service::Redis, "%s", kNpm, false},
+    {"node-redlock@5.0.0-beta.2", "node-redlock-5", Language::Node, "adapter.js", Service::Redis, "%s", kNpm, false},
+    {"redis-semaphore@5.8.0", "redis-semaphore", Language::Node, "adapter.js", Service::Redis, "mutex:%s", kNpm, false},
+    {"redis-semaphore-redlock@5.8.0", "redis-semaphore", Language::Node, "adapter.js", Service::Redis, "mutex:%s", kNpm, false},
     {"redis-py@4.3.4", "redis-py", Language::Python, "adapter.py", Service::Redis, "%s",
-     "Debian's python3-redis (scripts/install-deps)"},
+     "Debian's python3-redis (scripts/install-deps)", false},
     {"kazoo@2.8.0", "kazoo", Language::Python, "adapter.py", Service::ZooKeeper, "/locks/%s",
-     "Debian's python3-kazoo (scripts/install-deps)"},
+     "Debian's python3-kazoo (scripts/install-deps)", false},
     {"python-etcd3@0.12.0", "python-etcd3", Language::Python, "adapter.py", Service::Etcd, "/locks/%s",
-     "Debian's python3-etcd3 (scripts/install-deps)"},
-    {"etcd3-node@1.1.2", "etcd3-node", Language::Node, "adapter.js", Service::Etcd, "%s", kNpm},
+     "Debian's python3-etcd3 (scripts/install-deps)", false},
+    {"etcd3-node@1.1.2", "etcd3-node", Language::Node, "adapter.js", Service::Etcd, "%s", kNpm, true},
 }};
 
 std::filesystem::path find_on_path(const char* name) {

@@ -30,6 +30,12 @@ struct AdapterInfo {
   // scenario's [lock] key: "mutex:%s" for redis-semaphore.
   std::string_view server_key;
   std::string_view install;      // how it is installed (scripts/install-deps does it)
+  // An etcd library whose release revokes the lease (etcd3 for Node): a
+  // stream of one lease ID that the client closes is read as a revoke. Not
+  // python-etcd3's: its refresh() is such a stream too (client.py
+  // refresh_lease: LeaseKeepAlive over an iterator of one request), and its
+  // release deletes the key.
+  bool releases_by_revoke = false;
 };
 
 std::span<const AdapterInfo> adapters();

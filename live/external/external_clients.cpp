@@ -65,8 +65,6 @@ std::string library_version(std::string_view id) {
 std::optional<std::string> external_unsupported(const Scenario& s) {
   const AdapterInfo* a = find_adapter(s.lock.library);
   if (!a) return "no adapter runs " + s.lock.library + " live yet (live/external/adapters.cpp lists those that do)";
-  if (a->service == Service::Etcd)
-    return "not yet supported live: " + s.lock.library + "'s servers (Redis and ZooKeeper libraries run as external clients so far)";
   for (const FaultSpec& f : s.faults)
     if (f.kind == FaultKind::Restart && is_client(s, f.target))
       return "not supported live: restarting an external client (line " + std::to_string(f.line) + ")";
