@@ -190,6 +190,10 @@
   async function describeAndRun() {
     const hidden = state.quiz && !state.revealed;
     const started = performance.now();
+    // The catalogue knows a scenario's title: shown with its verdict, not
+    // after the description that may answer later.
+    const entry = byName.get(state.name);
+    if (!hidden && entry && !isEdited()) $('title').textContent = entry.title;
     const running = hidden ? null : runner.ask(withScenario({ op: 'run' }));
     const describing = runner.ask(withScenario({ op: 'describe' }));
     let answer = null;
