@@ -8,7 +8,7 @@
 // on CI), no GPU, no network of its own, a new empty profile. It is killed,
 // with its process group, when the Node process ends, however it ends.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,23 +16,29 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 export class Browser {
   static async launch({ width = 1440, height = 1000 } = {}) {
-    const profile = mkdtempSync(join(tmpdir(), 'locksim-web-chromium-'));
+    // One directory for all Chromium writes: its profile, and its TMPDIR,
+    // where it keeps the profile's singleton socket (org.chromium.Chromium.*),
+    // which a killed Chromium would otherwise leave in /tmp. close() removes it.
+    const base = mkdtempSync(join(tmpdir(), 'locksim-web-chromium-'));
+    const profile = join(base, 'profile');
+    mkdirSync(join(base, 'tmp'));
     const child = spawn(CHROMIUM, [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       '--hide-scrollbars', '--force-device-scale-factor=1',
       `--window-size=${width},${height}`, `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank',
-    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
-    const browser = new Browser(child, profile);
+    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true,
+         env: { ...process.env, TMPDIR: join(base, 'tmp') } });
+    const browser = new Browser(child, base);
     const kill = () => browser.close();
     process.on('exit', kill);
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { kill(); process.exit(130); });
     return browser;
   }
 
-  constructor(child, profile) {
+  constructor(child, dir) {
     this.child = child;
-    this.profile = profile;
+    this.dir = dir;  // the profile and Chromium's TMPDIR, removed by close()
     this.nextId = 1;
     this.pending = new Map();
     this.listeners = [];
@@ -90,7 +96,7 @@ export class Browser {
     if (this.closed) return;
     this.closed = true;
     try { process.kill(-this.child.pid, 'SIGKILL'); } catch { /* gone already */ }
-    try { rmSync(this.profile, { recursive: true, force: true }); } catch { /* best effort */ }
+    try { rmSync(this.dir, { recursive: true, force: true }); } catch { /* best effort */ }
   }
 }
 
