@@ -268,8 +268,9 @@ class PythonEtcd3Lock final : public Lock {
         }
         // An error answer (the lease expired before the Txn: LEASE_NOT_FOUND)
         // is not a lock held by another: the gRPC error propagates out of
-        // _acquire (:83-100, tenacity's retry_never re-raises it) and
-        // acquire() raises, so the application's try ends there. Measured
+        // _acquire (etcd3/locks.py:83-100, python3-etcd3 0.12.0: tenacity's
+        // retry_never re-raises it) and acquire() raises, so the
+        // application's try ends there. Measured
         // live: the grant's answer held past its 2 s TTL, the Txn raised
         // _InactiveRpcError NOT_FOUND "etcdserver: requested lease not found".
         if (put && !put->ok) co_return std::nullopt;
