@@ -201,11 +201,10 @@ std::shared_ptr<const AlgorithmOptions> parse_consul(OptionReader& r, const Lock
       r.fail("session_ttl", "Consul refuses a session TTL outside [10s, 24h] (session_ttl_min, SessionTTLMax)");
     o->session_ttl = *v;
   }
-  // structs.go MaxLockDelay: the docs allow 0 to 60 s.
-  if (auto v = r.duration("lock_delay", Sign::NonNegative)) {
-    if (*v > Duration::s(60)) r.fail("lock_delay", "Consul caps the lock-delay at 60s (MaxLockDelay)");
-    o->lock_delay = *v;
-  }
+  // Any lock-delay is accepted: the leader caps it at MaxLockDelay when it
+  // applies it (agent/structs/structs.go: "Any value above this will not be
+  // respected"; the state store's session delete, sim/servers/consul/model.cpp).
+  if (auto v = r.duration("lock_delay", Sign::NonNegative)) o->lock_delay = *v;
   if (auto v = r.duration("lock_wait_time", Sign::Positive)) o->lock_wait_time = *v;
   if (auto v = r.choice<ConsulBehavior>("behavior", {{"release", ConsulBehavior::Release}, {"delete", ConsulBehavior::Delete}}))
     o->behavior = *v;

@@ -20,6 +20,8 @@ enum class ConsulClient : std::uint8_t { ApiLock, Http };
 // The agent's LockDelay when the create's body has none
 // (agent/session_endpoint.go:32-40 @079ae3376abc).
 inline constexpr Duration kAgentDefaultLockDelay = Duration::s(15);
+// agent/structs/structs.go MaxLockDelay: the leader applies no longer lock-delay.
+inline constexpr Duration kConsulMaxLockDelay = Duration::s(60);
 
 struct ConsulOptions : AlgorithmOptions {
   Duration session_ttl = Duration::s(15);     // api/lock.go:19 DefaultLockSessionTTL "15s"
@@ -43,8 +45,8 @@ struct ConsulOptions : AlgorithmOptions {
   // (agent/consul/session_ttl.go:86-95 @6eb104f9ab9f, reset by each renew),
   // and the key is then kept from others for the lock-delay
   // (agent/consul/kvs_endpoint.go:75-92 @06d59c03b93e; at most MaxLockDelay,
-  // which parse_consul enforces). tests/consul_test.cpp "handover()" pins it.
-  Duration handover() const override { return session_ttl * ttl_multiplier + session_lock_delay(); }
+  // as the leader caps it). tests/consul_test.cpp "handover()" pins it.
+  Duration handover() const override { return session_ttl * ttl_multiplier + min(session_lock_delay(), kConsulMaxLockDelay); }
   ServerSetup server() const override { return {.first_token = first_token, .session_ttl_multiplier = ttl_multiplier}; }
 };
 

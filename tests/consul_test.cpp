@@ -5,9 +5,14 @@
 // the rule it pins.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/run.hpp"
+#include "harness/sim_client.hpp"
+#include "lockalgos/coordination_common.hpp"
+#include "sim/servers/table.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
@@ -48,6 +53,44 @@ hold = "1s"
 std::string pause_client1(const std::string& at, const std::string& length) {
   return "[[fault]]\nat = \"" + at + "\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"" + length + "\"\n";
 }
+
+struct Probe final : Process {
+  explicit Probe(World& w) : Process(w, "client", ProcessRole::Client, {}) {}
+  void on_message(Message&) override {}
+};
+
+// One Consul leader, built through the server table, and a client that
+// sends it requests, one at a time, at the times given.
+struct ConsulBench {
+  World w{1};
+  std::vector<NodeConfig> nodes{NodeConfig{.name = "consul"}};
+  ServiceBuild build{.world = w, .nodes = nodes};
+  Process& consul;
+  Probe& client;
+  ConsulBench() : consul(server_model(ServerKind::Consul).build(build, 0)), client(w.add<Probe>()) {
+    w.network().configure({DurationRange::fixed(Duration::zero()), 0.0, true});
+  }
+  coord::Reply ask(coord::Request r, Duration at) {
+    std::optional<coord::Reply> out;
+    w.at(Instant::zero() + at, [&] {
+      client.spawn([](Probe& self, ProcId to, coord::Request r, std::optional<coord::Reply>& out) -> Task<void> {
+        SimClientEnv env(self);
+        out = co_await env.call_coord(to, std::move(r), Duration::zero());
+      }(client, consul.id(), std::move(r), out));
+    });
+    w.run_until(Instant::zero() + at + Duration::ms(1));
+    REQUIRE(out.has_value());
+    return *out;
+  }
+  std::int64_t session(Duration at) {
+    coord::Request r = coord_request(coord::Op::SessionCreate);
+    r.ttl = Duration::s(10);
+    return ask(r, at).id;
+  }
+  coord::Reply acquire(std::int64_t session, Duration at) {
+    return ask(coord_request(coord::Op::KvAcquire, "lock", session), at);
+  }
+};
 
 // When client1's session was invalidated (the Expired event), if it was.
 std::optional<Instant> invalidated(const RunResult& r) {
@@ -114,6 +157,40 @@ TEST_CASE("the lock-delay refuses an acquire within the delay and allows one aft
   CHECK(taken_none[0]->at - *at_none < Duration::ms(10));
 }
 
+TEST_CASE("a lock-delay above a minute is accepted and applied as a minute, MaxLockDelay") {
+  // agent/structs/structs.go MaxLockDelay: "Any value above this will not be
+  // respected"; the state store caps it when it deletes the session. client2,
+  // retrying every 5 s, holds the key a minute after the invalidation, not 90 s.
+  const RunResult r = run_scenario(consul("session_ttl = \"10s\"\nlock_delay = \"90s\"", "150s", pause_client1("1s", "140s"), "150s"));
+  const auto at = invalidated(r);
+  REQUIRE(at.has_value());
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(taken.size() >= 1);
+  CHECK(taken[0]->at - *at >= Duration::s(60));
+  CHECK(taken[0]->at - *at < Duration::s(60) + Duration::s(5) + Duration::ms(50));
+}
+
+TEST_CASE("an acquire by the session that holds the key keeps its LockIndex, and another session after a release raises it") {
+  // state/kvs.go kvsLockTxn: "We already hold this lock, good to go".
+  ConsulBench b;
+  const std::int64_t s1 = b.session(Duration::zero());
+  const std::int64_t s2 = b.session(Duration::ms(10));
+  const coord::Reply first = b.acquire(s1, Duration::ms(20));
+  REQUIRE(first.id == 1);
+  REQUIRE(first.nodes.size() == 1);
+  CHECK(first.nodes[0].lock_index == 1);
+  const coord::Reply again = b.acquire(s1, Duration::ms(30));
+  CHECK(again.id == 1);
+  REQUIRE(again.nodes.size() == 1);
+  CHECK(again.nodes[0].lock_index == 1);
+  CHECK(b.acquire(s2, Duration::ms(40)).id == 0);  // another session holds it
+  CHECK(b.ask(coord_request(coord::Op::KvRelease, "lock", s1), Duration::ms(50)).id == 1);
+  const coord::Reply taken = b.acquire(s2, Duration::ms(60));
+  CHECK(taken.id == 1);
+  REQUIRE(taken.nodes.size() == 1);
+  CHECK(taken.nodes[0].lock_index == 2);
+}
+
 TEST_CASE("a release sets no lock-delay: the next client holds the key at once") {
   const RunResult r = run_scenario(consul("lock_delay = \"15s\"", "2s"));
   const auto given = events_of(r, Ev::Released, "client1");
@@ -174,7 +251,8 @@ TEST_CASE("a fault-free Consul run is safe, and the holder is told when monitorL
 
 TEST_CASE("Consul's options are checked against the server's bounds") {
   CHECK_THROWS_WITH_AS(consul("session_ttl = \"5s\"", "1s"), doctest::Contains("[10s, 24h]"), ScenarioError);
-  CHECK_THROWS_WITH_AS(consul("lock_delay = \"61s\"", "1s"), doctest::Contains("60s"), ScenarioError);
+  CHECK_NOTHROW(consul("lock_delay = \"90s\"", "1s"));  // the leader caps it (above)
+  CHECK_THROWS_AS(consul("lock_delay = \"-1s\"", "1s"), ScenarioError);
   CHECK_THROWS_WITH_AS(consul("behavior = \"keep\"", "1s"), doctest::Contains("behavior"), ScenarioError);
 }
 
@@ -188,6 +266,8 @@ TEST_CASE("handover(): a holder gone silent keeps Consul's lock from others for 
   const Scenario base = consul("session_ttl = \"10s\"\nlock_delay = \"7s\"", "70s");
   const Duration handover = base.lock.options->handover();
   CHECK(handover == Duration::s(27));
+  // A lock-delay over a minute counts as the minute the leader applies.
+  CHECK(consul("session_ttl = \"10s\"\nlock_delay = \"90s\"", "1s").lock.options->handover() == Duration::s(80));
   Duration longest = Duration::zero();
   for (int ms = 1'000; ms <= 11'000; ms += 1'000) {
     const std::string at = std::to_string(ms) + "ms";

@@ -107,3 +107,21 @@ TEST_CASE("an etcd watch from a range's revision fires for a key deleted since, 
   b.ask(coord_request(coord::Op::DeleteKey, "/lock/a"), Duration::ms(70));
   CHECK(b.client.notified.size() == 2);
 }
+
+TEST_CASE("etcd never grants lease 0: a delete that compares an expired lease leaves the key a later lease put") {
+  // Lease 0 is NoLease (lease/lessor.go), and LeaseGrant draws an id again
+  // while it is 0 (etcdserver/v3_server.go LeaseGrant, v3.4). The model's
+  // DeleteKey reads id 0 as "whatever the lease" (an unconditional delete).
+  Bench b;
+  const std::int64_t first = b.grant(Duration::s(2));
+  CHECK(first != 0);
+  REQUIRE(b.put("/lock/a", first).ok);
+  // The lease expires at 2 s and is revoked by 2.5 s; another lease puts the key again.
+  const std::int64_t second = b.grant(Duration::s(10), Duration::s(3));
+  REQUIRE(b.put("/lock/a", second, Duration::s(3) + Duration::ms(10)).ok);
+  const coord::Reply late = b.ask(coord_request(coord::Op::DeleteKey, "/lock/a", first), Duration::s(3) + Duration::ms(20));
+  CHECK(late.id == 0);  // nothing deleted
+  const coord::Reply range = b.ask(coord_request(coord::Op::Range, "/lock/"), Duration::s(3) + Duration::ms(30));
+  REQUIRE(range.nodes.size() == 1);
+  CHECK(range.nodes[0].path == "/lock/a");
+}

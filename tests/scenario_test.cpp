@@ -725,3 +725,11 @@ name = "client1"
   CHECK_THROWS_WITH_AS(parse_scenario(text, "x.toml"), doctest::Contains("x.toml:9: [network] 'delay': \"1ms...3ms\": a range has two dots"),
                        ScenarioError);
 }
+
+TEST_CASE("replica_of is refused for a model that does not replicate, named where it is") {
+  // Only Redis replicates (sim/servers/table.hpp ServerModel::replicates):
+  // ZooKeeper's ensemble is one service, not masters with replicas.
+  std::string zk = small("algorithm = \"redis-single\"\nttl = \"10s\"\n", "algorithm = \"zookeeper\"\n");
+  zk.replace(zk.find("name = \"redis1\"\n"), 16, "name = \"zk1\"\n\n[[node]]\nname = \"zk2\"\nreplica_of = \"zk1\"\n");
+  check_rejected(zk, "scenarios/x.toml:12: [[node]] 'replica_of'", "only Redis nodes replicate");
+}

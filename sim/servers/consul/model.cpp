@@ -146,6 +146,8 @@ class ConsulServer final : public CoordinationServer {
     if (!sessions_.count(req.id)) return error("INVALID_SESSION");  // kvsLockTxn
     Key& k = kv_[req.path];
     if (k.session != 0 && k.session != req.id) return answer_key(req.path, 0);
+    // state/kvs.go kvsLockTxn: the session that holds the key "already holds
+    // this lock, good to go", and its LockIndex stays.
     if (k.session != req.id) {
       ++k.lock_index;  // a new key starts at 1; an unheld one counts on
       k.session = req.id;
@@ -258,6 +260,7 @@ class ConsulServer final : public CoordinationServer {
     const Session s = sessions_.at(id);
     sessions_.erase(id);
     ++index_;
+    // state/session.go sessionDeleteWithSession: "Enforce the max lock delay".
     const Duration delay = min(s.lock_delay, kMaxLockDelay);
     std::vector<std::string> held;
     for (const auto& [path, k] : kv_)
