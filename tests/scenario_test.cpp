@@ -664,9 +664,7 @@ TEST_CASE("a client that takes the name given to the storage is rejected at the 
                  "\"client1\" is already the name of another process");
 }
 
-TEST_CASE("a node that takes the sentinel's default name is rejected at the node's name" * doctest::may_fail()) {
-  // The sentinel's default name is claimed after the nodes are named, and the
-  // clash is reported as "x.toml:1: [sentinel] 'name': ..." (line 1 is the title).
+TEST_CASE("a node that takes the sentinel's default name is rejected at the node's name") {
   const std::string sentinel_node =
       "name = \"sentinel\"\n\n[[node]]\nname = \"redis2\"\nreplica_of = \"sentinel\"\n\n[sentinel]\n";
   check_rejected(small("name = \"redis1\"\n", sentinel_node), "scenarios/x.toml:11: [[node]] 'name'", "sentinel");
