@@ -133,6 +133,18 @@ TEST_CASE("etcd raises a lease TTL below ceil(1.5 election timeouts) to it, sile
   CHECK(renewed->ok);
 }
 
+TEST_CASE("[lock] election_timeout reaches the etcd server: a 1 s lease outlives a 5 s pause under a 5 s election timeout") {
+  // The minimum TTL grows with the election timeout: 2 s by default, 8 s for
+  // 5 s (above). client1's 1 s lease is raised to one or the other; paused for
+  // 5 s, it loses it only under the default.
+  const std::string pause = "[[fault]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"client1\"\nduration = \"5s\"\n";
+  const RunResult by_default = run_scenario(held("algorithm = \"etcd\"\nlease_ttl = \"1s\"", "etcd", "20s", pause));
+  const RunResult slower =
+      run_scenario(held("algorithm = \"etcd\"\nlease_ttl = \"1s\"\nelection_timeout = \"5s\"", "etcd", "20s", pause));
+  CHECK_FALSE(events_of(by_default, Ev::Expired, "etcd").empty());
+  CHECK(events_of(slower, Ev::Expired, "etcd").empty());
+}
+
 TEST_CASE("after an etcd leader restart a lease of TTL 10 s lives the election timeout plus its TTL") {
   World w(1);
   w.network().configure({DurationRange::fixed(Duration::ms(1)), 0.0, true});

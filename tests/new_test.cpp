@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 
 #include "harness/run.hpp"
 #include "lockalgos/registry.hpp"
+#include "sim/servers/table.hpp"
 #include "tests/command_support.hpp"
 
 namespace fs = std::filesystem;
@@ -55,6 +57,11 @@ TEST_CASE("new writes, for every algorithm, a scenario that loads and runs with 
     CHECK(s.clients.size() == 2);
     // Redlock's five independent masters, a MultiLock over three, one node for the rest.
     CHECK(s.nodes.size() == (name == "redlock" ? 5u : name == "multilock" ? 3u : 1u));
+    // Its nodes named as people name the service's hosts (ServerModel::node_prefix).
+    static const std::map<std::string, std::string> host = {
+        {"redis", "redis"}, {"zookeeper", "zk"}, {"etcd", "etcd"}, {"chubby", "chubby"}, {"consul", "consul"}};
+    REQUIRE(host.count(std::string(server_model(a.server).name)) == 1);
+    for (const NodeConfig& n : s.nodes) CHECK(n.name.rfind(host.at(std::string(server_model(a.server).name)), 0) == 0);
     const RunResult r = run_scenario(s);
     CHECK(r.verdict.empty());
     CHECK(r.stats.acquisitions == 2);
