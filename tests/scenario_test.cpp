@@ -724,6 +724,15 @@ name = "client1"
                        ScenarioError);
 }
 
+TEST_CASE("replica_of naming no node declared before it is refused at its line") {
+  // So no build looks up a master that is not there (ServiceBuild::index_of).
+  const std::string later = "name = \"redis1\"\nreplica_of = \"redis2\"\n\n[[node]]\nname = \"redis2\"\n";
+  check_rejected(small("name = \"redis1\"\n", later), "scenarios/x.toml:12: [[node]] 'replica_of'",
+                 "no node named \"redis2\" is declared before this one");
+  check_rejected(small("name = \"redis1\"\n", "name = \"redis1\"\nreplica_of = \"redis9\"\n"),
+                 "scenarios/x.toml:12: [[node]] 'replica_of'", "no node named \"redis9\"");
+}
+
 TEST_CASE("replica_of is refused for a model that does not replicate, named where it is") {
   // Only Redis replicates (sim/servers/table.hpp ServerModel::replicates):
   // ZooKeeper's ensemble is one service, not masters with replicas.
