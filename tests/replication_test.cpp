@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "harness/run.hpp"
+#include "harness/sim_client.hpp"
 #include "tests/support.hpp"
 #include "sim/servers/redis/node.hpp"
 
@@ -34,6 +35,33 @@ struct Pair {
 };
 
 }  // namespace
+
+TEST_CASE("WAIT with timeout 0 blocks until enough replicas acknowledge, however long that is") {
+  // redis 7.0.15 replication.c waitCommand: a timeout of 0 blocks for ever.
+  // One replica: WAIT 1 0 is answered once it acknowledges the write (its
+  // GETACK and ACK ride 10 ms of lag); WAIT 2 0 can never be, and stays blocked.
+  struct Probe final : Process {
+    explicit Probe(World& w) : Process(w, "client", ProcessRole::Client, {}) {}
+    void on_message(Message&) override {}
+  };
+  Pair p;
+  Probe& client = p.w.add<Probe>();
+  std::optional<redis::Reply> one, two;
+  client.spawn([](Probe& self, ProcId master, std::optional<redis::Reply>& one, std::optional<redis::Reply>& two) -> Task<void> {
+    SimClientEnv env(self);
+    // Named first: g++ 12 miscompiles an aggregate temporary in a co_await.
+    const redis::Request set{.op = redis::Op::Set, .key = "lock", .value = "v", .px = Duration::s(60)};
+    const redis::Request wait_one{.op = redis::Op::Wait, .px = Duration::zero(), .offset = 1};
+    const redis::Request wait_two{.op = redis::Op::Wait, .px = Duration::zero(), .offset = 2};
+    co_await env.call_redis(master, set, Duration::zero());
+    one = co_await env.call_redis(master, wait_one, Duration::zero());
+    two = co_await env.call_redis(master, wait_two, Duration::zero());
+  }(client, p.master.id(), one, two));
+  p.w.run_until(at_ms(30'000));
+  REQUIRE(one.has_value());
+  CHECK(one->integer == 1);
+  CHECK_FALSE(two.has_value());
+}
 
 TEST_CASE("a write reaches the replica only after the replication lag, and is lost if the master dies first") {
   Pair p;
