@@ -184,6 +184,26 @@ target = "redis1"
   CHECK(seconds(promoted[0]->at) < 32.0);
 }
 
+TEST_CASE("a sentinel whose wall clock steps back by any amount enters TILT too") {
+  // sentinel.c sentinelCheckTiltCondition: delta < 0 || delta > the trigger;
+  // a step back of 1 s, under the 2 s trigger, is one.
+  const std::string faults = R"([[fault]]
+at = "1s"
+kind = "clock-jump"
+target = "sentinel"
+by = "-1s"
+[[fault]]
+at = "2s"
+kind = "crash"
+target = "redis1"
+)";
+  const RunResult r = run_text(scenario("down_after = \"5s\"\n", faults));
+  CHECK(notes(r, "sentinel", "+tilt").size() == 1);
+  const auto promoted = events_of(r, Ev::Promoted, "redis2");
+  REQUIRE(promoted.size() == 1);
+  CHECK(seconds(promoted[0]->at) > 31.0);
+}
+
 TEST_CASE("the sentinel promotes the replica with the lowest priority, then the one that has more of the stream") {
   const std::string redis3 = R"([[node]]
 name = "redis3"
