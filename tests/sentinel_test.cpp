@@ -164,6 +164,29 @@ target = "sentinel3"
   CHECK(notes(r, "sentinel1", "-failover-abort-not-elected").size() == 1);
 }
 
+TEST_CASE("a sentinel that was not elected tries again only 2 x failover_timeout after its last try") {
+  // sentinelStartFailoverIfNeeded (sentinel.c:4858-4886): with failover_timeout
+  // 10 s, the tries, and so their aborts, are 20 s (+ up to 1 s of desync)
+  // apart, not 10 s.
+  const std::string faults = std::string(kCrashAt5ms) + R"([[fault]]
+at = "0s"
+kind = "crash"
+target = "sentinel2"
+[[fault]]
+at = "0s"
+kind = "crash"
+target = "sentinel3"
+)";
+  const RunResult r =
+      run_text(scenario("sentinels = 3\nquorum = 1\ndown_after = \"5s\"\nfailover_timeout = \"10s\"\n", faults, "60s"));
+  const auto tries = notes(r, "sentinel1", "-failover-abort-not-elected");
+  REQUIRE(tries.size() >= 2);
+  for (std::size_t i = 1; i < tries.size(); ++i) {
+    CHECK(tries[i]->at - tries[i - 1]->at >= Duration::s(20));
+    CHECK(tries[i]->at - tries[i - 1]->at < Duration::s(22));
+  }
+}
+
 TEST_CASE("a sentinel whose wall clock steps enters TILT and takes no action for 30 s") {
   const std::string faults = R"([[fault]]
 at = "1s"
