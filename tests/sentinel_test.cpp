@@ -124,6 +124,42 @@ TEST_CASE("three sentinels with quorum 2 agree that a crashed master is down and
   CHECK(r.verdict.count(ViolationKind::Overlap) == 1);  // R6's story, with three sentinels
 }
 
+TEST_CASE("a sentinel gives one vote per epoch, to the first that asks: a second candidate hears the first's name") {
+  // sentinelVoteLeader (sentinel.c:4635-4663): the vote changes only for a
+  // later epoch than the one it was given in.
+  struct Voter : Process {
+    Voter(World& w, ProcId sentinel) : Process(w, "voter", ProcessRole::Client, ClockSpec{}), sentinel_(sentinel) {
+      spawn(ask_all());
+    }
+    std::vector<std::string> answers;
+    Task<void> ask_all() {
+      for (const char* ask : {"5 candidate-a", "5 candidate-b", "6 candidate-b"}) {
+        redis::Request r;
+        r.op = redis::Op::SentinelIsMasterDown;
+        r.key = "redis1";
+        r.value = ask;
+        const auto answer = co_await call(sentinel_, std::move(r), Duration::s(1));
+        const auto* reply = answer ? std::get_if<redis::Reply>(&*answer) : nullptr;
+        answers.push_back(reply ? reply->str : "(none)");
+      }
+    }
+    ProcId sentinel_;
+  };
+  World w(1);
+  auto& redis1 = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
+  auto& redis2 = w.add<RedisNode>("redis2", ClockSpec{}, RedisConfig{});
+  redis1.add_replica(redis2.id(), DurationRange::fixed(Duration::ms(10)), true);
+  redis2.replicate_from(redis1.id());
+  auto& sentinel = w.add<Sentinel>("sentinel", ClockSpec{}, SentinelSettings{});
+  sentinel.monitor({"redis1", redis1.id(), {redis2.id()}}, {sentinel.id()});
+  auto& voter = w.add<Voter>(sentinel.id());
+  w.run_until(at_ms(1'000));
+  REQUIRE(voter.answers.size() == 3);
+  CHECK(voter.answers[0] == "0 candidate-a 5");
+  CHECK(voter.answers[1] == "0 candidate-a 5");  // the epoch's vote is taken
+  CHECK(voter.answers[2] == "0 candidate-b 6");  // a later epoch, a new vote
+}
+
 TEST_CASE("a sentinel names the promoted replica only once the replica's INFO reports role master") {
   World w(1);
   auto& redis1 = w.add<RedisNode>("redis1", ClockSpec{}, RedisConfig{});
