@@ -232,6 +232,16 @@ TEST_CASE("a crashed client's serfHealth check ends its session within seconds, 
   CHECK_FALSE(invalidated(ttl_only).has_value());
 }
 
+TEST_CASE("a client back within gossip's suspicion refutes it: the serfHealth check does not end its session") {
+  // memberlist: a suspected member that answers before the suspicion
+  // timeout (4 x ProbeInterval) refutes it and stays alive. client1 is down
+  // from 1 s to 3 s; its session, TTL 60 s, lives on.
+  const std::string crash = "[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"client1\"\n"
+                            "[[fault]]\nat = \"3s\"\nkind = \"restart\"\ntarget = \"client1\"\n";
+  const RunResult r = run_scenario(consul("flavour = \"http\"\nsession_ttl = \"60s\"\nlock_delay = \"0s\"", "60s", crash));
+  CHECK_FALSE(invalidated(r).has_value());
+}
+
 TEST_CASE("a fault-free Consul run is safe, and the holder is told when monitorLock sees its key go") {
   for (int seed = 1; seed <= 5; ++seed) {
     Scenario s = consul("", "3s", "", "40s");
