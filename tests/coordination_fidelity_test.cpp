@@ -235,6 +235,51 @@ target = "chubby"
   CHECK(taken[0]->at - expired[0]->at < Duration::s(61));
 }
 
+TEST_CASE("Chubby's lock generation numbers start at first_token and rise by one per acquire") {
+  // §2.4: the sequencer carries the lock's generation number, which rises
+  // each time the lock is acquired; first_token is where the cell starts.
+  const RunResult r = run_scenario(held("algorithm = \"chubby\"\nfirst_token = 500", "chubby", "1s"));
+  std::vector<std::int64_t> tokens;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Acquired) tokens.push_back(e.token);
+  REQUIRE(tokens.size() == 2);
+  CHECK(tokens[0] == 500);
+  CHECK(tokens[1] == 501);
+}
+
+TEST_CASE("a Chubby client cut off from its master gives the lock up 45 s after its local lease ended, the grace period") {
+  // Burrows 2006 §2.8: past the local lease the client is in jeopardy; "the
+  // grace period (45s by default)" with no KeepAlive answered ends its session.
+  // The lease is 12 s less an allowance, from the KeepAlive answered at about 0 s.
+  const RunResult r = run_scenario(parse_scenario(R"(
+title = "cut off"
+source = "coordination_fidelity_test.cpp"
+about = "client1 holds the lock and loses its master for 80 s."
+seed = 1
+duration = "100s"
+[lock]
+algorithm = "chubby"
+[network]
+delay = "1ms"
+[[node]]
+name = "chubby"
+[[client]]
+name = "client1"
+job = "hold"
+hold = "90s"
+[[fault]]
+at = "2s"
+kind = "partition"
+groups = [["client1"], ["chubby"]]
+duration = "80s"
+)",
+                                                  "cut-off.toml"));
+  const auto lost = events_of(r, Ev::Lost, "client1");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]->at >= Instant::zero() + Duration::s(55));
+  CHECK(lost[0]->at <= Instant::zero() + Duration::s(57));
+}
+
 TEST_CASE("a KeepAlive whose session ended before the paused master took it up is answered SESSION_EXPIRED at once") {
   // client2's Ping is delivered at 12.502 s, as the master resumes from a
   // pause that outlasted client2's lease; the lease's expiry runs before the
