@@ -48,6 +48,24 @@ TEST_CASE("redis-semaphore: the refresh timer runs every round(0.8 x lockTimeout
   CHECK(renewed[0]->at == at_ms(2 + 1600 + 2));  // acquired at 2 ms; its reply 2 ms after the timer
   CHECK(renewed[1]->at == at_ms(2 + 3200 + 2));
   CHECK(events_of(r, Ev::Wrote, "client1").size() == 1);
+  // Rounded, not truncated: 0.8 x 1007 ms = 805.6 ms is 806 ms.
+  const RunResult odd = run_text(scenario("redis-semaphore@5.8.0", "ttl = \"1007ms\"", kRedis1,
+                                          "[[client]]\nname = \"client1\"\nwork = \"1s\"\n"));
+  const auto first = events_of(odd, Ev::Renewed, "client1");
+  REQUIRE(first.size() >= 1);
+  CHECK(first[0]->at == at_ms(2 + 806 + 2));
+}
+
+TEST_CASE("redis-semaphore: acquire() gives up after acquireTimeout, 10 s by default") {
+  // misc.js:7 defaultTimeoutOptions.acquireTimeout = 10000, taken by Lock.js:48; the Mutex's
+  // acquire loops until Date.now() passes it. client1 holds the lock for 15 s.
+  const RunResult r = run_text(scenario("redis-semaphore@5.8.0", "ttl = \"2s\"", kRedis1,
+                                        "[[client]]\nname = \"client1\"\nwork = \"15s\"\n"
+                                        "[[client]]\nname = \"client2\"\nstart = \"500ms\"\nwork = \"1s\"\n"));
+  const auto failed = events_of(r, Ev::AcquireFailed, "client2");
+  REQUIRE(failed.size() >= 1);
+  CHECK(failed[0]->at >= at_ms(500 + 10'000));
+  CHECK(failed[0]->at < at_ms(500 + 10'000 + 50));
 }
 
 TEST_CASE("redis-semaphore: after a pause isAcquired is still true at the write, onLockLost comes after it") {
