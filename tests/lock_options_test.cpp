@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness/explore.hpp"
+#include "harness/run.hpp"
 #include "harness/scenario.hpp"
 #include "harness/scenario_writer.hpp"
 #include "lockalgos/etcd.hpp"
@@ -73,6 +74,8 @@ TEST_CASE("every algorithm's options say what lease explore measures against") {
   CHECK(with_lock("algorithm = \"setnx\"").lock.options->lease() == Duration::s(30));
   CHECK(with_lock("algorithm = \"zookeeper\"\nsession_timeout = \"6s\"").lock.options->lease() == Duration::s(6));
   CHECK(with_lock("algorithm = \"etcd\"\nlease_ttl = \"4s\"").lock.options->lease() == Duration::s(4));
+  // api/lock.go:19 DefaultLockSessionTTL = "15s".
+  CHECK(with_lock("algorithm = \"consul\"").lock.options->lease() == Duration::s(15));
 }
 
 TEST_CASE("set_lock_option changes the typed options and the text the writer writes") {
@@ -135,4 +138,21 @@ TEST_CASE("the matrix leaves out the keys another algorithm does not take") {
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].summary.runs == 5);
   CHECK(rows[1].summary.runs == 5);
+}
+
+TEST_CASE("retry_count = N is N tries after the first: the single-node locks try N + 1 times, then give up") {
+  // The lock is held for the whole run: client2 tries, retries twice, and fails.
+  for (const std::string algorithm : {"setnx", "getset", "setnx-timestamp", "redis-single"}) {
+    INFO(algorithm);
+    const std::string ttl = algorithm == "setnx" || algorithm == "getset" ? "" : "ttl = \"30s\"\n";
+    const RunResult r = run_scenario(parse_scenario(
+        "title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"10s\"\n\n[lock]\nalgorithm = \"" + algorithm +
+            "\"\n" + ttl + "retry_count = 2\nretry_delay = \"100ms\"\n[[node]]\nname = \"redis1\"\n"
+            "[[client]]\nname = \"client1\"\njob = \"hold\"\nhold = \"9s\"\n"
+            "[[client]]\nname = \"client2\"\nstart = \"500ms\"\n",
+        "scenarios/x.toml"));
+    CHECK(events_of(r, Ev::Retrying, "client2").size() == 2);
+    CHECK(events_of(r, Ev::AcquireFailed, "client2").size() == 1);
+    CHECK(events_of(r, Ev::Acquired, "client2").empty());
+  }
 }
