@@ -156,3 +156,40 @@ TEST_CASE("retry_count = N is N tries after the first: the single-node locks try
     CHECK(events_of(r, Ev::Acquired, "client2").empty());
   }
 }
+
+namespace {
+
+RunResult single_node(const std::string& algorithm, const std::string& rest) {
+  return run_scenario(parse_scenario("title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"10s\"\n\n[lock]\nalgorithm = \"" +
+                                         algorithm + "\"\n[[node]]\nname = \"redis1\"\n"
+                                         "[[client]]\nname = \"client1\"\njob = \"hold\"\nhold = \"3s\"\n" + rest,
+                                     "scenarios/x.toml"));
+}
+
+}  // namespace
+
+TEST_CASE("the naive locks' release by DEL is confirmed only when DEL removed the key") {
+  // DEL answers how many keys it removed: after a restart without
+  // persistence the key is gone, and the release removes nothing.
+  for (const std::string algorithm : {"setnx", "getset"}) {
+    INFO(algorithm);
+    const RunResult lost = single_node(algorithm, "[[fault]]\nat = \"1s\"\nkind = \"crash\"\ntarget = \"redis1\"\n"
+                                                  "[[fault]]\nat = \"1500ms\"\nkind = \"restart\"\ntarget = \"redis1\"\n");
+    CHECK(events_of(lost, Ev::ReleaseFailed, "client1").size() == 1);
+    CHECK(events_of(lost, Ev::Released, "client1").empty());
+    const RunResult kept = single_node(algorithm, "");
+    CHECK(events_of(kept, Ev::Released, "client1").size() == 1);
+  }
+}
+
+TEST_CASE("getset takes the lock only when its GET found no value: a later client waits for the release") {
+  // GET, then SET if it was nil: the race it is known for needs two GETs
+  // between one holder's GET and SET; here client2 asks at 500 ms, long after.
+  const RunResult r = single_node("getset", "[[client]]\nname = \"client2\"\nstart = \"500ms\"\n");
+  const auto released = events_of(r, Ev::Released, "client1");
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(released.size() == 1);
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > released[0]->at);
+  CHECK(r.verdict.empty());
+}
