@@ -193,3 +193,14 @@ TEST_CASE("getset takes the lock only when its GET found no value: a later clien
   CHECK(taken[0]->at > released[0]->at);
   CHECK(r.verdict.empty());
 }
+
+TEST_CASE("setnx-timestamp sends no DEL for a lock whose timestamp has passed: the release is not confirmed") {
+  // The SETNX page's pattern: a holder past its expiry timestamp must not DEL
+  // the key, which another client may have taken over by GETSET since.
+  const RunResult r = run_scenario(parse_scenario(
+      "title = \"t\"\nabout = \"a\"\nsource = \"s\"\nduration = \"10s\"\n\n[lock]\nalgorithm = \"setnx-timestamp\"\nttl = \"1s\"\n"
+      "[[node]]\nname = \"redis1\"\n[[client]]\nname = \"client1\"\njob = \"hold\"\nhold = \"2s\"\n",
+      "scenarios/x.toml"));
+  CHECK(events_of(r, Ev::ReleaseFailed, "client1").size() == 1);
+  for (const TraceEvent* e : events_of(r, Ev::Command, "redis1")) CHECK(e->detail.rfind("DEL", 0) != 0);
+}
