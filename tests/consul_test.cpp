@@ -242,6 +242,21 @@ TEST_CASE("a client back within gossip's suspicion refutes it: the serfHealth ch
   CHECK_FALSE(invalidated(r).has_value());
 }
 
+TEST_CASE("RenewPeriodic gives up once a whole TTL has passed since its last renew: back in touch, it renews no more") {
+  // api/session.go RenewPeriodic: "if time.Since(lastRenewTime) > ttl" it
+  // returns ErrSessionExpired. client1 is cut off from 2 s to 12 s: its
+  // renew at 5 s goes unanswered until 15 s, more than the 10 s TTL after the
+  // last renew, so it stops there, although the leader could be reached
+  // again and still had the session; the leader ends it at 2 x TTL, 20 s.
+  const std::string cut = "[[fault]]\nat = \"2s\"\nkind = \"partition\"\ngroups = [[\"client1\"], [\"consul\"]]\nduration = \"10s\"\n";
+  const RunResult r = run_scenario(
+      consul("flavour = \"http\"\nsession_ttl = \"10s\"\nlock_delay = \"0s\"\nchecks = \"none\"", "50s", cut, "60s"));
+  const auto at = invalidated(r);
+  REQUIRE(at.has_value());
+  CHECK(*at >= Instant::zero() + Duration::s(20));
+  CHECK(*at < Instant::zero() + Duration::s(21));
+}
+
 TEST_CASE("a fault-free Consul run is safe, and the holder is told when monitorLock sees its key go") {
   for (int seed = 1; seed <= 5; ++seed) {
     Scenario s = consul("", "3s", "", "40s");

@@ -247,6 +247,37 @@ TEST_CASE("Chubby's lock generation numbers start at first_token and rise by one
   CHECK(tokens[1] == 501);
 }
 
+TEST_CASE("a Chubby client in jeopardy does not trust its lock: past its local lease it skips the write") {
+  // §2.8: past the local lease (11 s here) the client is in jeopardy and
+  // blocks its application's calls; its write at 20 s, within the grace
+  // period, is not sent.
+  const RunResult r = run_scenario(parse_scenario(R"(
+title = "jeopardy"
+source = "coordination_fidelity_test.cpp"
+about = "client1 works 20 s and loses its master at 2 s."
+seed = 1
+duration = "60s"
+[lock]
+algorithm = "chubby"
+[network]
+delay = "1ms"
+[[node]]
+name = "chubby"
+[[client]]
+name = "client1"
+work = "20s"
+[[fault]]
+at = "2s"
+kind = "partition"
+groups = [["client1"], ["chubby"]]
+duration = "50s"
+)",
+                                                  "jeopardy.toml"));
+  CHECK(events_of(r, Ev::WriteSkipped, "client1").size() == 1);
+  CHECK(events_of(r, Ev::Wrote, "client1").empty());
+  CHECK(events_of(r, Ev::Lost, "client1").empty());  // the session is not over yet: 11 s + 45 s
+}
+
 TEST_CASE("a Chubby client cut off from its master gives the lock up 45 s after its local lease ended, the grace period") {
   // Burrows 2006 §2.8: past the local lease the client is in jeopardy; "the
   // grace period (45s by default)" with no KeepAlive answered ends its session.

@@ -97,6 +97,21 @@ TEST_CASE("redis-semaphore: a refresh that failed before the check clears isAcqu
   CHECK(events_of(r, Ev::Writing, "client1").empty());
 }
 
+TEST_CASE("redis-semaphore RedlockMutex: of two nodes, both are a quorum: round(1.5) is 2") {
+  // utils/redlock.js:5-7 getQuorum = Math.round((n + 1) / 2). redis2 restarts
+  // empty at 510 ms: client2, from 1 s, takes it alone, which is not enough,
+  // until client1's refresh at 1.6 s finds it lost there.
+  const std::string nodes = "[[node]]\nname = \"redis1\"\n[[node]]\nname = \"redis2\"\n";
+  const RunResult r = run_text(scenario("redis-semaphore-redlock@5.8.0", "ttl = \"2s\"", nodes,
+                                        "[[client]]\nname = \"client1\"\nwork = \"3s\"\n"
+                                        "[[client]]\nname = \"client2\"\nstart = \"1s\"\nwork = \"500ms\"\n"
+                                        "[[fault]]\nat = \"500ms\"\nkind = \"crash\"\ntarget = \"redis2\"\n"
+                                        "[[fault]]\nat = \"510ms\"\nkind = \"restart\"\ntarget = \"redis2\"\n"));
+  const auto taken = events_of(r, Ev::Acquired, "client2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0]->at > at_ms(1600));
+}
+
 TEST_CASE("redis-semaphore RedlockMutex: a quorum of round((n+1)/2) acquires and refreshes, no validity is counted") {
   // redlockMutex/acquire.js:16-28, refresh.js:14-40, utils/redlock.js:5-7: 2 of 3.
   const std::string nodes = "[[node]]\nname = \"redis1\"\n[[node]]\nname = \"redis2\"\n[[node]]\nname = \"redis3\"\n";
