@@ -56,6 +56,18 @@ TEST_CASE("redis-semaphore: the refresh timer runs every round(0.8 x lockTimeout
   CHECK(first[0]->at == at_ms(2 + 806 + 2));
 }
 
+TEST_CASE("redis-semaphore: acquireAttemptsLimit = 3 makes three tries, then acquire() fails") {
+  // Mutex acquire: "while (Date.now() < end && ++attempt <= acquireAttemptsLimit)".
+  const RunResult r = run_text(scenario("redis-semaphore@5.8.0", "ttl = \"2s\"\nacquire_attempts_limit = 3", kRedis1,
+                                        "[[client]]\nname = \"client1\"\nwork = \"3s\"\n"
+                                        "[[client]]\nname = \"client2\"\nstart = \"500ms\"\nwork = \"1s\"\n"));
+  const ProcId client2 = *r.world->find("client2");
+  std::size_t sets = 0;
+  for (const TraceEvent* e : events_of(r, Ev::Command, "redis1")) sets += e->peer == client2 && e->detail.rfind("SET ", 0) == 0;
+  CHECK(sets == 3);
+  CHECK(events_of(r, Ev::AcquireFailed, "client2").size() == 1);
+}
+
 TEST_CASE("redis-semaphore: acquire() gives up after acquireTimeout, 10 s by default") {
   // misc.js:7 defaultTimeoutOptions.acquireTimeout = 10000, taken by Lock.js:48; the Mutex's
   // acquire loops until Date.now() passes it. client1 holds the lock for 15 s.

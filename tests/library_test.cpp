@@ -119,3 +119,10 @@ TEST_CASE("locksim list names every library, what models it and its options, a b
   CHECK(bad.status == 2);
   CHECK(bad.output.find("bad.toml:7: [lock] 'library': unknown library \"kazoo@2.7.0\"") != std::string::npos);
 }
+
+TEST_CASE("a misspelt library id gets the nearest id within three edits, and a string far from all gets none") {
+  CHECK(nearest_library("kazzo@2.8.0") == "kazoo@2.8.0");       // one letter wrong
+  CHECK(nearest_library("redis-py@4.3.5") == "redis-py@4.3.4");  // the name alone means the library
+  // Eleven characters, as kazoo@2.8.0, but every one of them different.
+  CHECK(nearest_library("zzzzz@9.9.9").empty());
+}
