@@ -130,6 +130,11 @@ TEST_CASE("the same seed and index give the same sequence") {
   }
 }
 
+TEST_CASE("diff-redis's options without --replica are one node: every step is r1's") {
+  for (std::uint64_t i = 0; i < 50; ++i)
+    for (const Step& s : generate(3, i, {})) CHECK(s.node == 0);
+}
+
 // --- Model fixes diff-redis found -------------------------------------------
 
 TEST_CASE("SET ... PXAT expires the key at that absolute wall-clock millisecond (t_string.c:161-186)") {

@@ -76,6 +76,13 @@ TEST_CASE("a lock's Txn reads back: the put's key, value and lease, the release'
   REQUIRE(release->deletes.size() == 1);
   CHECK(release->deletes[0] == "/locks/lock");
 
+  // A DeleteRange with a range_end (rpc.proto DeleteRangeRequest field 2)
+  // deletes every key in [key, range_end): not the lock's key alone.
+  const std::string prefix_delete = bytes_field(1, "/locks/") + bytes_field(2, "/locks0");
+  const auto ranged = decode_txn_request(bytes_field(2, bytes_field(3, prefix_delete)));
+  REQUIRE(ranged);
+  CHECK(ranged->deletes.empty());
+
   // A LeaseGrantRequest {TTL = 1, ID = 2}: varints, not a Txn's messages.
   CHECK_FALSE(decode_txn_request(varint_field(1, 2) + varint_field(2, 0)));
   // A RangeRequest of the key: field 1 holds bytes that are not a RequestOp.

@@ -289,6 +289,33 @@ TEST_CASE("a key that expired is told once, whether a command finds it gone or t
   CHECK(n.hub.events(Ev::KeyDeleted, n.hub.node).empty());
 }
 
+TEST_CASE("before the run a node's key is known, not told: the trace hears nothing until record()") {
+  Hub hub;
+  NodeKeys keys(hub, hub.node, "lock", false);
+  keys.after(hub.client1, {"SET", "lock", "v1", "NX", "PX", "30000"}, std::nullopt, "v1", 30000, "SET lock v1 NX PX 30000");
+  keys.command(hub.client1, "PING");
+  CHECK(keys.holder() == hub.client1);
+  CHECK(hub.events(Ev::Command, hub.node).empty());
+  keys.record();
+  keys.command(hub.client1, "PING");
+  CHECK(hub.events(Ev::Command, hub.node).size() == 1);
+}
+
+TEST_CASE("on a node whose wall clock the scenario moves, a holder's key taken before its TTL ran out had expired") {
+  // Redis judges expiry by the wall clock (db.c keyIsExpired): a step
+  // forward ends a key early. Elsewhere the key was a request's to take.
+  for (const bool moves : {true, false}) {
+    CAPTURE(moves);
+    Hub hub;
+    NodeKeys keys(hub, hub.node, "lock", moves);
+    keys.record();
+    keys.after(hub.client1, {"SET", "lock", "v1", "NX", "PX", "30000"}, std::nullopt, "v1", 30000, "SET lock v1 NX PX 30000");
+    keys.after(hub.client2, {"SET", "lock", "v2", "NX", "PX", "30000"}, std::nullopt, "v2", 30000, "SET lock v2 NX PX 30000");
+    CHECK(hub.events(Ev::Expired, hub.node).size() == (moves ? 1u : 0u));
+    CHECK(keys.holder() == hub.client2);
+  }
+}
+
 TEST_CASE("a key another request removed before this one ran is not this request's removal") {
   // node-redlock 4.2.0's client-clock-step cell, live: client2 released its
   // own key, and the observer read client1's release (which found no key)

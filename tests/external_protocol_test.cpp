@@ -112,6 +112,17 @@ TEST_CASE("the job message tells the adapter everything it needs, as JSON") {
   CHECK(json::parse(encode_end())["msg"] == "end");
 }
 
+TEST_CASE("a job that leaves a field out says its default: no fenced reads, no check, storage waited for ever, the first occurrence") {
+  JobMessage m;
+  m.stop_at = {StopAt{.event = "read"}};
+  const json j = json::parse(encode(m));
+  CHECK(j["fenced_reads"] == false);
+  CHECK(j["check_before_write"] == false);
+  CHECK(j["storage_timeout_ms"] == 0);  // live/README.md's job table: 0 waits for ever
+  CHECK(j["ttl_ms"].is_null());
+  CHECK(j["stop_at"][0]["occurrence"] == 1);  // as a fault's on_occurrence defaults to 1
+}
+
 TEST_CASE("a lock option reaches the adapter as a number of milliseconds, a number, a boolean or a string") {
   CHECK(option_for_adapter("acquire_timeout", "\"1.5s\"") == std::pair<std::string, std::string>{"acquire_timeout_ms", "1500"});
   CHECK(option_for_adapter("retry_count", "3") == std::pair<std::string, std::string>{"retry_count", "3"});

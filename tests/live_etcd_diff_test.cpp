@@ -62,6 +62,14 @@ TEST_CASE("diff-etcd's outcomes differ in any field it compares: the store's rev
   CHECK(first_difference({a}, {a, a}) == std::optional<std::size_t>(1));
 }
 
+TEST_CASE("an outcome as told: a wait's is the watches fired, a command's its reply, and only a watch with no key is skipped") {
+  CHECK(describe(Outcome{}) == "fired: none");
+  CHECK(describe(Outcome{.fired = {0, 2}}) == "fired: #0 #2");
+  CHECK(describe(Outcome{.id = 7, .revision = 7}) == "ok id 7 rev 7");
+  CHECK(describe(Outcome{.ok = false, .error = "LEASE_NOT_FOUND"}) == "error LEASE_NOT_FOUND");
+  CHECK(describe(Outcome{.skipped = true}) == "(no key to watch)");
+}
+
 TEST_CASE("every sequence diff-etcd draws can be scheduled, and the same seed draws the same steps") {
   int awaiting_revoke = 0;
   for (std::uint64_t i = 0; i < 300; ++i) {

@@ -448,6 +448,9 @@ TEST_CASE("a length beyond the framing's maximum is not of the protocol: the lin
   CHECK(framing::length_prefixed()(std::string("\0\0\0\x04" "abcdEXTRA", 13)) == 8u);
   CHECK(framing::length_prefixed(16)(std::string("\0\0\0\x10", 4)) == std::nullopt);  // 16 is allowed, not there yet
   CHECK_THROWS_AS(framing::length_prefixed(16)(std::string("\0\0\0\x11", 4)), Error);
+  // By default a frame up to ZooKeeper's jute.maxbuffer (0xfffff, ZooKeeper
+  // 3.8.0 BinaryInputArchive.maxBuffer) is taken: 1 MiB announced, awaited.
+  CHECK(framing::length_prefixed()(std::string("\0\x0f\xff\xff", 4)) == std::nullopt);
 }
 
 TEST_CASE("sever resets both ends of a framed link") {

@@ -334,6 +334,12 @@ TEST_CASE("the supervisor's ZooKeeper listens on 127.0.0.1 alone, pauses, and re
   CHECK(listening.size() == 1);  // the client port: no admin server (8080), no JMX port
   for (const Endpoint& e : listening) CHECK(e == z.at);
   CHECK(std::filesystem::exists(z.sup.nodes().at(0).dir / "zoo.cfg"));
+  // slf4j-simple on the classpath: the server logs to its stderr, the supervisor's output.log.
+  CHECK(locksim::live::testing::eventually([&] {
+    std::ifstream log(z.sup.nodes().at(0).dir / "output.log");
+    const std::string text{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+    return text.find("INFO org.apache.zookeeper") != std::string::npos;
+  }, Duration::s(5)));
   {
     BlockingSession s(z.io, z.at, Duration::s(2));
     CHECK(s.request(create("/kept")).header.err == 0);

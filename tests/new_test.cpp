@@ -135,11 +135,13 @@ TEST_CASE("new without an algorithm starts from redis-single") {
   CHECK(o.output.find("algorithm = \"redis-single\"") != std::string::npos);
 }
 
-TEST_CASE("a grant is a client's entry on every node for MultiLock, on a majority for Redlock, on its one node otherwise") {
+TEST_CASE("a grant is a client's entry on every node for MultiLock, on a majority for Redlock and RedlockMutex, on its one node otherwise") {
   // RedissonMultiLock.tryLock needs every RLock; Redlock, N/2 + 1 masters.
   // The judge takes an acquire with fewer as the client's belief.
   CHECK(grant_quorum(*find_algorithm("multilock"), 3) == 3);
   CHECK(grant_quorum(*find_algorithm("redlock"), 5) == 3);
   CHECK(grant_quorum(*find_algorithm("redlock"), 4) == 3);
   CHECK(grant_quorum(*find_algorithm("redis-single"), 1) == 1);
+  // redis-semaphore's RedlockMutex: Math.round((n + 1) / 2) of its nodes (2 of 3).
+  CHECK(grant_quorum(*find_algorithm("redis-semaphore"), 3) == 2);
 }
