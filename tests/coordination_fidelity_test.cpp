@@ -133,7 +133,7 @@ TEST_CASE("etcd raises a lease TTL below ceil(1.5 election timeouts) to it, sile
   CHECK(renewed->ok);
 }
 
-TEST_CASE("[lock] election_timeout reaches the etcd server: a 1 s lease outlives a 5 s pause under a 5 s election timeout") {
+TEST_CASE("the lock's election_timeout reaches the etcd server: a 1 s lease outlives a 5 s pause under a 5 s election timeout") {
   // The minimum TTL grows with the election timeout: 2 s by default, 8 s for
   // 5 s (above). client1's 1 s lease is raised to one or the other; paused for
   // 5 s, it loses it only under the default.
