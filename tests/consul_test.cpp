@@ -291,6 +291,8 @@ TEST_CASE("handover(): a holder gone silent keeps Consul's lock from others for 
   const Scenario base = consul("session_ttl = \"10s\"\nlock_delay = \"7s\"", "70s");
   const Duration handover = base.lock.options->handover();
   CHECK(handover == Duration::s(27));
+  // api.Lock asks for no lock-delay when given 0, and the agent's 15 s applies.
+  CHECK(consul("session_ttl = \"10s\"\nlock_delay = \"0s\"", "1s").lock.options->handover() == Duration::s(35));
   // A lock-delay over a minute counts as the minute the leader applies.
   CHECK(consul("session_ttl = \"10s\"\nlock_delay = \"90s\"", "1s").lock.options->handover() == Duration::s(80));
   Duration longest = Duration::zero();
