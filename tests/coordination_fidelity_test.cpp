@@ -247,32 +247,27 @@ TEST_CASE("Chubby's lock generation numbers start at first_token and rise by one
   CHECK(tokens[1] == 501);
 }
 
+namespace {
+
+// One Chubby client on one master, cut off from it from 2 s for `cut`;
+// `job` is the client's job lines.
+RunResult chubby_cut_off(const std::string& job, const std::string& cut, const std::string& duration) {
+  return run_scenario(parse_scenario("title = \"cut off\"\nsource = \"coordination_fidelity_test.cpp\"\n"
+                                     "about = \"client1 loses its master at 2 s.\"\nseed = 1\nduration = \"" + duration +
+                                         "\"\n[lock]\nalgorithm = \"chubby\"\n[network]\ndelay = \"1ms\"\n"
+                                         "[[node]]\nname = \"chubby\"\n[[client]]\nname = \"client1\"\n" + job +
+                                         "[[fault]]\nat = \"2s\"\nkind = \"partition\"\n"
+                                         "groups = [[\"client1\"], [\"chubby\"]]\nduration = \"" + cut + "\"\n",
+                                     "cut-off.toml"));
+}
+
+}  // namespace
+
 TEST_CASE("a Chubby client in jeopardy does not trust its lock: past its local lease it skips the write") {
   // §2.8: past the local lease (11 s here) the client is in jeopardy and
   // blocks its application's calls; its write at 20 s, within the grace
   // period, is not sent.
-  const RunResult r = run_scenario(parse_scenario(R"(
-title = "jeopardy"
-source = "coordination_fidelity_test.cpp"
-about = "client1 works 20 s and loses its master at 2 s."
-seed = 1
-duration = "60s"
-[lock]
-algorithm = "chubby"
-[network]
-delay = "1ms"
-[[node]]
-name = "chubby"
-[[client]]
-name = "client1"
-work = "20s"
-[[fault]]
-at = "2s"
-kind = "partition"
-groups = [["client1"], ["chubby"]]
-duration = "50s"
-)",
-                                                  "jeopardy.toml"));
+  const RunResult r = chubby_cut_off("work = \"20s\"\n", "50s", "60s");
   CHECK(events_of(r, Ev::WriteSkipped, "client1").size() == 1);
   CHECK(events_of(r, Ev::Wrote, "client1").empty());
   CHECK(events_of(r, Ev::Lost, "client1").empty());  // the session is not over yet: 11 s + 45 s
@@ -282,29 +277,7 @@ TEST_CASE("a Chubby client cut off from its master gives the lock up 45 s after 
   // Burrows 2006 §2.8: past the local lease the client is in jeopardy; "the
   // grace period (45s by default)" with no KeepAlive answered ends its session.
   // The lease is 12 s less an allowance, from the KeepAlive answered at about 0 s.
-  const RunResult r = run_scenario(parse_scenario(R"(
-title = "cut off"
-source = "coordination_fidelity_test.cpp"
-about = "client1 holds the lock and loses its master for 80 s."
-seed = 1
-duration = "100s"
-[lock]
-algorithm = "chubby"
-[network]
-delay = "1ms"
-[[node]]
-name = "chubby"
-[[client]]
-name = "client1"
-job = "hold"
-hold = "90s"
-[[fault]]
-at = "2s"
-kind = "partition"
-groups = [["client1"], ["chubby"]]
-duration = "80s"
-)",
-                                                  "cut-off.toml"));
+  const RunResult r = chubby_cut_off("job = \"hold\"\nhold = \"90s\"\n", "80s", "100s");
   const auto lost = events_of(r, Ev::Lost, "client1");
   REQUIRE(lost.size() == 1);
   CHECK(lost[0]->at >= Instant::zero() + Duration::s(55));

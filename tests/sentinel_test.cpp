@@ -223,18 +223,18 @@ target = "sentinel3"
   }
 }
 
+namespace {
+
+// The sentinel's wall clock steps by `by` at 1 s; redis1 crashes at 2 s.
+std::string step_then_crash(const std::string& by) {
+  return "[[fault]]\nat = \"1s\"\nkind = \"clock-jump\"\ntarget = \"sentinel\"\nby = \"" + by +
+         "\"\n[[fault]]\nat = \"2s\"\nkind = \"crash\"\ntarget = \"redis1\"\n";
+}
+
+}  // namespace
+
 TEST_CASE("a sentinel whose wall clock steps enters TILT and takes no action for 30 s") {
-  const std::string faults = R"([[fault]]
-at = "1s"
-kind = "clock-jump"
-target = "sentinel"
-by = "10s"
-[[fault]]
-at = "2s"
-kind = "crash"
-target = "redis1"
-)";
-  const RunResult r = run_text(scenario("down_after = \"5s\"\n", faults));
+  const RunResult r = run_text(scenario("down_after = \"5s\"\n", step_then_crash("10s")));
   CHECK(notes(r, "sentinel", "+tilt").size() == 1);
   const auto promoted = events_of(r, Ev::Promoted, "redis2");
   REQUIRE(promoted.size() == 1);
@@ -246,17 +246,7 @@ target = "redis1"
 TEST_CASE("a sentinel whose wall clock steps back by any amount enters TILT too") {
   // sentinel.c sentinelCheckTiltCondition: delta < 0 || delta > the trigger;
   // a step back of 1 s, under the 2 s trigger, is one.
-  const std::string faults = R"([[fault]]
-at = "1s"
-kind = "clock-jump"
-target = "sentinel"
-by = "-1s"
-[[fault]]
-at = "2s"
-kind = "crash"
-target = "redis1"
-)";
-  const RunResult r = run_text(scenario("down_after = \"5s\"\n", faults));
+  const RunResult r = run_text(scenario("down_after = \"5s\"\n", step_then_crash("-1s")));
   CHECK(notes(r, "sentinel", "+tilt").size() == 1);
   const auto promoted = events_of(r, Ev::Promoted, "redis2");
   REQUIRE(promoted.size() == 1);
