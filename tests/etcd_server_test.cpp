@@ -108,6 +108,23 @@ TEST_CASE("an etcd watch from a range's revision fires for a key deleted since, 
   CHECK(b.client.notified.size() == 2);
 }
 
+TEST_CASE("an etcd watch on a key already gone fires at once: the waiter does not wait for a delete that has happened") {
+  // The waiter ranged the prefix, saw the key ahead of it, and by the time
+  // its watch arrives the key is deleted: Watch(key, WithRev(rev)) replays
+  // that delete from the history (client/v3/concurrency/key.go:26-31, v3.6.14).
+  Bench b;
+  const std::int64_t lease = b.grant(Duration::s(30));
+  b.put("/lock/a", lease);
+  const coord::Reply range = b.ask(coord_request(coord::Op::Range, "/lock/"), Duration::ms(10));
+  REQUIRE(range.nodes.size() == 1);
+  b.ask(coord_request(coord::Op::DeleteKey, "/lock/a"), Duration::ms(20));
+  CHECK(b.ask(coord_request(coord::Op::WatchDelete, "/lock/a", range.id), Duration::ms(30)).ok);
+  CHECK(b.client.notified == std::vector<std::string>{"/lock/a"});
+  // And a watch with no revision on a key that never was fires as well.
+  CHECK(b.ask(coord_request(coord::Op::WatchDelete, "/lock/never"), Duration::ms(40)).ok);
+  CHECK(b.client.notified == std::vector<std::string>{"/lock/a", "/lock/never"});
+}
+
 TEST_CASE("etcd never grants lease 0: a delete that compares an expired lease leaves the key a later lease put") {
   // Lease 0 is NoLease (lease/lessor.go), and LeaseGrant draws an id again
   // while it is 0 (etcdserver/v3_server.go LeaseGrant, v3.4). The model's

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/liveness.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
@@ -190,4 +191,32 @@ target = "redis1"
   // And the file it would write still fails the same way.
   const RunResult replay = run_scenario(parse_scenario(to_toml(shrunk.scenario), "shrunk.toml"));
   CHECK(replay.verdict.count(ViolationKind::Stuck) == 1);
+}
+
+// The liveness judge (harness/liveness.cpp): the lock is stuck when clients
+// wait with nobody holding it for longer than the window; a wait exactly as
+// long as the window is within it (explore --liveness-window: "no wait
+// longer than" the window).
+TEST_CASE("the liveness judge: a wait exactly as long as the window is not stuck, a nanosecond more is") {
+  for (const Duration extra : {Duration::zero(), Duration::ns(1)}) {
+    Trace trace;
+    const ProcId client = trace.add_process("client1", ProcessRole::Client);
+    LivenessWatch watch(trace);
+    const Instant healed = Instant::zero() + Duration::s(10);
+    watch.healed(healed, Duration::s(5));
+    TraceEvent asks;
+    asks.at = healed;
+    asks.process = client;
+    asks.kind = Ev::Acquiring;
+    watch.observe(asks);
+    TraceEvent gets = asks;
+    gets.at = healed + Duration::s(5) + extra;
+    gets.kind = Ev::Acquired;
+    watch.observe(gets);
+    const LivenessVerdict v = watch.finish(Instant::zero() + Duration::s(60));
+    INFO("extra " << extra.count_ns() << " ns");
+    CHECK(v.longest_wait == Duration::s(5) + extra);
+    CHECK(v.stuck == (extra > Duration::zero()));
+    CHECK(v.reacquired == gets.at);
+  }
 }

@@ -6,6 +6,7 @@
 
 #include "harness/run.hpp"
 #include "harness/sim_client.hpp"
+#include "harness/scenario.hpp"
 #include "tests/support.hpp"
 #include "sim/servers/redis/node.hpp"
 
@@ -228,4 +229,43 @@ target = "redis1"
   }
   CHECK(readonly);
   CHECK(followed);  // then it asks the sentinel and goes to redis2
+}
+
+// docs/scenarios.md: expiry_propagation "holds for the whole group, whichever
+// node is master" — a master and its replicas run one Redis version, so a
+// replica's "px" (6.x) makes its master send PX too; another master's group
+// keeps PXAT (sim/servers/redis/model.cpp, build).
+TEST_CASE("a replica's expiry_propagation = px holds for its master and the whole group, not for another master's") {
+  const Scenario s = parse_scenario(R"(title = "t"
+about = "a"
+source = "s"
+duration = "1s"
+[lock]
+algorithm = "redis-single"
+ttl = "10s"
+[[node]]
+name = "redis1"
+[[node]]
+name = "redis2"
+replica_of = "redis1"
+expiry_propagation = "px"
+[[node]]
+name = "redis3"
+[[node]]
+name = "redis4"
+replica_of = "redis3"
+[[client]]
+name = "client1"
+)",
+                                    "px.toml");
+  const RunResult r = run_scenario(s);
+  auto pxat = [&](const char* name) {
+    const auto id = r.world->find(name);
+    REQUIRE(id);
+    return dynamic_cast<const RedisNode&>(r.world->process(*id)).config().expiry_as_pxat;
+  };
+  CHECK_FALSE(pxat("redis1"));  // the master sends PX to its replica
+  CHECK_FALSE(pxat("redis2"));  // and the replica, promoted, would too
+  CHECK(pxat("redis3"));
+  CHECK(pxat("redis4"));
 }

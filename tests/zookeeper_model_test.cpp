@@ -124,3 +124,27 @@ TEST_CASE("the ZooKeeper model fires a closing session's own watches on its ephe
   CHECK(m.a.notified[0].path == mine.path);
   CHECK(m.a.notified[0].what == "deleted");
 }
+
+// A watch lives in its session's connection, which the server closes when
+// the session expires (NIOServerCnxn.close -> ZooKeeperServer.removeCnxn ->
+// DataTree.removeCnxn: NIOServerCnxn.java:589-597, DataTree.java:1502-1505,
+// release-3.8.0): a client whose session expired hears no watch fire,
+// though its process still runs.
+TEST_CASE("the ZooKeeper model does not fire the watches of a session that expired") {
+  Model m;
+  const std::int64_t sa = m.a.connect(m.zk.id(), Duration::ms(200));
+  coord::Request list = coord_request(coord::Op::GetChildren, "/lock", sa);
+  list.watch = true;
+  m.a.call(m.zk.id(), list);
+  const std::int64_t sb = m.b.connect(m.zk.id(), Duration::s(2));
+  m.w.run_until(m.w.now() + Duration::ms(400));  // a is silent: its session expires at a tick
+  REQUIRE(m.a.call(m.zk.id(), coord_request(coord::Op::Ping, "", sa)).error == "SESSION_EXPIRED");
+  m.b.create(m.zk.id(), sb);
+  CHECK(m.a.notified.empty());
+  // b's own watch, in a live session, fires.
+  coord::Request mine = coord_request(coord::Op::GetChildren, "/lock", sb);
+  mine.watch = true;
+  m.b.call(m.zk.id(), mine);
+  m.b.create(m.zk.id(), sb);
+  CHECK(m.b.notified.size() == 1);
+}
