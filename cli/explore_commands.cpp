@@ -24,11 +24,14 @@
 
 #include "harness/explore.hpp"
 #include "harness/explore_boundary.hpp"
+#include "reports/boundary.hpp"
 #include "harness/explore_exhaustive.hpp"
+#include "reports/exhaustive_output.hpp"
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
+#include "reports/shrunk.hpp"
 #include "judge/words.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
@@ -254,6 +257,7 @@ std::vector<Shrunk> write_shrunk(const std::vector<std::pair<Scenario, Violation
   for (const auto& [run, kind] : failing) {
     if (stop && stop()) break;
     ShrinkResult r = shrink(run, kind, o.max_events);
+    tell_shrunk(r.scenario, run);
     std::string text = to_toml(r.scenario);
     const auto same = std::find_if(out.begin(), out.end(), [&](const Shrunk& s) { return s.text == text; });
     if (same != out.end()) {
@@ -305,7 +309,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     json j = json::parse(json_report(r));
     json faults = json::array(), fired = json::array();
     for (std::size_t i = 0; i < s.faults.size(); ++i) {
-      faults.push_back(describe_fault(s.faults[i]));
+      faults.push_back(say(Lang::En, describe_fault(s.faults[i])));  // JSON speaks English
       fired.push_back(r.faults[i].applied);
     }
     j["explore"] = {{"scenario", base.path}, {"run_seed", *a.replay}, {"faults", faults}, {"fired", fired}, {"allowed", allowed(base, found)}};

@@ -11,6 +11,7 @@
 
 #include "cli/choice.hpp"
 #include "cli/exit_reason.hpp"
+#include "cli/lang.hpp"
 #include "cli/output_file.hpp"
 #include "harness/sweep.hpp"
 #include "reports/heatmap.hpp"
@@ -31,6 +32,7 @@ struct SweepArgs {
   std::uint64_t max_events = SweepOptions{}.max_events;
   std::string csv_path, svg_path, png_path;
   Format format = Format::Text;
+  std::string lang;
 };
 
 // As explore judges its runs: what the scenario's [expect] allows (without one: nothing).
@@ -42,25 +44,26 @@ bool allowed(const Scenario& s, const std::set<ViolationKind>& found) {
 int cmd_sweep(const SweepArgs& a) {
   if (a.sets.empty() || a.sets.size() > 2)
     throw ScenarioError("sweep: give one or two --set KEY=SPEC (one: a strip; two: a map), e.g. --set fault[1].duration=1s..40s:40");
+  const Lang lang = lang_flag(a.lang);
   if (!a.png_path.empty()) require_png_renderer(a.png_path);
   const Scenario s = load_scenario(a.file);
   std::vector<SweepAxis> axes;
   for (const std::string& set : a.sets) axes.push_back(parse_sweep_axis(s, set));
   const SweepResult r = run_sweep(s, axes, {.seeds = a.seeds, .jobs = a.jobs, .max_events = a.max_events});
   const bool ok = allowed(s, r.found());
-  const std::string title = s.title.empty() ? "Where the lock becomes unsafe" : s.title;
+  const std::string title = s.title.empty() ? say(lang, W::SweepDefaultTitle) : s.title;
   if (!a.csv_path.empty()) write_whole(a.csv_path, sweep_csv(r));
   if (!a.svg_path.empty()) write_whole(a.svg_path, sweep_svg(r, title));
   if (!a.png_path.empty()) write_png(sweep_svg(r, title), a.png_path);
   if (a.format == Format::Json) {
     std::cout << sweep_json(r, ok) << "\n";
   } else {
-    std::cout << sweep_text(r, title);
+    std::cout << sweep_text(r, title, lang);
   }
   std::cout << std::flush;
   if (r.internal_errors())
-    return exit_because(kExitBug, "sweep", say(Lang::En, W::ExitBug, {{"n", std::to_string(r.internal_errors())}}));
-  if (!ok) return exit_because(kExitUnexpected, "sweep", not_allowed_words(Lang::En, s, r.found()));
+    return exit_because(kExitBug, "sweep", say(lang, W::ExitBug, {{"n", std::to_string(r.internal_errors())}}));
+  if (!ok) return exit_because(kExitUnexpected, "sweep", not_allowed_words(lang, s, r.found()));
   return kExitOk;
 }
 
@@ -82,6 +85,7 @@ std::function<std::optional<int>()> add_sweep_command(CLI::App& app) {
   cmd->add_option("--svg", a.svg_path, "write the heatmap (a strip for one --set) to PATH");
   cmd->add_option("--png", a.png_path, "write the heatmap as PNG to PATH (rsvg-convert, Debian's librsvg2-bin)");
   add_format_option(*cmd, a.format);
+  add_lang_option(*cmd, a.lang);
   return [cmd, args]() -> std::optional<int> {
     if (!*cmd) return std::nullopt;
     return cmd_sweep(*args);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/scenario.hpp"
+#include "sim/phrase.hpp"
 
 namespace locksim {
 
@@ -35,7 +36,7 @@ struct BoundaryEdge {
 // 1 ms a client is stuck, above about 40 s the pause no longer outlives it.
 struct BoundaryResult {
   std::string parameter;  // as given: "fault[1].duration"
-  std::string subject;    // "fault[1], at 1s client1 pauses for 40s"
+  Phrase subject;         // "fault[1], at 1s client1 pauses for 40s" (W::KnobFault)
   std::string noun;       // "a pause of", "a clock jump of", "fault[1] at"
   BoundarySide given;
   std::optional<BoundaryEdge> lower, upper;  // the nearest flip below and above the given value
@@ -51,8 +52,5 @@ BoundaryResult find_boundary(const Scenario& s, const std::string& parameter, st
 
 // What the parameters look like, for messages and --help.
 std::string boundary_parameters();
-
-std::string boundary_text(const Scenario& s, const BoundaryResult& b);
-std::string boundary_json(const Scenario& s, const BoundaryResult& b);
 
 }  // namespace locksim

@@ -79,11 +79,7 @@ struct Tally {
     for (ViolationKind k : r.verdict) {
       ++by_kind[k];
       auto it = first.find(k);
-      if (it == first.end() || before(n.path, it->second.path)) {
-        std::string words;
-        for (const FaultSpec& f : n.faults) words += (words.empty() ? "" : "; ") + describe_fault(f);
-        first[k] = {n.path, n.faults, words};
-      }
+      if (it == first.end() || before(n.path, it->second.path)) first[k] = {n.path, n.faults, {}};
     }
   }
   std::uint64_t runs() const {

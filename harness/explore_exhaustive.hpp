@@ -45,7 +45,9 @@ bool before(const std::vector<Placement>& a, const std::vector<Placement>& b);
 struct ExhaustiveFinding {
   std::vector<Placement> path;  // the schedule's identity, in the search's order
   std::vector<FaultSpec> faults;
-  std::string described;        // the faults in words, "; "-separated (what a merge keeps)
+  // A merged shard's finding: its faults as the shard's JSON said them, "; "-
+  // separated (a merge has no FaultSpecs); a search's own has `faults`.
+  std::string described;
 };
 
 struct ExhaustiveSummary {
@@ -70,28 +72,6 @@ std::vector<Duration> exhaustive_lengths(const Scenario& base, const ExploreOpti
 ExhaustiveSummary explore_exhaustive(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
                                      const Progress& progress = {});
 
-// The scenario with a finding's faults (and its expect saying what it shows).
-// Throws std::logic_error if, run on its own, it does not show `kind`, the
-// violation the search found it for.
-Scenario exhaustive_scenario(const Scenario& base, const ExploreOptions& o, const ExhaustiveFinding& f,
-                             ViolationKind kind);
-
-// "no overlap, stale-write or lost-update in any schedule of ≤ 2 faults
-// (pause, crash) over 25 anchors × 7 lengths".
-std::string exhaustive_text(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
-                            const ExhaustiveSummary& s);
-std::string exhaustive_json(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
-                            const ExhaustiveSummary& s);
-// Shards' JSON results into the unsharded summary (ScenarioError if they are not one search's).
-struct MergedExhaustive {
-  std::string scenario_path;
-  ExploreOptions options;
-  ExhaustiveOptions exhaustive;
-  ExhaustiveSummary summary;
-  std::vector<std::uint64_t> missing_shards;
-};
-MergedExhaustive merge_exhaustive(const std::vector<std::string>& json_texts, const std::vector<std::string>& names);
-bool is_exhaustive_result(const std::string& json_text);
 bool exhaustive_as_expected(const Scenario& base, const ExhaustiveSummary& s);
 
 }  // namespace locksim

@@ -39,7 +39,7 @@ Knob lock_knob(const Scenario& s, const std::string& parameter, const std::strin
                KnobUnit guess) {
   Knob k;
   k.parameter = parameter;
-  k.subject = "[lock] " + key;
+  k.subject = Phrase(W::KnobLock).name("key", key);
   k.noun = parameter + " =";
   const auto written = [key](const Scenario& t) -> const LockConfig::Written* {
     for (const LockConfig::Written& w : t.lock.written)
@@ -50,7 +50,7 @@ Knob lock_knob(const Scenario& s, const std::string& parameter, const std::strin
   k.line = s.lock.line;
   if (const LockConfig::Written* w = written(s)) {
     k.line = w->line;
-    k.subject += " = " + w->text;
+    k.subject = Phrase(W::KnobLockWritten).name("key", key).name("value", w->text);
     const bool text = !w->text.empty() && w->text.front() == '"';
     if (text && parse_duration(w->text.substr(1, w->text.size() - 2))) k.unit = KnobUnit::Duration;
     else if (!text && integer_of(w->text)) k.unit = KnobUnit::Integer;
@@ -101,7 +101,7 @@ bool clock_knob(const Scenario& s, Knob& k, const std::string& field, ClockOf cl
     return false;
   }
   k.noun = k.parameter + " =";
-  k.subject += ", clock " + field + " = " + format_knob_value(k.unit, *k.get(s));
+  k.subject = Phrase(W::KnobClock).part("table", std::move(k.subject)).name("field", field).name("value", format_knob_value(k.unit, *k.get(s)));
   return true;
 }
 
@@ -124,7 +124,7 @@ Knob client_knob(const Scenario& s, const std::string& parameter, const std::str
   const std::size_t i = pick(names, which, "client", s, option, parameter);
   Knob k;
   k.parameter = parameter;
-  k.subject = "[[client]] " + names[i];
+  k.subject = Phrase(W::KnobClient).name("name", names[i]);
   k.line = s.clients[i].line;
   if (clock_knob(s, k, field, [i](auto& t) -> auto& { return t.clients[i].clock; })) return k;
   using Range = DurationRange ClientConfig::*;
@@ -163,7 +163,7 @@ Knob node_knob(const Scenario& s, const std::string& parameter, const std::strin
   const std::size_t i = pick(names, which, "node", s, option, parameter);
   Knob k;
   k.parameter = parameter;
-  k.subject = "[[node]] " + names[i];
+  k.subject = Phrase(W::KnobNode).name("name", names[i]);
   k.line = s.nodes[i].line;
   if (clock_knob(s, k, field, [i](auto& t) -> auto& { return t.nodes[i].clock; })) return k;
   if (field != "restart_delay") refuse(option, parameter, "is not a number of a [[node]] (" + knob_parameters() + ")");
@@ -187,7 +187,7 @@ Knob fault_knob(const Scenario& s, const std::string& parameter, const std::stri
   const std::string kind(fault_kind_name(f.kind));
   Knob k;
   k.parameter = parameter;
-  k.subject = name + ", " + describe_fault(f);
+  k.subject = Phrase(W::KnobFault).name("name", name).part("what", describe_fault(f));
   k.line = f.line;
   const std::int64_t longest = (s.duration * 4).count_ns();
   if (field == "duration") {
@@ -277,7 +277,7 @@ Knob knob_of(const Scenario& s, const std::string& parameter, std::string_view o
   if (parameter == "duration") {
     Knob k;
     k.parameter = parameter;
-    k.subject = "the run's duration";
+    k.subject = Phrase(W::KnobDuration);
     k.noun = "a run of";
     k.get = [](const Scenario& t) { return std::optional(t.duration.count_ns()); };
     k.set = [](Scenario& t, std::int64_t v) { t.duration = Duration::ns(v); };

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "harness/scenario.hpp"
+#include "sim/phrase.hpp"
 
 namespace locksim {
 
@@ -21,7 +22,7 @@ enum class KnobUnit : std::uint8_t { Duration, Integer, Ppm };
 
 struct Knob {
   std::string parameter;  // as given: "fault[1].duration"
-  std::string subject;    // "fault[1], at 1s client1 pauses for 40s"; "[lock] ttl"
+  Phrase subject;         // "fault[1], at 1s client1 pauses for 40s"; "[lock] ttl" (W::Knob*)
   std::string noun;       // "a pause of", "lock.ttl ="
   KnobUnit unit = KnobUnit::Duration;
   int line = 0;           // where the file has it (its table's line; 0: the top level)

@@ -222,21 +222,6 @@ ShrinkResult shrink(const Scenario& failing, ViolationKind kind, std::uint64_t m
   s.expect.liveness_window = failing.expect.liveness_window;
   s.expect.violations = run_scenario(s, o).verdict;
 
-  // Named by every kind the shrunk run shows: shrunk for another kind, the
-  // same schedule is the same file (the command line writes it once).
-  std::string what;
-  for (ViolationKind v : s.expect.violations) what += (what.empty() ? "" : ", ") + std::string(violation_name(v));
-  s.title = fmt::format("Found by explore: {} in \"{}\"", what, failing.title);
-  s.source = fmt::format("explore: {}, run seed {}", failing.path, failing.seed);
-  std::string about = fmt::format(
-      "locksim explore ran {} under random fault schedules\n"
-      "and found {}. Shrunk to the smallest schedule that still fails\n"
-      "the same way, the run needs these faults:\n",
-      failing.path, what);
-  for (const FaultSpec& f : s.faults) about += "  - " + describe_fault(f) + "\n";
-  if (s.faults.empty()) about += "  - none: the algorithm fails on its own with this seed\n";
-  about += "`locksim run` on this file replays it; its narrative tells how it happened.\n";
-  s.about = about;
   return {std::move(s), k.trials};
 }
 

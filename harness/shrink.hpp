@@ -12,7 +12,7 @@
 namespace locksim {
 
 struct ShrinkResult {
-  Scenario scenario;  // with title, about, source and [expect] saying what was found
+  Scenario scenario;  // with [expect] saying what it shows (its words: reports/shrunk.hpp)
   int trials = 0;     // simulations run
 };
 

@@ -91,9 +91,9 @@ class AxisParser {
   AxisParser(const std::string& argument, const Knob& k, const std::string& path) : argument_(argument), k_(k), path_(path) {}
 
   [[noreturn]] void refuse(const std::string& why) const {
-    throw ScenarioError(fmt::format("--set {}: {}. {} ({}:{}, {}) takes {}: FROM..TO:POINTS (1s..40s:40), FROM..TO:step=STEP, "
+    throw ScenarioError(fmt::format("--set {}: {}. {} ({}:{}) takes {}: FROM..TO:POINTS (1s..40s:40), FROM..TO:step=STEP, "
                                     "or a list V1,V2,V3",
-                                    argument_, why, k_.parameter, path_, k_.line, k_.subject, unit_example(k_.unit)));
+                                    argument_, why, k_.parameter, path_, k_.line, unit_example(k_.unit)));
   }
 
   std::int64_t value(std::string_view text) const {

@@ -9,6 +9,7 @@
 
 #include "judge/words.hpp"
 #include "reports/markup.hpp"
+#include "reports/words.hpp"
 
 namespace locksim {
 
@@ -49,10 +50,10 @@ std::string value_text(const SweepAxis& a, std::size_t i) { return format_knob_v
 
 bool safe(const SweepCell& c) { return c.violating == 0; }
 
-std::string kinds_legend(const SweepResult& r) {
+std::string kinds_legend(const SweepResult& r, Lang lang = Lang::En) {
   std::string s;
   for (ViolationKind k : kAllViolationKinds)
-    if (r.found().count(k)) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", letter(k), violation_name(k));
+    if (r.found().count(k)) s += fmt::format("{}{} {}", s.empty() ? "" : std::string(word(lang, W::KindSeparator)), letter(k), kind_words(lang, k));
   return s;
 }
 
@@ -62,7 +63,7 @@ std::string table_text(const std::vector<std::vector<std::string>>& rows) {
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], display_width(row[i]));
     }
   std::string out;
   for (const auto& row : rows) {
@@ -75,8 +76,8 @@ std::string table_text(const std::vector<std::vector<std::string>>& rows) {
 }
 
 // One number: a row per value.
-std::string list_text(const SweepResult& r) {
-  std::vector<std::vector<std::string>> rows{{r.axes[0].knob.parameter, "violated"}};
+std::string list_text(const SweepResult& r, Lang lang) {
+  std::vector<std::vector<std::string>> rows{{r.axes[0].knob.parameter, say(lang, W::SweepViolated)}};
   for (std::size_t i = 0; i < r.rows(); ++i) rows.push_back({value_text(r.axes[0], i), cell_text(r.at(i, 0))});
   return table_text(rows);
 }
@@ -121,36 +122,41 @@ std::vector<SweepFlip> sweep_flips(const SweepResult& r) {
   return out;
 }
 
-std::string sweep_text(const SweepResult& r, const std::string& title) {
+std::string sweep_text(const SweepResult& r, const std::string& title, Lang lang) {
   const SweepAxis& a = r.axes.front();
-  std::string out = fmt::format("{} — sweep of {}{}\n  {}\n", r.path, a.knob.parameter,
-                                r.axes.size() > 1 ? " and " + r.axes[1].knob.parameter : "", title);
+  std::string out = r.axes.size() > 1 ? say(lang, W::SweepOfTwo, {{"path", r.path}, {"a", a.knob.parameter}, {"b", r.axes[1].knob.parameter}})
+                                      : say(lang, W::SweepOf, {{"path", r.path}, {"a", a.knob.parameter}});
+  out += "\n  " + title + "\n  ";
   // Laid out as the heatmap draws it (sweep_svg): the first number across,
   // the second up (its first value in the bottom row); one number: a list.
   if (r.axes.size() > 1)
-    out += fmt::format("  columns: {} ({}); rows: {} ({}), from the bottom up, as in the heatmap", a.knob.parameter, a.knob.subject,
-                       r.axes[1].knob.parameter, r.axes[1].knob.subject);
+    out += say(lang, W::SweepColumnsRows, {{"a", a.knob.parameter}, {"sa", say(lang, a.knob.subject)},
+                                           {"b", r.axes[1].knob.parameter}, {"sb", say(lang, r.axes[1].knob.subject)}});
   else
-    out += fmt::format("  rows: {} ({})", a.knob.parameter, a.knob.subject);
-  out += fmt::format("\n  {} x {} (1..{}) = {}; a cell: the share of its runs that violated something",
-                     counted(r.cells.size(), "point"), counted(r.seeds, "seed"), r.seeds, counted(r.cells.size() * r.seeds, "run"));
-  const std::string legend = kinds_legend(r);
-  out += legend.empty() ? "\n\n" : ", and which kinds (" + legend + ")\n\n";
-  out += r.axes.size() > 1 ? grid_text(r) : list_text(r);
+    out += say(lang, W::SweepRows, {{"a", a.knob.parameter}, {"sa", say(lang, a.knob.subject)}});
+  out += "\n  " + say(lang, W::SweepCounts,
+                      {{"points", say_count(lang, r.cells.size(), W::SweepPointOne, W::SweepPointMany)},
+                       {"seeds", say_count(lang, r.seeds, W::SweepSeedOne, W::SweepSeedMany)},
+                       {"n", std::to_string(r.seeds)},
+                       {"runs", say_count(lang, r.cells.size() * r.seeds, W::ShrinkRunOne, W::ShrinkRunMany)}});
+  const std::string legend = kinds_legend(r, lang);
+  out += legend.empty() ? "\n\n" : say(lang, W::SweepKinds, {{"legend", legend}}) + "\n\n";
+  out += r.axes.size() > 1 ? grid_text(r) : list_text(r, lang);
 
-  out += "\nWhere safe (no run violated anything) and unsafe meet along " + a.knob.parameter + ":\n";
+  out += "\n" + say(lang, W::SweepWhere, {{"a", a.knob.parameter}}) + "\n";
   const std::vector<SweepFlip> flips = sweep_flips(r);
   for (std::size_t c = 0; c < r.columns(); ++c) {
     std::string words;
     for (const SweepFlip& f : flips)
       if (f.column == c)
-        words += fmt::format("{}{} from {} on ({} is {})", words.empty() ? "" : "; ", f.unsafe_after ? "unsafe" : "safe",
-                             value_text(a, f.row_after), value_text(a, f.row_before), f.unsafe_after ? "safe" : "unsafe");
-    if (words.empty()) words = safe(r.at(0, c)) ? "safe at every value" : "unsafe at every value";
+        words += (words.empty() ? "" : std::string(word(lang, W::SweepFlipSeparator))) +
+                 say(lang, f.unsafe_after ? W::SweepUnsafeFrom : W::SweepSafeFrom,
+                     {{"v", value_text(a, f.row_after)}, {"w", value_text(a, f.row_before)}});
+    if (words.empty()) words = say(lang, safe(r.at(0, c)) ? W::SweepSafeAtEvery : W::SweepUnsafeAtEvery);
     out += fmt::format("  {}{}\n", r.axes.size() > 1 ? r.axes[1].knob.parameter + " = " + value_text(r.axes[1], c) + ": " : "", words);
   }
   if (const std::uint64_t n = r.internal_errors()) {
-    out += fmt::format("\n{} failed inside locksim (a bug, marked !):\n", counted(n, "run"));
+    out += "\n" + say(lang, W::SweepFailedInside, {{"runs", say_count(lang, n, W::ShrinkRunOne, W::ShrinkRunMany)}}) + "\n";
     for (const SweepCell& c : r.cells)
       if (c.internal_errors) out += "  " + c.first_error + "\n";
   }
@@ -188,7 +194,7 @@ std::string sweep_json(const SweepResult& r, bool allowed) {
       values.push_back(a.values[i]);
       shown.push_back(value_text(a, i));
     }
-    axes.push_back({{"parameter", a.knob.parameter}, {"subject", a.knob.subject}, {"unit", knob_unit_name(a.knob.unit)},
+    axes.push_back({{"parameter", a.knob.parameter}, {"subject", say(Lang::En, a.knob.subject)}, {"unit", knob_unit_name(a.knob.unit)},
                     {"spec", a.spec}, {"values", values}, {"shown", shown}});
   }
   json cells = json::array();
@@ -242,7 +248,7 @@ std::string tick(const AxisScale& s, std::int64_t v) {
 
 std::string axis_title(const SweepAxis& a, const AxisScale& s) { return a.knob.parameter + (s.unit.empty() ? "" : " (" + s.unit + ")"); }
 // Under the title, smaller: what the number is in the file.
-std::string axis_note(const SweepAxis& a) { return "in the file: " + a.knob.subject; }
+std::string axis_note(const SweepAxis& a) { return "in the file: " + say(Lang::En, a.knob.subject); }
 
 // Safe: pale green. Unsafe: light orange at a few runs to dark red at every run.
 std::string colour(const SweepCell& c) {

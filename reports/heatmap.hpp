@@ -6,12 +6,13 @@
 #include <string>
 
 #include "harness/sweep.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 
 // Rows the first axis, columns the second; each cell the share of runs that
 // violated something and the kinds' letters; then where each column flips.
-std::string sweep_text(const SweepResult& r, const std::string& title);
+std::string sweep_text(const SweepResult& r, const std::string& title, Lang lang = Lang::En);
 // One line per point: the values (as written and in their base unit), runs, rates and kinds.
 std::string sweep_csv(const SweepResult& r);
 std::string sweep_json(const SweepResult& r, bool allowed);

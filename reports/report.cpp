@@ -35,7 +35,7 @@ std::string not_allowed_words(Lang lang, const Scenario& s, const std::set<Viola
 }
 
 std::string fault_listing(Lang lang, const FaultSpec& f, const FaultFate& fate, Duration run) {
-  const std::string fault = translate_detail(lang, describe_fault(f));
+  const std::string fault = say(lang, describe_fault(f));
   if (fate.applied) return fault;
   // An `on` fault whose event came as often as it waits for, or an `at`
   // fault, was due when the run had ended.

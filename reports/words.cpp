@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::string_view kIdNames[] = {
 #define LOCKSIM_WORD(id) #id,
-#include "reports/word_ids.inc"
+#include "sim/word_ids.inc"
 #undef LOCKSIM_WORD
 };
 static_assert(std::size(kIdNames) == kWordCount);
@@ -104,6 +104,33 @@ std::string fill(std::string_view text, WordArgs args) {
 
 std::string say(Lang lang, W id, WordArgs args) { return fill(word(lang, id), args); }
 
+std::string say(Lang lang, const Phrase& phrase) {
+  std::vector<std::string> values;
+  values.reserve(phrase.args.size());
+  for (const Phrase::Arg& a : phrase.args) {
+    switch (a.type) {
+      case Phrase::Arg::Type::Name: values.push_back(a.text); break;
+      case Phrase::Arg::Type::Number: values.push_back(std::to_string(a.number)); break;
+      case Phrase::Arg::Type::Duration: values.push_back(format_duration(Duration::ns(a.number))); break;
+      case Phrase::Arg::Type::Instant: values.push_back(format_instant(Instant::from_ns(a.number))); break;
+      case Phrase::Arg::Type::Part: values.push_back(say(lang, phrase.parts[static_cast<std::size_t>(a.number)])); break;
+    }
+  }
+  std::string out;
+  const auto p = pieces(word(lang, phrase.id));
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    if (k % 2 == 0) {
+      out += p[k];
+      continue;
+    }
+    std::size_t i = 0;
+    while (i < phrase.args.size() && phrase.args[i].name != p[k]) ++i;
+    if (i < phrase.args.size()) out += values[i];
+    else (out += '{') += std::string(p[k]) + '}';
+  }
+  return out;
+}
+
 std::string say_count(Lang lang, std::uint64_t n, W one, W many) { return say(lang, n == 1 ? one : many, {{"n", std::to_string(n)}}); }
 
 std::string say_list(Lang lang, const std::vector<std::string>& items) {
@@ -160,12 +187,10 @@ bool known(const std::string& english) {
 
 std::string translate_detail(Lang lang, const std::string& english) {
   if (lang == Lang::En || english.empty()) return english;
-  // A prefix before a whole detail ("on client1 read: ", "at 5s ") is read
-  // first: the detail after it may end in a suffix of its own, which must
-  // not be taken for one wrapping the prefix ("on client1 read: client1
-  // pauses for 5s" is on-read of a pause for 5 s, not 5 s of "client1 pauses").
-  for (W prefix : {W::DetailFaultAt, W::DetailFaultOnAfter, W::DetailFaultOn, W::DetailHealed})
-    if (auto out = translate_by(lang, prefix, english)) return *out;
+  // A prefix before a whole detail ("healed: ") is read first: the detail
+  // after it may end in a suffix of its own, which must not be taken for one
+  // wrapping the prefix.
+  if (auto out = translate_by(lang, W::DetailHealed, english)) return *out;
   // A suffix a lower layer appends ("drop messages on a -> b (at most 3) for
   // 5s") wraps the detail before it: tried first, where what it wraps is a
   // detail the phrasebook knows (else "nobody waited for the lock…" would be

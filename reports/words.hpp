@@ -24,17 +24,12 @@
 
 #include "judge/checkers.hpp"
 #include "reports/lang.hpp"
+#include "sim/phrase.hpp"
 
 namespace locksim {
 
-// Every message a report says. The order is the tables' order.
-enum class W : std::uint16_t {
-#define LOCKSIM_WORD(id) id,
-#include "reports/word_ids.inc"
-#undef LOCKSIM_WORD
-  Count
-};
-inline constexpr std::size_t kWordCount = static_cast<std::size_t>(W::Count);
+// Every message's id (W, sim/word_ids.inc) is below every layer, with the
+// Phrase a layer makes of a fact (sim/phrase.hpp); the words are here.
 std::string_view word_id_name(W id);  // "AsksForLock"
 
 // A named argument of a template.
@@ -49,6 +44,11 @@ std::string_view word(Lang lang, W id);
 std::string say(Lang lang, W id, WordArgs args = {});
 // Fills a template: "{name}" is the argument of that name (absent: left as written).
 std::string fill(std::string_view text, WordArgs args);
+
+// A fact said in `lang`: its template filled with its arguments, each in
+// the language's way (a duration as format_duration writes it, a phrase
+// inside it said in turn).
+std::string say(Lang lang, const Phrase& phrase);
 
 // A count and its noun ("1 client", "2 clients"; "2 个客户端").
 std::string say_count(Lang lang, std::uint64_t n, W one, W many);

@@ -10,6 +10,8 @@
 
 #include "harness/explore.hpp"
 #include "harness/explore_boundary.hpp"
+#include "reports/boundary.hpp"
+#include "reports/exhaustive_output.hpp"
 #include "harness/explore_exhaustive.hpp"
 #include "harness/explore_reference.hpp"
 #include "harness/scenario_writer.hpp"

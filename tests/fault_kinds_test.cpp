@@ -17,6 +17,7 @@
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario_writer.hpp"
+#include "reports/words.hpp"
 
 using namespace locksim;
 
@@ -146,9 +147,15 @@ TEST_CASE("one fault of each kind, written and read back, gives the same faults 
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     INFO(fault_kind_name(s.faults[i].kind));
     CHECK(same_fault(again.faults[i], s.faults[i]));
-    const std::string said = fault_kind(s.faults[i].kind).describe(s.faults[i]);
-    CHECK(!said.empty());
-    if (!s.faults[i].target.empty()) CHECK(said.find(s.faults[i].target) != std::string::npos);
+    // Said as a fact (an id and its arguments), which each language words whole.
+    const Phrase said = fault_kind(s.faults[i].kind).describe(s.faults[i]);
+    CHECK(said.id != W::Count);
+    for (Lang lang : {Lang::En, Lang::Zh}) {
+      const std::string text = say(lang, said);
+      CHECK(!text.empty());
+      CHECK(text.find('{') == std::string::npos);
+      if (!s.faults[i].target.empty()) CHECK(text.find(s.faults[i].target) != std::string::npos);
+    }
   }
   CHECK(to_toml(again) == written);
   CHECK(run_scenario(again).trace_hash == run_scenario(s).trace_hash);
@@ -281,4 +288,42 @@ TEST_CASE("an event's trace name reads back as that event, and nothing else read
     CHECK(*event_from_name(event_name(e)) == e);
   }
   for (std::string_view other : {"", "acquire", "acquiredd", "Acquired", "zzz", "a"}) CHECK(!event_from_name(other));
+}
+
+TEST_CASE("a fault is described as a fact, an id with its arguments as values, and worded only by reports") {
+  const Scenario s = parse_scenario(std::string(kTopology) + R"(
+[[fault]]
+kind = "pause"
+target = "client1"
+at = "1s"
+duration = "40s"
+[[fault]]
+kind = "crash"
+target = "redis1"
+on = "client1 acquired"
+after = "5ms"
+)",
+                                    "described.toml");
+  const Phrase at = describe_fault(s.faults[0]);
+  CHECK(at.id == W::FaultAt);
+  REQUIRE(at.find("t"));
+  CHECK(at.find("t")->type == Phrase::Arg::Type::Duration);
+  CHECK(at.find("t")->number == Duration::s(1).count_ns());
+  REQUIRE(at.parts.size() == 1);
+  const Phrase& pause = at.parts[0];
+  CHECK(pause.id == W::FaultPause);
+  REQUIRE(pause.find("who"));
+  CHECK(pause.find("who")->text == "client1");
+  CHECK(pause.find("d")->number == Duration::s(40).count_ns());
+  CHECK(say(Lang::En, at) == "at 1s client1 pauses for 40s");
+  CHECK(say(Lang::Zh, at).find("停顿 40s") != std::string::npos);
+
+  const Phrase on = describe_fault(s.faults[1]);
+  CHECK(on.id == W::FaultOnAfter);
+  CHECK(on.find("process")->text == "client1");
+  CHECK(on.find("event")->text == "acquired");
+  CHECK(on.find("d")->number == Duration::ms(5).count_ns());
+  CHECK(on.parts.at(0).id == W::FaultCrash);
+  CHECK(say(Lang::En, on) == "on client1 acquired, 5ms after: redis1 crashes");
+  CHECK(say(Lang::Zh, on) == "在 client1 的“acquired”事件之后 5ms：redis1 崩溃");
 }

@@ -295,6 +295,28 @@ TEST_CASE("explore --replay --lang zh: the faults, the story and the liveness li
   }
 }
 
+TEST_CASE("locksim sweep --lang zh: the grid, its numbers and where safe and unsafe meet, in Chinese, no English sentence left") {
+  const std::string file = "scenarios/kleppmann/gc-pause.toml";
+  const RunResult r = run_scenario(catalogue(file));
+  for (const std::string sets : {std::string("--set 'fault[1].duration=1s..40s:4'"),
+                                 std::string("--set 'fault[1].duration=1s..40s:3' --set lock.ttl=5s,20s")}) {
+    INFO(sets);
+    const auto zh = locksim_in_source("sweep " + file + " " + sets + " --lang zh");
+    INFO(zh.output);
+    CHECK(zh.output.find("扫描 fault[1].duration") != std::string::npos);
+    CHECK(zh.output.find("fault[1]，1s 时：client1 停顿 40s") != std::string::npos);  // the fault, said from its Phrase
+    CHECK(zh.output.find("起不安全") != std::string::npos);
+    // The header's two lines: the file's path and its title (the user's
+    // words); the parameters swept are identifiers (fault[1].duration, lock.ttl).
+    const std::set<std::string> parameters{"fault", "duration", "lock", "ttl"};
+    for (const std::string& left : english_words(zh.output, r, 2, parameters)) CHECK_MESSAGE(false, left);
+    // The check finds the English where there is some.
+    const auto en = locksim_in_source("sweep " + file + " " + sets);
+    CHECK(en.status == zh.status);
+    CHECK(english_words(en.output, r, 2, parameters).size() > 10);
+  }
+}
+
 TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese, and --lang fr refused") {
   const ScratchDir dir("locksim-lang-shrink");
   const std::string shrink = "shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + dir.path().string();

@@ -9,6 +9,7 @@
 
 #include "harness/explore.hpp"
 #include "reports/report.hpp"
+#include "reports/words.hpp"
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
@@ -149,9 +150,9 @@ TEST_CASE("a replay marks the faults of its schedule that never fired, and says 
   CHECK(r.faults[0].applied);
   CHECK_FALSE(r.faults[1].applied);
   CHECK(r.faults[1].seen == 0);
-  CHECK(fault_listing(Lang::En, s.faults[0], r.faults[0], s.duration) == describe_fault(s.faults[0]));
+  CHECK(fault_listing(Lang::En, s.faults[0], r.faults[0], s.duration) == say(Lang::En, describe_fault(s.faults[0])));
   CHECK(fault_listing(Lang::En, s.faults[1], r.faults[1], s.duration) ==
-        describe_fault(s.faults[1]) + " — never fired: 'client1 wrote' never happened");
+        say(Lang::En, describe_fault(s.faults[1])) + " — never fired: 'client1 wrote' never happened");
   CHECK(fault_listing(Lang::Zh, s.faults[1], r.faults[1], s.duration).find("——从未触发：client1 从未出现“wrote”事件") != std::string::npos);
   const auto o2 = locksim_in_source("explore scenarios/kleppmann/gc-pause-fenced.toml --replay 7438447578175319763 --faults pause,clock-jump");
   CHECK(o2.output.find(" — never fired: 'client1 wrote' never happened\n") != std::string::npos);

@@ -11,6 +11,7 @@
 #include "harness/scenario.hpp"
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
+#include "reports/shrunk.hpp"
 #include "harness/sweep.hpp"
 #include "reports/diagram.hpp"
 #include "reports/quiz.hpp"
@@ -233,7 +234,7 @@ json replay(const json& request) {
   r.replay = explore_replay_command(base, o, seed);
   json out = run_json(r, lang);
   json faults = json::array();
-  for (const FaultSpec& f : s.faults) faults.push_back(translate_detail(lang, describe_fault(f)));
+  for (const FaultSpec& f : s.faults) faults.push_back(say(lang, describe_fault(f)));
   out["faults"] = faults;
   out["toml"] = to_toml(s);
   return out;
@@ -244,9 +245,11 @@ json shrink(const json& request, const ProgressSink& sink) {
   const ExploreOptions o = explore_options(request);
   const std::uint64_t seed = count_of(request, "run_seed", 1, ~std::uint64_t{0});
   const std::set<ViolationKind> kind = kinds_of(json::array({request.value("kind", json())}), "kind");
-  const ShrinkResult r = locksim::shrink(with_random_faults(base, seed, o), *kind.begin(), o.max_events, [&sink](int trials) {
+  const Scenario failing = with_random_faults(base, seed, o);
+  ShrinkResult r = locksim::shrink(failing, *kind.begin(), o.max_events, [&sink](int trials) {
     if (sink && trials % 10 == 0) sink(text_of({{"trials", trials}}));
   });
+  tell_shrunk(r.scenario, failing);
   return {{"toml", to_toml(r.scenario)}, {"faults", r.scenario.faults.size()}, {"trials", r.trials}};
 }
 

@@ -128,7 +128,7 @@ std::vector<Slider> sliders(const Scenario& s, std::string_view text, Lang lang)
       slider.label = "[lock] " + p.substr(5);
     } else {
       const std::size_t n = static_cast<std::size_t>(std::stoul(p.substr(6)));
-      slider.label = "fault[" + std::to_string(n) + "]: " + translate_detail(lang, describe_fault(s.faults[n - 1]));
+      slider.label = "fault[" + std::to_string(n) + "]: " + say(lang, describe_fault(s.faults[n - 1]));
     }
     out.push_back(std::move(slider));
   }

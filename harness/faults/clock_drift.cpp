@@ -24,9 +24,7 @@ void write(FaultWriter& out, const FaultSpec& f) {
   out.ppm("drift_ppm", f.drift_ppb);
 }
 
-std::string describe(const FaultSpec& f) {
-  return f.target + "'s clocks drift " + std::to_string(f.drift_ppb / 1000) + " ppm";
-}
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultDrift).name("who", f.target).number("ppm", f.drift_ppb / 1000); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& f = out.back();

@@ -21,7 +21,7 @@ void write(FaultWriter& out, const FaultSpec& f) {
   out.string("by", by += format_duration(f.by));
 }
 
-std::string describe(const FaultSpec& f) { return f.target + "'s wall clock jumps " + format_duration(f.by); }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultJump).name("who", f.target).duration("by", f.by); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& f = out.back();

@@ -16,7 +16,7 @@ void apply(FaultContext& ctx, const FaultSpec& f) {
 
 void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target); }
 
-std::string describe(const FaultSpec& f) { return f.target + " crashes"; }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultCrash).name("who", f.target); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& crash = out.back();

@@ -42,8 +42,8 @@ void write(FaultWriter& out, const FaultSpec& f) {
   if (f.count != kForever) out.raw("count", std::to_string(f.count));
 }
 
-std::string describe(const FaultSpec& f) {
-  return "messages " + f.from + " -> " + f.to + " are held back for " + format_duration(f.duration.value_or(f.by));
+Phrase describe(const FaultSpec& f) {
+  return Phrase(W::FaultHeldBack).name("from", f.from).name("to", f.to).duration("d", f.duration.value_or(f.by));
 }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {

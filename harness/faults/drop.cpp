@@ -33,7 +33,7 @@ void write(FaultWriter& out, const FaultSpec& f) {
   if (f.probability != 1.0) out.raw("probability", fmt::format("{}", f.probability));
 }
 
-std::string describe(const FaultSpec& f) { return "messages " + f.from + " -> " + f.to + " are dropped"; }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultDropped).name("from", f.from).name("to", f.to); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& f = out.back();

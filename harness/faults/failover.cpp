@@ -31,7 +31,7 @@ void apply(FaultContext& ctx, const FaultSpec& f) {
 
 void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target); }
 
-std::string describe(const FaultSpec& f) { return "the sentinel fails " + f.target + " over"; }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultFailover).name("who", f.target); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) { out.back().target = pick(d.rng, d.masters_with_replicas); }
 

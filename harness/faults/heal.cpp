@@ -14,7 +14,7 @@ void apply(FaultContext& ctx, const FaultSpec&) {
 
 void write(FaultWriter&, const FaultSpec&) {}
 
-std::string describe(const FaultSpec&) { return "the network heals"; }
+Phrase describe(const FaultSpec&) { return Phrase(W::FaultHeal); }
 
 }  // namespace
 

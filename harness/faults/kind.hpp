@@ -19,6 +19,7 @@
 #include "harness/faults/table.hpp"
 #include "harness/scenario.hpp"
 #include "lockalgos/options.hpp"
+#include "sim/phrase.hpp"
 #include "sim/rng.hpp"
 #include "sim/world.hpp"
 
@@ -180,7 +181,7 @@ struct FaultKindInfo {
   void (*parse)(const FaultReader& in, FaultSpec& f) = nullptr;
   void (*apply)(FaultContext& ctx, const FaultSpec& f) = nullptr;
   void (*write)(FaultWriter& out, const FaultSpec& f) = nullptr;  // the keys parse reads
-  std::string (*describe)(const FaultSpec& f) = nullptr;          // "client1 pauses for 3s"
+  Phrase (*describe)(const FaultSpec& f) = nullptr;  // "client1 pauses for 3s" (W::FaultPause, who, d)
   // Explore: fill in the fault `out.back()` (its kind and time are drawn), in
   // place, and append any fault that goes with it (which moves `out.back()`:
   // read it before). Null: explore never draws this kind on its own.
@@ -218,7 +219,8 @@ struct FaultSortScratch {
   std::vector<FaultSpec> sorted;
 };
 void sort_faults(std::vector<FaultSpec>& faults, FaultSortScratch& scratch);
-// "at 1s client1 pauses for 40s", "on client1 read, 5ms after: client1 pauses for 40s".
-std::string describe_fault(const FaultSpec& f);
+// "at 1s client1 pauses for 40s", "on client1 read, 5ms after: client1 pauses
+// for 40s": the fault and when it comes, as a Phrase for reports/ to say.
+Phrase describe_fault(const FaultSpec& f);
 
 }  // namespace locksim

@@ -45,9 +45,7 @@ void write(FaultWriter& out, const FaultSpec& f) {
   if (f.duration) out.duration("duration", *f.duration);
 }
 
-std::string describe(const FaultSpec& f) {
-  return "a partition cuts the network for " + format_duration(f.duration.value_or(Duration::zero()));
-}
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultPartition).duration("d", f.duration.value_or(Duration::zero())); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& f = out.back();

@@ -19,7 +19,7 @@ void write(FaultWriter& out, const FaultSpec& f) {
   out.duration("duration", *f.duration);
 }
 
-std::string describe(const FaultSpec& f) { return f.target + " pauses for " + format_duration(*f.duration); }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultPause).name("who", f.target).duration("d", *f.duration); }
 
 void draw(FaultDraw& d, std::vector<FaultSpec>& out) {
   FaultSpec& f = out.back();

@@ -29,7 +29,7 @@ void apply(FaultContext& ctx, const FaultSpec& f) {
 
 void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target); }
 
-std::string describe(const FaultSpec& f) { return f.target + " restarts"; }
+Phrase describe(const FaultSpec& f) { return Phrase(W::FaultRestart).name("who", f.target); }
 
 }  // namespace
 

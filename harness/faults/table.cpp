@@ -47,12 +47,15 @@ bool undoes(const FaultSpec& later, const FaultSpec& earlier) {
   return fault_kind(later.kind).undoes == earlier.kind && later.target == earlier.target;
 }
 
-std::string describe_fault(const FaultSpec& f) {
-  const std::string what = fault_kind(f.kind).describe(f);
-  if (f.at) return fmt::format("at {} {}", format_duration(*f.at), what);
-  const std::string occurrence = f.on_occurrence != 1 ? fmt::format("#{}", f.on_occurrence) : "";
-  const std::string after = f.after.is_zero() ? "" : fmt::format(", {} after", format_duration(f.after));
-  return fmt::format("on {} {}{}{}: {}", f.on_process, f.on_event, occurrence, after, what);
+Phrase describe_fault(const FaultSpec& f) {
+  Phrase what = fault_kind(f.kind).describe(f);
+  if (f.at) return Phrase(W::FaultAt).duration("t", *f.at).part("what", std::move(what));
+  // The file's notation for the n-th time the event comes: "read#2".
+  const std::string event = f.on_occurrence != 1 ? f.on_event + "#" + std::to_string(f.on_occurrence) : f.on_event;
+  Phrase when(f.after.is_zero() ? W::FaultOn : W::FaultOnAfter);
+  when.name("process", f.on_process).name("event", event);
+  if (!f.after.is_zero()) when.duration("d", f.after);
+  return when.part("what", std::move(what));
 }
 
 void sort_faults(std::vector<FaultSpec>& faults) {
