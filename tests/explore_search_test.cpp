@@ -10,11 +10,11 @@
 
 #include "harness/explore.hpp"
 #include "harness/explore_boundary.hpp"
-#include "reports/boundary.hpp"
-#include "reports/exhaustive_output.hpp"
 #include "harness/explore_exhaustive.hpp"
 #include "harness/explore_reference.hpp"
 #include "harness/scenario_writer.hpp"
+#include "reports/boundary.hpp"
+#include "reports/exhaustive_output.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
@@ -240,6 +240,23 @@ TEST_CASE("the same schedule gives the same fingerprints, and a pause that chang
   pause.at = Duration::ms(5);
   busy.faults.push_back(pause);
   CHECK(fingerprints(busy).at("client2 started#1") != clean.at("client2 started#1"));
+}
+
+TEST_CASE("the exhaustive search's lengths: a millisecond past each of the run's constants, and just short of the lease") {
+  // A fault just longer than a constant (a TTL, a work time, a delay) is
+  // where a verdict flips; just shorter than the lease is the near miss.
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause.toml");
+  const std::vector<Duration> lengths = exhaustive_lengths(base, ExploreOptions{});
+  const Reference ref = reference_run(base, ExploreOptions{});
+  REQUIRE(ref.constants.size() > 2);
+  auto has = [&](Duration d) { return std::find(lengths.begin(), lengths.end(), d) != lengths.end(); };
+  for (const NamedDuration& c : ref.constants) {
+    INFO(c.name);
+    CHECK(has(c.value + Duration::ms(1)));
+  }
+  CHECK(has(Duration::s(30) - Duration::ms(1)));  // the lease: ttl = 30s
+  CHECK(has(Duration::s(30) + Duration::ms(1)));
+  CHECK(std::is_sorted(lengths.begin(), lengths.end()));
 }
 
 TEST_CASE("the exhaustive search finds the fenced read-modify-write window with one fault, and says how large its space was") {

@@ -220,3 +220,36 @@ TEST_CASE("the liveness judge: a wait exactly as long as the window is not stuck
     CHECK(v.reacquired == gets.at);
   }
 }
+
+// A client whose acquire failed (it gave up) waits no more: the stretch the
+// liveness judge measures ends there, as the stuck checker counts it.
+TEST_CASE("the liveness judge: a client that gave up on the lock is no longer waiting for it") {
+  Trace trace;
+  const ProcId client = trace.add_process("client1", ProcessRole::Client);
+  LivenessWatch watch(trace);
+  const Instant healed = Instant::zero() + Duration::s(10);
+  watch.healed(healed, Duration::s(5));
+  TraceEvent asks;
+  asks.at = healed;
+  asks.process = client;
+  asks.kind = Ev::Acquiring;
+  watch.observe(asks);
+  TraceEvent fails = asks;
+  fails.at = healed + Duration::s(1);
+  fails.kind = Ev::AcquireFailed;
+  watch.observe(fails);
+  const LivenessVerdict v = watch.finish(Instant::zero() + Duration::s(60));
+  CHECK(v.longest_wait == Duration::s(1));
+  CHECK_FALSE(v.stuck);
+  CHECK_FALSE(v.reacquired);
+}
+
+// The liveness phase's client takes a name no process of the run has.
+TEST_CASE("the liveness probe's name is one the run does not use: probe, else probe2, probe3...") {
+  Trace trace;
+  CHECK(probe_name(trace) == "probe");
+  trace.add_process("probe", ProcessRole::Client);
+  CHECK(probe_name(trace) == "probe2");
+  trace.add_process("probe2", ProcessRole::LockNode);
+  CHECK(probe_name(trace) == "probe3");
+}
