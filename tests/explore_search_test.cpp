@@ -257,6 +257,15 @@ TEST_CASE("the exhaustive search's lengths: a millisecond past each of the run's
   CHECK(has(Duration::s(30) - Duration::ms(1)));  // the lease: ttl = 30s
   CHECK(has(Duration::s(30) + Duration::ms(1)));
   CHECK(std::is_sorted(lengths.begin(), lengths.end()));
+  // Redlock's grant says what it is worth (its validity: the TTL less the
+  // time the acquire took and the drift allowance): just short of it too.
+  const Scenario redlock = catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml");
+  const Reference rref = reference_run(redlock, ExploreOptions{});
+  const auto validity = std::find_if(rref.constants.begin(), rref.constants.end(), [](const NamedDuration& c) { return c.name == "validity"; });
+  REQUIRE(validity != rref.constants.end());
+  CHECK(validity->value != rref.lease);
+  const std::vector<Duration> rl = exhaustive_lengths(redlock, ExploreOptions{});
+  CHECK(std::find(rl.begin(), rl.end(), validity->value - Duration::ms(1)) != rl.end());
 }
 
 TEST_CASE("the exhaustive search finds the fenced read-modify-write window with one fault, and says how large its space was") {
