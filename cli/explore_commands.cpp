@@ -27,6 +27,7 @@
 #include "reports/boundary.hpp"
 #include "harness/explore_exhaustive.hpp"
 #include "reports/exhaustive_output.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario_writer.hpp"
@@ -466,12 +467,12 @@ int cmd_explore(ExploreArgs a) {
     }
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << explore_text(base, o, summary);
-    if (!result.empty()) std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
-    if (!shrunk.empty()) std::cout << "\nShrinking the first failing run of each kind:\n";
-    for (const Shrunk& s : shrunk) std::cout << s.line();
+    std::cout << explore_text(base, o, summary, lang);
+    if (!result.empty()) std::cout << "\n  " << say(lang, W::ExploreResultWritten, {{"path", result}}) << "\n";
+    if (!shrunk.empty()) std::cout << "\n" << say(lang, W::ExploreShrinking) << "\n";
+    for (const Shrunk& s : shrunk) std::cout << s.line(lang);
     if (interrupted && !a.out.empty() && kinds_shrunk < summary.first.size())
-      std::cout << "  (interrupted: the other kinds' runs were not shrunk)\n";
+      std::cout << "  " << say(lang, W::ExploreNotShrunk) << "\n";
   }
   std::cout << std::flush;
   if (interrupted) return exit_because(kExitInterrupted, "explore", say(lang, W::ExitInterrupted, {{"n", std::to_string(summary.runs)}}));
@@ -486,7 +487,8 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-int cmd_merge(const std::vector<std::string>& files, Format format) {
+int cmd_merge(const std::vector<std::string>& files, Format format, const std::string& lang_name) {
+  const Lang lang = lang_flag(lang_name);
   std::vector<std::string> texts;
   for (const std::string& f : files) texts.push_back(read_file(f));
   // The scenario, for what its [expect] allows and its lease (a missing file: allow nothing).
@@ -515,7 +517,7 @@ int cmd_merge(const std::vector<std::string>& files, Format format) {
   } else {
     const Merged m = merge_results(texts, files);
     base = scenario_at(m.scenario_path);
-    std::cout << (format == Format::Json ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary));
+    std::cout << (format == Format::Json ? explore_json(base, m.options, m.summary) + "\n" : explore_text(base, m.options, m.summary, lang));
     missing = m.missing_shards;
     ok = explore_as_expected(base, m.summary);
     found = kinds_found(m.summary.by_kind, m.summary.stuck_after_heal > 0);
@@ -523,10 +525,10 @@ int cmd_merge(const std::vector<std::string>& files, Format format) {
   if (!missing.empty()) {
     std::string shards;
     for (auto k : missing) shards += (shards.empty() ? "" : ", ") + std::to_string(k);
-    const std::string why = "shards missing: " + shards + (ok ? "" : "; " + not_allowed_words(Lang::En, base, found));
+    const std::string why = say(lang, W::MergeShardsMissing, {{"shards", shards}}) + (ok ? "" : "; " + not_allowed_words(lang, base, found));
     return exit_because(kExitUnexpected, "merge", why);
   }
-  return search_status("merge", base, found, ok);
+  return search_status("merge", base, found, ok, lang);
 }
 
 // "--faults pause,crash --max-faults 2": the schedule-shaping flags given.
@@ -620,6 +622,8 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
   auto* merge_cmd = app.add_subcommand("merge", "combine explore --shard results into the summary of the whole");
   merge_cmd->add_option("files", *merge_files, "the shards' result files")->required();
   add_format_option(*merge_cmd, *merge_format);
+  auto merge_lang = std::make_shared<std::string>();
+  add_lang_option(*merge_cmd, *merge_lang);
 
   auto shrink_args = std::make_shared<ExploreArgs>();
   auto shrink_seed = std::make_shared<std::optional<std::uint64_t>>();
@@ -633,7 +637,7 @@ std::function<std::optional<int>()> add_explore_commands(CLI::App& app) {
 
   return [=]() -> std::optional<int> {
     if (*explore_cmd) return cmd_explore(*explore_args);
-    if (*merge_cmd) return cmd_merge(*merge_files, *merge_format);
+    if (*merge_cmd) return cmd_merge(*merge_files, *merge_format, *merge_lang);
     if (*shrink_cmd) return cmd_shrink(*shrink_args, *shrink_seed);
     return std::nullopt;
   };

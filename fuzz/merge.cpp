@@ -12,6 +12,7 @@
 
 #include "common.hpp"
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 
 using namespace locksim;
 

@@ -45,9 +45,8 @@ ScheduleBounds schedule_bounds(const Scenario& s, const ExploreOptions& o) { ret
 void ExploreSummary::add_notes(const RunOutcome& r) {
   for (ViolationKind k : r.verdict) {
     // Once per run and label, however many of its faults share it.
-    for (const std::string& a : std::set<std::string>(r.notes.anchors.begin(), r.notes.anchors.end())) ++anchors[k][a];
-    for (const std::string& l : std::set<std::string>(r.notes.lengths.begin(), r.notes.lengths.end()))
-      if (!l.empty()) ++lengths[k][l];
+    for (const FoundLabel& a : std::set<FoundLabel>(r.notes.anchors.begin(), r.notes.anchors.end())) ++anchors[k][a];
+    for (const FoundLabel& l : std::set<FoundLabel>(r.notes.lengths.begin(), r.notes.lengths.end())) ++lengths[k][l];
   }
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario.hpp"
 
@@ -50,11 +51,25 @@ std::uint64_t run_seed(std::uint64_t base_seed, std::uint64_t index);
 
 struct Reference;  // explore_reference.hpp
 
-// How a run's faults were drawn: per fault, what it waited for ("client1
-// read", or "a time") and where its length came from ("lease", "until
-// client2 read", "random"; none for a fault without one).
+// What a drawn fault waited for (an anchor: a process's event, or a time,
+// on one node or several at once), or where its length came from (random, a
+// constant of the scenario, or until another process's event): what found a
+// violation, counted by explore and said by reports/ ("client1 read", "a
+// time", "until client2 read", "lease").
+struct FoundLabel {
+  enum class Kind : std::uint8_t { Time, Event, Random, Constant, Until };
+  Kind kind = Kind::Time;
+  std::string process;  // Event, Until: whose event; Constant: whose measure ("" for the lock's)
+  Ev event = Ev::Started;
+  Measure measure = Measure::Lease;  // Constant
+  std::size_t struck = 0;            // an anchor: on how many nodes at once (0, 1: one)
+  auto operator<=>(const FoundLabel&) const = default;
+};
+
+// How a run's faults were drawn: per fault, what it waited for, and where
+// its length came from (a fault without a length has none).
 struct DrawNotes {
-  std::vector<std::string> anchors, lengths;
+  std::vector<FoundLabel> anchors, lengths;
 };
 
 // The scenario with a random fault schedule drawn from `seed` (and its seed
@@ -79,7 +94,7 @@ struct RunOutcome {
 
 // Per violation kind, how many runs that showed it had a fault with each
 // label ("client1 read", "until client2 read"): what found it.
-using FoundBy = std::map<ViolationKind, std::map<std::string, std::uint64_t>>;
+using FoundBy = std::map<ViolationKind, std::map<FoundLabel, std::uint64_t>>;
 
 struct ExploreSummary {
   std::uint64_t runs = 0;
@@ -116,9 +131,6 @@ ExploreSummary explore(const Scenario& base, const ExploreOptions& options, cons
 // (without an [expect], none is); the liveness phase's stuck counts as stuck.
 bool explore_as_expected(const Scenario& base, const ExploreSummary& s);
 
-std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
-std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
-
 // `--matrix`: the same runs (the same seeds, so the same schedules) for each
 // "algorithm" or "algorithm:flavour" in `variants`; one summary each.
 struct MatrixRow {
@@ -129,15 +141,5 @@ std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions
                                       const std::vector<std::string>& variants);
 std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows);
 
-// `locksim merge`: shards' JSON results (explore --format json, or --result)
-// back into the summary one unsharded run gives. Throws ScenarioError when
-// the files are not shards of one exploration.
-struct Merged {
-  std::string scenario_path;
-  ExploreOptions options;  // as the shards ran (shard fields reset)
-  ExploreSummary summary;
-  std::vector<std::uint64_t> missing_shards;  // 1-based
-};
-Merged merge_results(const std::vector<std::string>& json_texts, const std::vector<std::string>& names);
 
 }  // namespace locksim

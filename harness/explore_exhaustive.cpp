@@ -1,5 +1,5 @@
 // The bounded exhaustive search: running the schedules (this file) and
-// reporting them (explore_exhaustive_output.cpp).
+// reporting them (reports/exhaustive_output.cpp).
 #include "harness/explore_exhaustive.hpp"
 
 #include <algorithm>
@@ -31,11 +31,29 @@ std::vector<Duration> exhaustive_lengths(const Scenario& base, const ExploreOpti
   for (const NamedDuration& c : ref.constants) {
     out.push_back(c.value + little);
     // Just short of the lease, or of what a grant said it was worth.
-    if ((c.name == "lease" || c.name == "validity") && c.value > little) out.push_back(c.value - little);
+    if ((c.measure == Measure::Lease || c.measure == Measure::Validity) && c.value > little) out.push_back(c.value - little);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+NextFaults next_faults(Placement last, std::size_t anchors, std::size_t window) {
+  NextFaults out;
+  out.first_choice = last.choice + 1;  // each pair on one anchor once
+  for (std::size_t q = last.anchor + 1; q < anchors; ++q) {
+    if (window > 0 && q > last.anchor + window) break;
+    out.anchors.push_back(static_cast<std::uint32_t>(q));
+  }
+  return out;
+}
+
+bool claim_state(Visited& visited, std::uint64_t fingerprint, int budget) {
+  auto [it, fresh] = visited.try_emplace(fingerprint, budget);
+  if (fresh) return true;
+  if (it->second >= budget) return false;  // explored with as many faults left, or more
+  it->second = budget;
+  return true;
 }
 
 namespace {
@@ -55,8 +73,6 @@ struct Outcome {
   std::vector<std::string> names;  // the processes', by id
 };
 
-// Fingerprint -> the most faults that could still be placed when it was explored.
-using Visited = std::unordered_map<std::uint64_t, int>;
 
 // A schedule: faults placed on anchors, in the order they were placed.
 struct Node {
@@ -172,15 +188,6 @@ class Search {
     return n;
   }
 
-  // The anchors of `r` after position `at` where a fault may go next.
-  std::vector<std::uint32_t> next_anchors(const Outcome& r, std::uint32_t at) const {
-    std::vector<std::uint32_t> out;
-    for (std::size_t q = at + 1; q < r.anchors.size(); ++q) {
-      if (x_.window && q > at + x_.window) break;
-      out.push_back(static_cast<std::uint32_t>(q));
-    }
-    return out;
-  }
 
   // Below node `n` (its run `r`): every schedule with up to `left` more
   // faults, depth first. `visited` holds the states explored and how many
@@ -191,12 +198,12 @@ class Search {
     if (left <= 0) return;
     const Placement last = n.path.back();
     const Seen& here = r.anchors[last.anchor];
-    // A second fault on the same anchor: each pair once.
-    for (std::uint32_t c = last.choice + 1; c < choices_.size(); ++c)
+    const NextFaults next = next_faults(last, r.anchors.size(), x_.window);
+    for (std::uint32_t c = next.first_choice; c < choices_.size(); ++c)
       visit(child(n, here, last.anchor, c), last.anchor, left, visited, t);
     std::vector<std::uint32_t> mine;
     if (!claimed) {
-      for (std::uint32_t q : next_anchors(r, last.anchor))
+      for (std::uint32_t q : next.anchors)
         if (claim(r.anchors[q].fingerprint, left, visited, t)) mine.push_back(q);
       claimed = &mine;
     }
@@ -206,13 +213,9 @@ class Search {
 
   // Whether the state is new at this budget (then it is explored here).
   bool claim(std::uint64_t fp, int budget, Visited& visited, Tally& t) const {
-    if (x_.prune) {
-      auto it = visited.find(fp);
-      if (it != visited.end() && it->second >= budget) {
-        ++t.skipped;
-        return false;
-      }
-      visited[fp] = budget;
+    if (x_.prune && !claim_state(visited, fp, budget)) {
+      ++t.skipped;
+      return false;
     }
     ++t.states;
     return true;
@@ -304,7 +307,7 @@ ExhaustiveSummary explore_exhaustive(const Scenario& base, const ExploreOptions&
     std::vector<std::vector<std::uint32_t>> claimed(level1);
     Tally elsewhere;  // another shard's claims
     for (std::size_t j = 0; j < level1; ++j)
-      for (std::uint32_t q : search.next_anchors(outcomes[j], nodes[j].path.back().anchor))
+      for (std::uint32_t q : next_faults(nodes[j].path.back(), outcomes[j].anchors.size(), x.window).anchors)
         if (search.claim(outcomes[j].anchors[q].fingerprint, x.depth - 1, visited, mine(j) ? tallies[j] : elsewhere))
           claimed[j].push_back(q);
     for (std::size_t j = 0; j < level1; ++j)
@@ -331,6 +334,14 @@ ExhaustiveSummary explore_exhaustive(const Scenario& base, const ExploreOptions&
   s.by_kind = total.by_kind;
   s.first = total.first;
   return s;
+}
+
+bool exhaustive_as_expected(const Scenario& base, const ExhaustiveSummary& s) {
+  std::set<ViolationKind> found;
+  for (const auto& [k, n] : s.by_kind)
+    if (n) found.insert(k);
+  if (!base.expect.present) return found.empty();
+  return std::includes(base.expect.violations.begin(), base.expect.violations.end(), found.begin(), found.end());
 }
 
 }  // namespace locksim

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "harness/explore.hpp"
@@ -38,6 +39,22 @@ struct Placement {
   std::uint32_t anchor = 0, choice = 0;
   auto operator<=>(const Placement&) const = default;
 };
+
+// The search's branching: after a fault placed on anchor `last.anchor` with
+// choice `last.choice`, the next goes on the same anchor with a later choice
+// (two faults on one anchor commute: each pair once), or on a later anchor
+// of that run (it has `anchors`), within `window` anchors of it (0: any).
+struct NextFaults {
+  std::uint32_t first_choice = 0;      // on the same anchor: this choice and the later ones
+  std::vector<std::uint32_t> anchors;  // the later anchors, in order
+};
+NextFaults next_faults(Placement last, std::size_t anchors, std::size_t window);
+
+// The pruning rule: a state (its fingerprint) reached again is explored
+// again only with more faults left to place than it was explored with; the
+// set remembers the most. False: skip it, its subtree was searched.
+using Visited = std::unordered_map<std::uint64_t, int>;
+bool claim_state(Visited& visited, std::uint64_t fingerprint, int budget);
 
 // The search's order: fewer faults first, then as the search placed them.
 bool before(const std::vector<Placement>& a, const std::vector<Placement>& b);

@@ -33,28 +33,29 @@ namespace {
 std::vector<NamedDuration> constants_of(const Scenario& s, Duration lease, Duration handover,
                                         const std::vector<Duration>& validities) {
   std::vector<NamedDuration> all;
-  auto add = [&](std::string name, Duration d) {
-    if (d > Duration::zero()) all.push_back({std::move(name), d, ""});
+  auto add = [&](Measure m, const std::string& of, Duration d) {
+    if (d > Duration::zero()) all.push_back({m, of, d});
   };
-  add("lease", lease);
-  add("2 x lease", lease * 2);
-  add("handover", handover);  // past it, another client may hold the lock (lockalgos/options.hpp)
-  for (Duration v : validities) add("validity", v);
+  add(Measure::Lease, "", lease);
+  add(Measure::TwoLeases, "", lease * 2);
+  add(Measure::Handover, "", handover);  // past it, another client may hold the lock (lockalgos/options.hpp)
+  for (Duration v : validities) add(Measure::Validity, "", v);
   for (const NodeConfig& n : s.nodes) {
-    if (!n.replica_of.empty()) add(n.name + " replication lag", n.replication_lag.hi);
-    add(n.name + " restart delay", n.restart_delay);
+    if (!n.replica_of.empty()) add(Measure::ReplicationLag, n.name, n.replication_lag.hi);
+    add(Measure::RestartDelay, n.name, n.restart_delay);
   }
   if (s.sentinel.present) {
-    add("down-after", s.sentinel.down_after);
-    add("sentinel ping", s.sentinel.ping_period);
+    add(Measure::DownAfter, "", s.sentinel.down_after);
+    add(Measure::SentinelPing, "", s.sentinel.ping_period);
   }
   for (const ClientConfig& c : s.clients) {
-    add(c.name + (c.job == JobKind::Hold ? " hold" : " work"), c.job == JobKind::Hold ? c.hold.hi : c.work.hi);
-    add(c.name + " start", c.start.hi);
-    add(c.name + " think", c.think.hi);
-    add(c.name + " storage timeout", c.storage_timeout);
+    if (c.job == JobKind::Hold) add(Measure::Hold, c.name, c.hold.hi);
+    else add(Measure::Work, c.name, c.work.hi);
+    add(Measure::Start, c.name, c.start.hi);
+    add(Measure::Think, c.name, c.think.hi);
+    add(Measure::StorageTimeout, c.name, c.storage_timeout);
   }
-  add("network delay", s.network.delay.hi);
+  add(Measure::NetworkDelay, "", s.network.delay.hi);
   // One name per value: the first (the lease before what equals it).
   std::vector<NamedDuration> out;
   for (NamedDuration& d : all)

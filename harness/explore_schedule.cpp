@@ -164,10 +164,22 @@ void ScheduleDrawer::notes(DrawNotes& out) const {
   out.anchors.clear();
   out.lengths.clear();
   for (const Note& n : notes_) {
-    std::string anchor = n.anchor ? n.anchor->process + " " + std::string(event_name(n.anchor->event)) : "a time";
-    if (n.struck > 1) anchor += ", " + std::to_string(n.struck) + " nodes at once";
+    FoundLabel anchor;
+    if (n.anchor) {
+      anchor.kind = FoundLabel::Kind::Event;
+      anchor.process = n.anchor->process;
+      anchor.event = n.anchor->event;
+    }
+    anchor.struck = n.struck > 1 ? n.struck : 0;
     out.anchors.push_back(std::move(anchor));
-    out.lengths.push_back(n.length.text());
+    const FaultDraw::LengthSource& l = n.length;
+    if (l.random) {
+      out.lengths.push_back({.kind = FoundLabel::Kind::Random});
+    } else if (l.constant) {
+      out.lengths.push_back({.kind = FoundLabel::Kind::Constant, .process = l.constant->of, .measure = l.constant->measure});
+    } else if (l.process) {
+      out.lengths.push_back({.kind = FoundLabel::Kind::Until, .process = *l.process, .event = l.event});
+    }
   }
 }
 

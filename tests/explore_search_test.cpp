@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/explore_boundary.hpp"
 #include "harness/explore_exhaustive.hpp"
 #include "harness/explore_reference.hpp"
@@ -143,8 +144,8 @@ TEST_CASE("the reference run's anchors are the events the fault engine sees, cou
   CHECK(read->on() == "client2 read");
   CHECK(read->at == Duration::ms(31004));
   // The lengths it measures by include the lease and a grant's validity.
-  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.name == "lease" && c.value == Duration::s(30); }));
-  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.name == "validity"; }));
+  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.measure == Measure::Lease && c.value == Duration::s(30); }));
+  CHECK(std::any_of(ref.constants.begin(), ref.constants.end(), [](const NamedDuration& c) { return c.measure == Measure::Validity; }));
 }
 
 TEST_CASE("explore's drawn restarts fall within the run, so every drawn schedule is a loadable file") {
@@ -207,6 +208,24 @@ TEST_CASE("the liveness phase finds a lock without a TTL stuck once its crashed 
   CHECK(r.liveness->healed_at == Instant::zero() + base.duration);
 }
 
+TEST_CASE("the exhaustive search with --liveness counts a schedule whose lock is stuck after the heal, and its finding shows it") {
+  const Scenario base = catalogue("scenarios/redis/setnx-no-ttl-crash.toml");
+  ExploreOptions o;
+  o.liveness = true;
+  ExhaustiveOptions x;
+  x.depth = 1;
+  x.kinds = {FaultKind::Crash};
+  const ExhaustiveSummary s = explore_exhaustive(base, o, x);
+  o.liveness = false;
+  const ExhaustiveSummary fault_phase = explore_exhaustive(base, o, x);
+  // The fault phase's own stuck checker finds some (112 of the 504
+  // schedules); the liveness phase after the heal finds more (140).
+  REQUIRE(s.by_kind.count(ViolationKind::Stuck));
+  REQUIRE(fault_phase.by_kind.count(ViolationKind::Stuck));
+  CHECK(s.by_kind.at(ViolationKind::Stuck) > fault_phase.by_kind.at(ViolationKind::Stuck));
+  CHECK(s.total() == fault_phase.total());
+}
+
 TEST_CASE("the same schedule gives the same fingerprints, and a pause that changes nothing leads back to the fault-free state") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
   auto fingerprints = [](const Scenario& s) {
@@ -251,7 +270,7 @@ TEST_CASE("the exhaustive search's lengths: a millisecond past each of the run's
   REQUIRE(ref.constants.size() > 2);
   auto has = [&](Duration d) { return std::find(lengths.begin(), lengths.end(), d) != lengths.end(); };
   for (const NamedDuration& c : ref.constants) {
-    INFO(c.name);
+    INFO(static_cast<int>(c.measure) << " " << c.of);
     CHECK(has(c.value + Duration::ms(1)));
   }
   CHECK(has(Duration::s(30) - Duration::ms(1)));  // the lease: ttl = 30s
@@ -261,7 +280,7 @@ TEST_CASE("the exhaustive search's lengths: a millisecond past each of the run's
   // time the acquire took and the drift allowance): just short of it too.
   const Scenario redlock = catalogue("scenarios/kleppmann/redlock-pause-in-flight.toml");
   const Reference rref = reference_run(redlock, ExploreOptions{});
-  const auto validity = std::find_if(rref.constants.begin(), rref.constants.end(), [](const NamedDuration& c) { return c.name == "validity"; });
+  const auto validity = std::find_if(rref.constants.begin(), rref.constants.end(), [](const NamedDuration& c) { return c.measure == Measure::Validity; });
   REQUIRE(validity != rref.constants.end());
   CHECK(validity->value != rref.lease);
   const std::vector<Duration> rl = exhaustive_lengths(redlock, ExploreOptions{});
@@ -297,6 +316,47 @@ TEST_CASE("a finding that does not replay on its own is refused as a bug of ours
                        std::logic_error);
 }
 
+TEST_CASE("the exhaustive search's branching: a later choice on the same anchor, or a later anchor within the window") {
+  const NextFaults any = next_faults({3, 2}, 8, 0);
+  CHECK(any.first_choice == 3);  // choices 0-2 on anchor 3 were paired with this one already
+  CHECK(any.anchors == std::vector<std::uint32_t>{4, 5, 6, 7});
+  CHECK(next_faults({3, 2}, 8, 1).anchors == std::vector<std::uint32_t>{4});
+  CHECK(next_faults({3, 0}, 8, 2).anchors == std::vector<std::uint32_t>{4, 5});
+  CHECK(next_faults({7, 0}, 8, 0).anchors.empty());  // the run's last anchor
+}
+
+TEST_CASE("the exhaustive search's order: fewer faults first, then as the faults were placed") {
+  const std::vector<Placement> one{{5, 0}}, two{{0, 0}, {1, 0}}, other{{0, 0}, {1, 1}};
+  CHECK(before(one, two));
+  CHECK_FALSE(before(two, one));
+  CHECK(before(two, other));
+  CHECK_FALSE(before(other, two));
+}
+
+TEST_CASE("an exhaustive search is as expected when it finds only what the file's expect table allows, and without one nothing") {
+  ExhaustiveSummary s;
+  CHECK(exhaustive_as_expected(Scenario{}, s));  // nothing found, nothing expected
+  s.by_kind[ViolationKind::Overlap] = 3;
+  Scenario none;
+  CHECK_FALSE(exhaustive_as_expected(none, s));  // no [expect]: a finding is unexpected
+  Scenario expects;
+  expects.expect.present = true;
+  expects.expect.violations = {ViolationKind::Overlap, ViolationKind::StaleWrite};
+  CHECK(exhaustive_as_expected(expects, s));
+  s.by_kind[ViolationKind::Stuck] = 1;
+  CHECK_FALSE(exhaustive_as_expected(expects, s));
+}
+
+TEST_CASE("the pruning rule: a state reached again is searched again only with more faults left to place") {
+  Visited visited;
+  CHECK(claim_state(visited, 42, 1));        // first seen with one fault left
+  CHECK_FALSE(claim_state(visited, 42, 1));  // again, as many: its subtree was searched
+  CHECK_FALSE(claim_state(visited, 42, 0));  // fewer: a part of what was searched
+  CHECK(claim_state(visited, 42, 2));        // more: deeper than before
+  CHECK_FALSE(claim_state(visited, 42, 1));  // the set remembers the most
+  CHECK(claim_state(visited, 7, 0));         // another state
+}
+
 TEST_CASE("pruning explores fewer schedules than no pruning and finds the same kinds") {
   const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
   ExhaustiveOptions x;
@@ -308,10 +368,35 @@ TEST_CASE("pruning explores fewer schedules than no pruning and finds the same k
   CHECK(pruned.skipped > 0);
   CHECK(pruned.total() < all.total());
   CHECK(all.skipped == 0);
+  // The first finding of a kind is the earliest in the search's order: one
+  // fault, found before any schedule of two.
+  REQUIRE(all.first.count(StaleWrite));
+  CHECK(all.first.at(StaleWrite).faults.size() == 1);
+  CHECK(pruned.first.at(StaleWrite).path == all.first.at(StaleWrite).path);
   std::set<ViolationKind> a, b;
   for (const auto& [k, n] : pruned.by_kind) a.insert(k);
   for (const auto& [k, n] : all.by_kind) b.insert(k);
   CHECK(a == b);
+}
+
+TEST_CASE("the first finding of a kind is the earliest schedule in the search's order, also when only two faults show it") {
+  // Two pauses of 16 s make an overlap that one (under the 30 s lease) cannot:
+  // 26 schedules of two faults show it; the first in the search's order is kept.
+  const Scenario base = catalogue("scenarios/kleppmann/gc-pause-fenced.toml");
+  ExhaustiveOptions x;
+  x.kinds = {FaultKind::Pause};
+  x.lengths = {Duration::s(16)};
+  x.window = 3;
+  x.prune = false;
+  const ExhaustiveSummary s = explore_exhaustive(base, ExploreOptions{}, x);
+  REQUIRE(s.by_kind.count(Overlap));
+  CHECK(s.by_kind.at(Overlap) == 26);
+  CHECK(finding_faults_text(s.first.at(Overlap)) ==
+        "on client1 acquiring: storage pauses for 16s; on storage resumed: client1 pauses for 16s");
+  // A wider window searches a superset: its first is no later.
+  x.window = 4;
+  const ExhaustiveSummary wider = explore_exhaustive(base, ExploreOptions{}, x);
+  CHECK_FALSE(before(s.first.at(Overlap).path, wider.first.at(Overlap).path));
 }
 
 TEST_CASE("the shards of an exhaustive search add up to the unsharded search, with 1 or 2 jobs") {
@@ -469,4 +554,30 @@ TEST_CASE("with fenced reads the bounded search finds no lost update where write
   const std::string text = exhaustive_text(base, ExploreOptions{}, x, reads_too);
   CHECK(text.find("no stale-write, lost-update") != std::string::npos);
   CHECK(text.find(" in any schedule of 1 fault (pause, crash) over 24 anchors") != std::string::npos);
+}
+
+TEST_CASE("what found a violation is a structured label: its JSON key says it in English and reads back, its Chinese is its own") {
+  using K = FoundLabel::Kind;
+  const std::vector<std::pair<FoundLabel, std::string>> labels{
+      {{.kind = K::Time}, "a time"},
+      {{.kind = K::Time, .struck = 3}, "a time, 3 nodes at once"},
+      {{.kind = K::Event, .process = "client1", .event = Ev::StorageRead}, "client1 storage-read"},
+      {{.kind = K::Event, .process = "redis1", .event = Ev::KeyDeleted, .struck = 2}, "redis1 key-deleted, 2 nodes at once"},
+      {{.kind = K::Random}, "random"},
+      {{.kind = K::Until, .process = "client2", .event = Ev::Acquired}, "until client2 acquired"},
+      {{.kind = K::Constant, .measure = Measure::Lease}, "lease"},
+      {{.kind = K::Constant, .measure = Measure::TwoLeases}, "2 x lease"},
+      {{.kind = K::Constant, .process = "redis2", .measure = Measure::ReplicationLag}, "redis2 replication lag"},
+      {{.kind = K::Constant, .process = "client1", .measure = Measure::StorageTimeout}, "client1 storage timeout"},
+      {{.kind = K::Constant, .process = "client2", .measure = Measure::Start}, "client2 start"},
+  };
+  for (const auto& [label, key] : labels) {
+    INFO(key);
+    CHECK(found_label_key(label) == key);
+    const auto back = found_label_of_key(key);
+    REQUIRE(back);
+    CHECK(*back == label);
+  }
+  CHECK_FALSE(found_label_of_key("client1 no-such-event"));
+  CHECK_FALSE(found_label_of_key("nonsense"));
 }

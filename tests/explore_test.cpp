@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/explore_reference.hpp"
 #include "harness/explore_schedule.hpp"
 #include "harness/scenario_writer.hpp"

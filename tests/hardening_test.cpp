@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/scenario_writer.hpp"
 #include "tests/support.hpp"
 

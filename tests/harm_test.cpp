@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/run.hpp"
 #include "judge/harm.hpp"
 #include "reports/report.hpp"

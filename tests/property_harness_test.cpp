@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
 #include "lockalgos/registry.hpp"

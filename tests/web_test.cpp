@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/run.hpp"
 #include "reports/report.hpp"
 #include "tests/support.hpp"

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "harness/explore.hpp"
+#include "reports/explore_output.hpp"
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
 #include "harness/scenario.hpp"
@@ -217,7 +218,7 @@ json explore(const json& request, const ProgressSink& sink) {
   };
   const ExploreSummary s = locksim::explore(base, o, progress);
   return {{"summary", json::parse(explore_json(base, o, s))},
-          {"text", explore_text(base, o, s)},
+          {"text", explore_text(base, o, s, lang_of(request))},
           {"as_expected", explore_as_expected(base, s)}};
 }
 

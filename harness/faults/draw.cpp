@@ -59,13 +59,6 @@ Duration FaultDraw::length(Duration max, const std::string& avoid) {
 }
 
 // A constant names itself ("lease"); an event of the reference run is "until client2 read".
-std::string FaultDraw::LengthSource::text() const {
-  if (random) return "random";
-  if (constant) return constant->name;
-  if (process) return "until " + *process + " " + std::string(event_name(event));
-  return "";
-}
-
 const std::string& FaultDraw::target(const std::vector<std::string>& pool, double p) {
   const bool near = !anchor_process.empty() && std::find(pool.begin(), pool.end(), anchor_process) != pool.end();
   if (near && rng.chance(p)) return anchor_process;

@@ -82,10 +82,18 @@ class FaultWriter {
 // (the lease, a validity, a replication lag, a client's work), or how long
 // after a fault's start some event came in the reference run ("client2
 // read"): what explore measures the faults it draws by.
+enum class Measure : std::uint8_t {
+  Lease, TwoLeases, Handover, Validity,           // the lock's
+  ReplicationLag, RestartDelay,                   // a node's
+  DownAfter, SentinelPing,                        // the sentinels'
+  Hold, Work, Start, Think, StorageTimeout,       // a client's
+  NetworkDelay,
+};
 struct NamedDuration {
-  std::string name;
+  Measure measure;
+  std::string of;  // whose: the node's or the client's name ("" for the lock's, the network's)
   Duration value;
-  std::string process;  // the event's process, for an event ("" for a constant)
+  auto operator<=>(const NamedDuration&) const = default;
 };
 
 // What explore draws a fault from: the base scenario's processes and the
@@ -105,7 +113,7 @@ struct FaultDraw {
   const std::vector<NamedDuration>* constants = nullptr;
   // An event of the reference run: its process (the reference's own
   // string), kind, and how long after the fault's start it came. No name is
-  // built for it (LengthSource::text, when asked).
+  // built for it (reports/ says it, from explore's FoundLabel).
   struct Later {
     const std::string* process;
     Ev event;
@@ -115,15 +123,15 @@ struct FaultDraw {
   // The process whose event the fault waits for ("" for a fault at a time):
   // a kind prefers it as its target.
   std::string anchor_process;
-  // Where the last length() came from, named by text(): "random", "lease",
-  // "until client2 read" ("" before any). Pointers, not text: explore builds
-  // the words only for a run whose notes it keeps (one that found something).
+  // Where the last length() came from: random, a constant ("lease"), or the
+  // time until another process's event ("until client2 read"); none before
+  // any. Pointers: explore copies them into notes (FoundLabel) only for a run
+  // whose notes it keeps (one that found something).
   struct LengthSource {
     bool random = false;
     const NamedDuration* constant = nullptr;  // one of *constants
     const std::string* process = nullptr;     // an event's (the reference's own string)
     Ev event = Ev::Started;
-    std::string text() const;
   };
   LengthSource length_source;
   // length()'s candidates, kept from one call to the next (no allocation per draw).
