@@ -52,6 +52,12 @@ constexpr Measure kMeasures[] = {Measure::Lease, Measure::TwoLeases, Measure::Ha
                                  Measure::Hold, Measure::Work, Measure::Start, Measure::Think, Measure::StorageTimeout,
                                  Measure::NetworkDelay};
 
+// A kind in a table's first column: its name ("stale-write"); in another
+// language, its words with the name after them.
+std::string kind_column(Lang lang, ViolationKind k) {
+  return lang == Lang::En ? std::string(violation_name(k)) : kind_words(lang, k);
+}
+
 // A label in `lang`: "client1 read", "a time", "until client2 read", "lease".
 std::string found_label_words(Lang lang, const FoundLabel& l) {
   using K = FoundLabel::Kind;
@@ -87,10 +93,11 @@ std::string found_by_text(const ExploreSummary& s, Lang lang) {
   for (ViolationKind k : kAllViolationKinds) {
     if (!s.by_kind.count(k) || (!s.anchors.count(k) && !s.lengths.count(k))) continue;
     if (out.empty()) out = "\n  " + say(lang, W::ExploreFoundBy) + "\n";
-    const std::string kind = lang == Lang::En ? std::string(violation_name(k)) : kind_words(lang, k);
-    if (s.anchors.count(k)) out += fmt::format("  {:<16} {}\n", kind, say(lang, W::ExploreFoundOn, {{"labels", top_labels(lang, s.anchors.at(k))}}));
+    const std::string kind = kind_column(lang, k);
+    const std::size_t width = std::max<std::size_t>(16, display_width(kind) + 1);
+    if (s.anchors.count(k)) out += fmt::format("  {:<{}} {}\n", kind, width, say(lang, W::ExploreFoundOn, {{"labels", top_labels(lang, s.anchors.at(k))}}));
     if (s.lengths.count(k))
-      out += fmt::format("  {:<16} {}\n", s.anchors.count(k) ? "" : kind, say(lang, W::ExploreFoundLengths, {{"labels", top_labels(lang, s.lengths.at(k))}}));
+      out += fmt::format("  {:<{}} {}\n", s.anchors.count(k) ? "" : kind, width, say(lang, W::ExploreFoundLengths, {{"labels", top_labels(lang, s.lengths.at(k))}}));
   }
   return out;
 }
@@ -168,8 +175,12 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     out += "\n  " + say(lang, W::ExploreNoFault, {{"algorithm", algorithm}}) + "\n\n";
   else
     out += "\n  " + say(lang, W::ExploreDrawn, {{"algorithm", algorithm}, {"kinds", kinds_list(o.kinds.empty() ? drawn_kinds(base) : o.kinds)}}) + "\n\n";
-  out += fmt::format("  {:<16} {:>8} {:>8}   {:<17} {}\n", say(lang, W::ExploreColViolation), say(lang, W::ExploreColRuns),
-                     say(lang, W::ExploreColRate), say(lang, W::ExploreColCi), say(lang, W::ExploreColFirst));
+  // The kinds' column as wide as its widest name in this language (16 in English).
+  std::size_t width = 16, ci = 17;
+  for (ViolationKind k : kAllViolationKinds) width = std::max(width, display_width(kind_column(lang, k)) + 1);
+  ci = std::max(ci, display_width(say(lang, W::ExploreColCi)));
+  out += fmt::format("  {:<{}} {:>8} {:>8}   {:<{}} {}\n", say(lang, W::ExploreColViolation), width, say(lang, W::ExploreColRuns),
+                     say(lang, W::ExploreColRate), say(lang, W::ExploreColCi), ci, say(lang, W::ExploreColFirst));
   for (ViolationKind k : kAllViolationKinds) {
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     const auto [lo, hi] = wilson95(n, s.runs);
@@ -177,9 +188,9 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
     if (n)
       first = say(lang, W::ExploreFirstSeen, {{"run", std::to_string(s.first.at(k).index)}, {"seed", std::to_string(s.first.at(k).seed)},
                                               {"command", explore_replay_command(base, o, s.first.at(k).seed)}});
-    const std::string kind = lang == Lang::En ? std::string(violation_name(k)) : kind_words(lang, k);
-    out += fmt::format("  {:<16} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]   {}\n", kind, n,
-                       s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, first);
+    out += fmt::format("  {:<{}} {:>8} {:>7.2f}%   [{:.2f}%, {:.2f}%]{:<{}}{}\n", kind_column(lang, k), width, n,
+                       s.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(s.runs) : 0.0, 100 * lo, 100 * hi, "",
+                       3 + (ci > 17 ? ci - 17 : 0), first);
   }
   out += harm_text(s.harm, lang);
   out += found_by_text(s, lang);
