@@ -376,6 +376,7 @@ int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
 }
 
 int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
+  const Lang lang = lang_flag(a.lang);
   const ExploreOptions& o = a.options;
   const auto started = std::chrono::steady_clock::now();
   const ExhaustiveSummary s = explore_exhaustive(base, o, a.search, progress_bar(a));
@@ -413,15 +414,16 @@ int cmd_exhaustive(const Scenario& base, const ExploreArgs& a) {
     if (!found.empty()) j["written"] = found;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << exhaustive_text(base, o, shown, s);
-    std::cout << fmt::format("  ({} in {:.1f} s)\n", counted(s.total(), "run"), secs);
+    std::cout << exhaustive_text(base, o, shown, s, lang);
+    std::cout << "  " << say(lang, W::ExhRunsIn, {{"runs", say_count(lang, s.total(), W::ShrinkRunOne, W::ShrinkRunMany)},
+                                                  {"secs", fmt::format("{:.1f}", secs)}}) << "\n";
     std::map<std::string, std::string> kinds_of;  // path -> the kinds whose first finding it is
     for (const auto& [kind, path] : found.items()) {
       std::string& k = kinds_of[path.get<std::string>()];
       k += (k.empty() ? "" : ", ") + kind;
     }
-    for (const auto& [path, kinds] : kinds_of) std::cout << "  " << kinds << ": written to " << path << "   (locksim run " << path << ")\n";
-    if (!result.empty()) std::cout << "\n  result written to " << result << " (locksim merge combines shards)\n";
+    for (const auto& [path, kinds] : kinds_of) std::cout << "  " << say(lang, W::ExhWritten, {{"kinds", kinds}, {"path", path}}) << "\n";
+    if (!result.empty()) std::cout << "\n  " << say(lang, W::ExploreResultWritten, {{"path", result}}) << "\n";
   }
   return search_status("explore", base, kinds_found(s.by_kind), exhaustive_as_expected(base, s), lang_flag(a.lang));
 }
@@ -510,7 +512,7 @@ int cmd_merge(const std::vector<std::string>& files, Format format, const std::s
     const MergedExhaustive m = merge_exhaustive(texts, files);
     base = scenario_at(m.scenario_path);
     std::cout << (format == Format::Json ? exhaustive_json(base, m.options, m.exhaustive, m.summary) + "\n"
-                                   : exhaustive_text(base, m.options, m.exhaustive, m.summary));
+                                   : exhaustive_text(base, m.options, m.exhaustive, m.summary, lang));
     missing = m.missing_shards;
     ok = exhaustive_as_expected(base, m.summary);
     found = kinds_found(m.summary.by_kind);

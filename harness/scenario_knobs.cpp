@@ -10,6 +10,7 @@
 
 #include "harness/faults/kind.hpp"
 #include "judge/words.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -34,21 +34,25 @@ std::string length_names(const std::vector<Duration>& lengths) {
 }
 
 // "overlap, stale-write or lost-update"
-std::string either(const std::vector<ViolationKind>& kinds) {
+std::string either(Lang lang, const std::vector<ViolationKind>& kinds) {
   std::string s;
-  for (std::size_t i = 0; i < kinds.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + std::string(violation_name(kinds[i]));
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const std::string k = lang == Lang::En ? std::string(violation_name(kinds[i])) : kind_words(lang, kinds[i]);
+    s = i == 0 ? k : say(lang, i + 1 == kinds.size() ? W::ListOr : W::ListComma, {{"a", s}, {"b", k}});
+  }
   return s;
 }
 
-std::string faults_word(int depth) { return depth == 1 ? "1 fault" : "up to " + std::to_string(depth) + " faults"; }
+std::string faults_word(Lang lang, int depth) {
+  return depth == 1 ? say(lang, W::ExhOneFault) : say(lang, W::ExhUpToFaults, {{"n", std::to_string(depth)}});
+}
 
 }  // namespace
 
-std::string finding_faults_text(const ExhaustiveFinding& f) {
+std::string finding_faults_text(const ExhaustiveFinding& f, Lang lang) {
   if (f.faults.empty()) return f.described;
   std::string words;
-  for (const FaultSpec& x : f.faults) words += (words.empty() ? "" : "; ") + say(Lang::En, describe_fault(x));
+  for (const FaultSpec& x : f.faults) words += (words.empty() ? "" : std::string(word(lang, W::ExhFaultSeparator))) + say(lang, describe_fault(x));
   return words;
 }
 
@@ -82,35 +86,42 @@ Scenario exhaustive_scenario(const Scenario& base, const ExploreOptions& o, cons
 }
 
 std::string exhaustive_text(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
-                            const ExhaustiveSummary& s) {
-  std::string out = fmt::format("{} — exhaustive search, depth {}", base.path, x.depth);
-  if (o.shard_count > 1) out += fmt::format(" (shard {}/{})", o.shard_index + 1, o.shard_count);
-  out += fmt::format(
-      "\n  every schedule of {} ({}) on the {} anchors of the fault-free run{},\n"
-      "  × {} ({}) × the kinds' targets: {} at each anchor\n",
-      faults_word(x.depth), kind_names(s.kinds), s.anchors,
-      x.depth < 2 ? ""
-      : x.window  ? fmt::format(" and on those of the runs they lead to (each within {} anchors of the one before)", x.window)
-                  : " and on those of the runs they lead to",
-      counted(s.lengths.size(), "length"), length_names(s.lengths), counted(s.choices, "choice"));
+                            const ExhaustiveSummary& s, Lang lang) {
+  std::string out = say(lang, W::ExhHead, {{"path", base.path}, {"depth", std::to_string(x.depth)}});
+  if (o.shard_count > 1) out += say(lang, W::ExploreShard, {{"i", std::to_string(o.shard_index + 1)}, {"n", std::to_string(o.shard_count)}});
+  const std::string beyond = x.depth < 2 ? ""
+                             : x.window  ? say(lang, W::ExhBeyondWindow, {{"n", std::to_string(x.window)}})
+                                         : say(lang, W::ExhBeyond);
+  const std::string lengths = say_count(lang, s.lengths.size(), W::ExhLengthOne, W::ExhLengthMany);
+  out += "\n  " + say(lang, W::ExhEvery, {{"faults", faults_word(lang, x.depth)}, {"kinds", kind_names(s.kinds)},
+                                          {"anchors", std::to_string(s.anchors)}, {"beyond", beyond}});
+  out += "\n  " + say(lang, W::ExhTimes, {{"lengths", lengths}, {"values", length_names(s.lengths)},
+                                          {"choices", say_count(lang, s.choices, W::ExhChoiceOne, W::ExhChoiceMany)}}) + "\n";
   std::string sizes;
   for (std::size_t i = 0; i < s.schedules.size(); ++i)
-    sizes += fmt::format("{}{} of {}", i ? ", " : "", s.schedules[i], counted(i + 1, "fault"));
-  out += fmt::format("  schedules run: {} ({}); {} explored, {} reached again and skipped{}\n\n", s.total(), sizes,
-                     counted(s.states, "distinct state"), s.skipped, x.prune ? "" : " (pruning off)");
-  out += fmt::format("  {:<16} {:>10}   {}\n", "violation", "schedules", "the first, in the search's order");
+    sizes += (i ? std::string(word(lang, W::KindSeparator)) : "") +
+             say(lang, W::ExhSize, {{"n", std::to_string(s.schedules[i])}, {"faults", say_count(lang, i + 1, W::ExhFaultOne, W::ExhFaultMany)}});
+  out += "  " + say(lang, W::ExhSchedulesRun, {{"total", std::to_string(s.total())}, {"sizes", sizes},
+                                              {"states", say_count(lang, s.states, W::ExhStateOne, W::ExhStateMany)},
+                                              {"skipped", std::to_string(s.skipped)},
+                                              {"pruning", x.prune ? "" : say(lang, W::ExhPruningOff)}}) + "\n\n";
+  std::size_t width = 16;
+  for (ViolationKind k : kAllViolationKinds)
+    width = std::max(width, display_width(lang == Lang::En ? std::string(violation_name(k)) : kind_words(lang, k)) + 1);
+  out += fmt::format("  {:<{}} {:>10}   {}\n", say(lang, W::ExploreColViolation), width, say(lang, W::ExhColSchedules), say(lang, W::ExhColFirst));
   std::vector<ViolationKind> missing;
   for (ViolationKind k : kAllViolationKinds) {
     const std::uint64_t n = s.by_kind.count(k) ? s.by_kind.at(k) : 0;
     if (!n) missing.push_back(k);
-    out += fmt::format("  {:<16} {:>10}   {}\n", violation_name(k), n, n ? finding_faults_text(s.first.at(k)) : "—");
+    out += fmt::format("  {:<{}} {:>10}   {}\n", lang == Lang::En ? std::string(violation_name(k)) : kind_words(lang, k), width, n,
+                       n ? finding_faults_text(s.first.at(k), lang) : "—");
   }
   if (!missing.empty())
-    out += fmt::format("\n  Shown: no {} in any schedule of {} ({}) over {} anchors × {}\n"
-                       "  (states told apart by their fingerprint: docs/explore.md).\n",
-                       either(missing), faults_word(x.depth), kind_names(s.kinds), s.anchors,
-                       counted(s.lengths.size(), "length"));
-  if (s.budget_exhausted) out += fmt::format("  {} hit the event budget\n", counted(s.budget_exhausted, "schedule"));
+    out += "\n  " + say(lang, W::ExhShown, {{"kinds", either(lang, missing)}, {"faults", faults_word(lang, x.depth)}, {"fkinds", kind_names(s.kinds)},
+                                            {"anchors", std::to_string(s.anchors)}, {"lengths", lengths}}) +
+           "\n  " + say(lang, W::ExhFingerprint) + "\n";
+  if (s.budget_exhausted)
+    out += "  " + say(lang, W::ExhBudget, {{"schedules", say_count(lang, s.budget_exhausted, W::ExhScheduleOne, W::ExhScheduleMany)}}) + "\n";
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/explore_exhaustive.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 
@@ -18,7 +19,7 @@ Scenario exhaustive_scenario(const Scenario& base, const ExploreOptions& o, cons
 // "no overlap, stale-write or lost-update in any schedule of ≤ 2 faults
 // (pause, crash) over 25 anchors × 7 lengths".
 std::string exhaustive_text(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
-                            const ExhaustiveSummary& s);
+                            const ExhaustiveSummary& s, Lang lang = Lang::En);
 std::string exhaustive_json(const Scenario& base, const ExploreOptions& o, const ExhaustiveOptions& x,
                             const ExhaustiveSummary& s);
 // Shards' JSON results into the unsharded summary (ScenarioError if they are not one search's).
@@ -32,6 +33,6 @@ struct MergedExhaustive {
 MergedExhaustive merge_exhaustive(const std::vector<std::string>& json_texts, const std::vector<std::string>& names);
 bool is_exhaustive_result(const std::string& json_text);
 // A finding's faults in words, "; "-separated: "at 1s client1 pauses for 40s; ...".
-std::string finding_faults_text(const ExhaustiveFinding& f);
+std::string finding_faults_text(const ExhaustiveFinding& f, Lang lang = Lang::En);
 
 }  // namespace locksim

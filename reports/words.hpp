@@ -25,6 +25,7 @@
 #include "judge/checkers.hpp"
 #include "reports/lang.hpp"
 #include "sim/phrase.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -17,14 +17,10 @@
 
 namespace locksim {
 
-// Every sentence's id, in the word tables' order.
-enum class W : std::uint16_t {
-#define LOCKSIM_WORD(id) id,
-#include "sim/word_ids.inc"
-#undef LOCKSIM_WORD
-  Count
-};
-inline constexpr std::size_t kWordCount = static_cast<std::size_t>(W::Count);
+// Every sentence's id (sim/word_ids.hpp lists them: a file that names one
+// includes it, so that a new sentence rebuilds only those).
+enum class W : std::uint16_t;
+inline constexpr W kNoWord = static_cast<W>(0xFFFF);  // a Phrase not yet said
 
 struct Phrase {
   // One argument: the template's {name} and its value.
@@ -36,7 +32,7 @@ struct Phrase {
     std::int64_t number = 0;  // Number; Duration and Instant: nanoseconds; Part: index into parts
   };
 
-  W id = W::Count;
+  W id = kNoWord;
   std::vector<Arg> args;
   std::vector<Phrase> parts;  // phrases said inside this one ("at 1s {what}")
 

@@ -149,7 +149,7 @@ TEST_CASE("one fault of each kind, written and read back, gives the same faults 
     CHECK(same_fault(again.faults[i], s.faults[i]));
     // Said as a fact (an id and its arguments), which each language words whole.
     const Phrase said = fault_kind(s.faults[i].kind).describe(s.faults[i]);
-    CHECK(said.id != W::Count);
+    CHECK(said.id != kNoWord);
     for (Lang lang : {Lang::En, Lang::Zh}) {
       const std::string text = say(lang, said);
       CHECK(!text.empty());

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

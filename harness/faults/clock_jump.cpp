@@ -1,5 +1,6 @@
 // clock-jump: a process's wall clock steps forward or back (an NTP step, an operator).
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -1,5 +1,6 @@
 // crash: a process crashes; its coroutines are destroyed and its volatile state is lost.
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

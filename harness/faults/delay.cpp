@@ -1,5 +1,6 @@
 // delay: messages on a link are held back until a window ends, or each delayed by `by`.
 #include "harness/faults/link.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "harness/faults/link.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

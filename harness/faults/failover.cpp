@@ -3,6 +3,7 @@
 
 #include "harness/faults/kind.hpp"
 #include "sim/servers/redis/sentinel.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -1,5 +1,6 @@
 // heal: every partition ends.
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -1,5 +1,6 @@
 // partition: no messages between groups of processes, for a while or until a heal.
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

@@ -1,5 +1,6 @@
 // pause: a stop-the-world pause of one process (a GC pause, a VM stall).
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

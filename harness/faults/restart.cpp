@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 

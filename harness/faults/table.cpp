@@ -6,6 +6,7 @@
 #include <array>
 
 #include "harness/faults/kind.hpp"
+#include "sim/word_ids.hpp"
 
 namespace locksim {
 
