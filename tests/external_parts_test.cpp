@@ -278,8 +278,14 @@ TEST_CASE("a key that expired is told once, whether a command finds it gone or t
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   CHECK(c2.command({"SET", "lock", "v2", "NX", "PX", "100"}, Duration::s(5)).str == "OK");  // found client1's gone
   asio::post(n.hub.io(), [&] { n.keys->expired(); });  // client1's notification, arriving after: told already
+  // Read on the hub's thread, after it: client2 still holds, and nothing more was told.
+  std::optional<std::pair<ProcId, std::size_t>> after_notice;
+  asio::post(n.hub.io(), [&] { after_notice.emplace(n.keys->holder(), n.hub.events(Ev::Expired, n.hub.node).size()); });
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   n.hub.stop();
+  REQUIRE(after_notice);
+  CHECK(after_notice->first == n.hub.client2);
+  CHECK(after_notice->second == 1);
   n.keys->expired();  // client2's, with nobody's command in between
   const auto expired = n.hub.events(Ev::Expired, n.hub.node);
   REQUIRE(expired.size() == 2);
