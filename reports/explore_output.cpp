@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <tuple>
 
 #include "reports/explore_output.hpp"
@@ -149,11 +148,13 @@ std::optional<FoundLabel> found_label_of_key(const std::string& key) {
   // An event's: "until client2 read"; an anchor: "client1 read", "a time", each maybe ", 3 nodes at once".
   std::string rest = key;
   std::size_t struck = 0;
-  static const std::regex at_once(R"(^(.*), (\d+) nodes at once$)");
-  std::smatch m;
-  if (std::regex_match(key, m, at_once)) {
-    rest = m[1];
-    struck = std::stoul(m[2]);
+  const std::string at_once = " nodes at once";
+  if (const auto comma = key.rfind(", "); comma != std::string::npos && key.ends_with(at_once)) {
+    const std::string n = key.substr(comma + 2, key.size() - at_once.size() - comma - 2);
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 10) {
+      rest = key.substr(0, comma);
+      struck = std::stoul(n);
+    }
   }
   const bool until = rest.rfind("until ", 0) == 0 && struck == 0;
   if (until) rest = rest.substr(6);
