@@ -193,52 +193,44 @@ target = "redis1"
   CHECK(replay.verdict.count(ViolationKind::Stuck) == 1);
 }
 
+// One client asks for the lock when every fault is healed (at 10 s, a 5 s
+// window), and its wait ends with `ends` after `waited`; the run ends at 60 s.
+namespace {
+LivenessVerdict one_wait(Ev ends, Duration waited) {
+  Trace trace;
+  LivenessWatch watch(trace);
+  const Instant healed = Instant::zero() + Duration::s(10);
+  watch.healed(healed, Duration::s(5));
+  TraceEvent e;
+  e.at = healed;
+  e.process = trace.add_process("client1", ProcessRole::Client);
+  e.kind = Ev::Acquiring;
+  watch.observe(e);
+  e.at = healed + waited;
+  e.kind = ends;
+  watch.observe(e);
+  return watch.finish(Instant::zero() + Duration::s(60));
+}
+}  // namespace
+
 // The liveness judge (harness/liveness.cpp): the lock is stuck when clients
 // wait with nobody holding it for longer than the window; a wait exactly as
 // long as the window is within it (explore --liveness-window: "no wait
 // longer than" the window).
 TEST_CASE("the liveness judge: a wait exactly as long as the window is not stuck, a nanosecond more is") {
   for (const Duration extra : {Duration::zero(), Duration::ns(1)}) {
-    Trace trace;
-    const ProcId client = trace.add_process("client1", ProcessRole::Client);
-    LivenessWatch watch(trace);
-    const Instant healed = Instant::zero() + Duration::s(10);
-    watch.healed(healed, Duration::s(5));
-    TraceEvent asks;
-    asks.at = healed;
-    asks.process = client;
-    asks.kind = Ev::Acquiring;
-    watch.observe(asks);
-    TraceEvent gets = asks;
-    gets.at = healed + Duration::s(5) + extra;
-    gets.kind = Ev::Acquired;
-    watch.observe(gets);
-    const LivenessVerdict v = watch.finish(Instant::zero() + Duration::s(60));
+    const LivenessVerdict v = one_wait(Ev::Acquired, Duration::s(5) + extra);
     INFO("extra " << extra.count_ns() << " ns");
     CHECK(v.longest_wait == Duration::s(5) + extra);
     CHECK(v.stuck == (extra > Duration::zero()));
-    CHECK(v.reacquired == gets.at);
+    CHECK(v.reacquired == Instant::zero() + Duration::s(15) + extra);
   }
 }
 
 // A client whose acquire failed (it gave up) waits no more: the stretch the
 // liveness judge measures ends there, as the stuck checker counts it.
 TEST_CASE("the liveness judge: a client that gave up on the lock is no longer waiting for it") {
-  Trace trace;
-  const ProcId client = trace.add_process("client1", ProcessRole::Client);
-  LivenessWatch watch(trace);
-  const Instant healed = Instant::zero() + Duration::s(10);
-  watch.healed(healed, Duration::s(5));
-  TraceEvent asks;
-  asks.at = healed;
-  asks.process = client;
-  asks.kind = Ev::Acquiring;
-  watch.observe(asks);
-  TraceEvent fails = asks;
-  fails.at = healed + Duration::s(1);
-  fails.kind = Ev::AcquireFailed;
-  watch.observe(fails);
-  const LivenessVerdict v = watch.finish(Instant::zero() + Duration::s(60));
+  const LivenessVerdict v = one_wait(Ev::AcquireFailed, Duration::s(1));
   CHECK(v.longest_wait == Duration::s(1));
   CHECK_FALSE(v.stuck);
   CHECK_FALSE(v.reacquired);
