@@ -316,7 +316,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     j["explore"] = {{"scenario", base.path}, {"run_seed", *a.replay}, {"faults", faults}, {"fired", fired}, {"allowed", allowed(base, found)}};
     if (r.liveness)
       j["explore"]["liveness"] = {{"stuck", r.liveness->stuck}, {"healed_at_ns", r.liveness->healed_at.ns()},
-                                  {"window_ns", r.liveness->window.count_ns()}, {"detail", r.liveness->detail}};
+                                  {"window_ns", r.liveness->window.count_ns()}, {"detail", say(Lang::En, r.liveness->detail)}};
     if (!written.empty()) j["explore"]["written"] = written;
     std::cout << j.dump() << "\n";
   } else {
@@ -327,7 +327,7 @@ int cmd_replay(const Scenario& base, const ExploreArgs& a) {
     std::cout << "\n" << text_report(r, {.colour = use_colour(), .lang = lang});
     if (r.liveness)
       std::cout << say(lang, W::ReplayLiveness, {{"stuck", r.liveness->stuck ? say(lang, W::ReplayStuck) : ""},
-                                                 {"detail", translate_detail(lang, r.liveness->detail)}})
+                                                 {"detail", say(lang, r.liveness->detail)}})
                 << "\n";
     if (!written.empty()) std::cout << say(lang, W::ReplayWritten, {{"path", written}}) << "\n";
   }

@@ -35,7 +35,7 @@ class Prober {
   Prober(const Scenario& s, const Knob& k, std::uint64_t max_events) : s_(s), k_(k), max_events_(max_events) {}
   BoundarySide at(Duration value) {
     ++runs;
-    BoundarySide side{value, {}, "", s_};
+    BoundarySide side{value, {}, {}, s_};
     k_.set(side.scenario, value.count_ns());
     RunOptions o;
     o.max_events = max_events_;

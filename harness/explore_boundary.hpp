@@ -21,7 +21,7 @@ namespace locksim {
 struct BoundarySide {
   Duration value;
   std::set<ViolationKind> verdict;
-  std::string detail;  // the first violation in words ("" when none)
+  Phrase detail;       // the first violation (id kNoWord when none)
   Scenario scenario;   // the file with this value
 };
 

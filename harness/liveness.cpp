@@ -1,5 +1,7 @@
 #include "harness/liveness.hpp"
 
+#include "sim/word_ids.hpp"
+
 namespace locksim {
 
 namespace {
@@ -60,13 +62,11 @@ LivenessVerdict LivenessWatch::finish(Instant run_end) {
   v.reacquired = reacquired_;
   v.stuck = longest_ > window_;
   if (v.stuck)
-    v.detail = "after every fault was healed at " + format_instant(v.healed_at) + ", clients waited " +
-               format_duration(longest_) + " while nobody held the lock (liveness window " + format_duration(window_) + ")";
+    v.detail = Phrase(W::LivenessStuck).instant("t", v.healed_at).duration("d", longest_).duration("window", window_);
   else if (reacquired_)
-    v.detail = "the lock was granted again at " + format_instant(*reacquired_) + ", " +
-               format_duration(*reacquired_ - v.healed_at) + " after every fault was healed";
+    v.detail = Phrase(W::LivenessAgain).instant("t", *reacquired_).duration("d", *reacquired_ - v.healed_at);
   else
-    v.detail = "nobody waited for the lock long after every fault was healed";
+    v.detail = Phrase(W::LivenessNobody);
   return v;
 }
 

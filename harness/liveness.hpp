@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/phrase.hpp"
 #include "sim/trace.hpp"
 #include "sim/world.hpp"
 
@@ -21,7 +22,7 @@ struct LivenessVerdict {
   bool stuck = false;
   Duration longest_wait;             // the longest stretch after healed_at with waiters and no holder
   std::optional<Instant> reacquired;  // the first grant after healed_at
-  std::string detail;                 // one line in plain words
+  Phrase detail;                      // the verdict's facts (reports/ words them)
 };
 
 // Follows who waits for and who holds the lock, from the start of the run

@@ -4,6 +4,8 @@
 // has in Trace::processes().
 #include "judge/checkers.hpp"
 
+#include "sim/word_ids.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <set>
@@ -51,13 +53,11 @@ bool has_role(const Trace& t, ProcId p, ProcessRole role) {
 }
 bool is_client(const Trace& t, ProcId p) { return has_role(t, p, ProcessRole::Client); }
 
-// "client1", "client1 and client2", "client1, client2 and client3".
-std::string name_list(const Trace& trace, const std::vector<ProcId>& ps) {
-  std::string out;
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    if (i > 0) out += i + 1 == ps.size() ? " and " : ", ";
-    out += trace.name(ps[i]);
-  }
+// The names of `ps`, for a Phrase's list.
+std::vector<std::string> names_of(const Trace& trace, const std::vector<ProcId>& ps) {
+  std::vector<std::string> out;
+  out.reserve(ps.size());
+  for (ProcId p : ps) out.push_back(trace.name(p));
   return out;
 }
 
@@ -186,14 +186,6 @@ class GrantTruth {
   ServiceHoldings holdings_;
 };
 
-// "the lock service held none of client1's entries", or on how few nodes
-// ("... on only 2 of the 3 nodes a grant needs").
-std::string held_of(const std::string& whose, std::size_t held, std::size_t quorum) {
-  if (held == 0) return "the lock service held none of " + whose + " entries";
-  return "the lock service held " + whose + " entries on only " + std::to_string(held) + " of the " + std::to_string(quorum) +
-         " nodes a grant needs";
-}
-
 // Overlap. Each client's critical sections run from Acquired to its first
 // later Releasing, Lost or Crashed, or to the end of the run. A second
 // Acquired while one is open (a re-entrant acquire) does not start a new one.
@@ -259,19 +251,25 @@ class OverlapChecker {
     std::size_t earlier_held, later_held;
   };
 
-  // "client1 and client2 both held the lock", or, when one only believed it did, says so.
-  std::string who_held(const Violation& v, const Pair& p) const {
+  // "client1 and client2 both held the lock", or, when one only believed it
+  // did, says so (and on how few nodes the service held its entries).
+  Phrase who_held(const Violation& v, const Pair& p, Instant end) const {
     const std::string a = trace_->name(v.processes[0]), b = trace_->name(v.processes[1]);
-    if (p.earlier_belief == p.later_belief)
-      return a + " and " + b + (!p.earlier_belief ? " both held the lock"
-                                : p.earlier_held + p.later_held == 0
-                                    ? " both believed they held the lock (the service held neither's entries)"
-                                    : " both believed they held the lock (the service held neither's entries on enough nodes)");
-    const std::string& held = p.earlier_belief ? b : a;
-    const std::string& believed = p.earlier_belief ? a : b;
-    return held + " held the lock and " + believed + " believed it did (" +
-           held_of(believed + "'s", p.earlier_belief ? p.earlier_held : p.later_held, truth_.quorum()) +
-           "), both acting as holders";
+    Phrase said;
+    if (p.earlier_belief == p.later_belief) {
+      said = Phrase(!p.earlier_belief                          ? W::ViolationBothHeld
+                    : p.earlier_held + p.later_held == 0 ? W::ViolationBothBelieved
+                                                         : W::ViolationBothBelievedTooFew);
+      said.name("a", a).name("b", b);
+    } else {
+      const std::size_t held = p.earlier_belief ? p.earlier_held : p.later_held;
+      const std::string& believed = p.earlier_belief ? a : b;
+      said = Phrase(held == 0 ? W::ViolationHeldAndBelieved : W::ViolationHeldAndBelievedTooFew);
+      said.name("held", p.earlier_belief ? b : a).name("believed", believed).name("none", believed);
+      if (held != 0) said.number("n", static_cast<std::int64_t>(held)).number("quorum", static_cast<std::int64_t>(truth_.quorum()));
+    }
+    said.instant("from", v.at).instant("to", end);
+    return said;
   }
 
   void close(std::uint64_t id, Instant end) {
@@ -285,7 +283,7 @@ class OverlapChecker {
       }
       Violation& v = out_[p.violation];
       v.until = end;
-      v.detail = who_held(v, p) + " from " + format_instant(v.at) + " to " + format_instant(end);
+      v.detail = who_held(v, p, end);
       return true;
     });
   }
@@ -367,15 +365,25 @@ class StaleWriteChecker {
     const Instant mine = g.last_was_belief || !g.real ? std::min(g.belief_asked, g.real.value_or(Instant::never())) : *g.real;
     if (!(mine < theirs)) return;  // granted at the same instant: not after it
     if (e.token >= 0 && e.token >= highest_token_ && !grants_[latest_].touched) return;  // ordered before theirs
-    const std::string token = e.token >= 0 ? " (token " + std::to_string(e.token) + ")" : "";
-    std::string detail = trace_->name(e.process) + " accepted " + trace_->name(e.peer) + "'s write" + token + " at " +
-                         format_instant(e.at) + ", but " + trace_->name(latest_) + " was granted the lock at " +
-                         format_instant(theirs);
-    if (g.last_was_belief)
-      detail += ", and " + trace_->name(e.peer) + " only believed it held it: it acquired at " + format_instant(*g.belief) +
-                ", when " + held_of("its", g.belief_held, truth_.quorum());
-    else
-      detail += ", after " + trace_->name(e.peer) + " (" + format_instant(mine) + ")";
+    const bool token = e.token >= 0;
+    Phrase detail;
+    if (g.last_was_belief) {
+      const bool too_few = g.belief_held != 0;
+      detail = Phrase(too_few ? (token ? W::ViolationStaleBeliefTooFewToken : W::ViolationStaleBeliefTooFew)
+                              : (token ? W::ViolationStaleBeliefToken : W::ViolationStaleBelief));
+    } else {
+      detail = Phrase(token ? W::ViolationStaleToken : W::ViolationStale);
+    }
+    detail.name("storage", trace_->name(e.process)).name("who", trace_->name(e.peer));
+    if (token) detail.number("token", e.token);
+    detail.instant("t", e.at).name("latest", trace_->name(latest_)).instant("granted", theirs);
+    if (g.last_was_belief) {
+      detail.name("believer", trace_->name(e.peer)).instant("acquired", *g.belief);
+      if (g.belief_held != 0)
+        detail.number("n", static_cast<std::int64_t>(g.belief_held)).number("quorum", static_cast<std::int64_t>(truth_.quorum()));
+    } else {
+      detail.name("writer", trace_->name(e.peer)).instant("own", mine);
+    }
     out_.push_back({ViolationKind::StaleWrite, e.at, e.at, {e.peer, latest_}, std::move(detail)});
   }
 
@@ -423,25 +431,25 @@ class LostUpdateChecker {
   }
 
   std::vector<Violation> finish(const CheckOptions& o) {
+    // Every write the previous value plus one leaves the counter at its
+    // initial value plus the writes: only a bad write can lose an update.
+    if (!bad_) return {};
     const std::int64_t initial = initial_.value_or(0);
-    if (!bad_ && current_ == initial + accepted_) return {};
-    std::string detail = "counter is " + std::to_string(current_) + " after " + std::to_string(accepted_) +
-                         " accepted increment" + (accepted_ == 1 ? "" : "s");
-    if (initial != 0) detail += " from " + std::to_string(initial);
-    if (!bad_) {  // cannot happen when every write is previous + 1; kept as a guard
-      detail += ", not " + std::to_string(initial + accepted_);
-      return {{ViolationKind::LostUpdate, o.run_end, o.run_end, {}, detail}};
-    }
     const Bad& b = *bad_;
     std::vector<ProcId> who{b.writer};
     if (b.previous_writer != kNoProc && b.previous_writer != b.writer) who.push_back(b.previous_writer);
-    const std::string previous = b.previous_writer != kNoProc
-                                     ? trace_->name(b.previous_writer) + "'s " + std::to_string(b.previous)
-                                     : "the initial " + std::to_string(b.previous);
-    detail += ": " + trace_->name(b.writer) + "'s write of " + std::to_string(b.value) + " at " + format_instant(b.at) +
-              (b.value <= b.previous ? " overwrote " + previous
-                                     : " skipped from " + previous + " (expected " + std::to_string(b.previous + 1) +
-                                           ")");
+    const bool initial_value = b.previous_writer == kNoProc;
+    Phrase how(b.value <= b.previous ? (initial_value ? W::ViolationOverwroteInitial : W::ViolationOverwrote)
+                                     : (initial_value ? W::ViolationSkippedInitial : W::ViolationSkipped));
+    how.name("who", trace_->name(b.writer)).number("value", b.value).instant("t", b.at);
+    if (!initial_value) how.name("writer", trace_->name(b.previous_writer));
+    how.number("previous", b.previous);
+    if (b.value > b.previous) how.number("expected", b.previous + 1);
+    Phrase detail(initial != 0 ? (accepted_ == 1 ? W::ViolationCounterFromOne : W::ViolationCounterFrom)
+                               : (accepted_ == 1 ? W::ViolationCounterOne : W::ViolationCounter));
+    detail.number("value", current_).number("n", accepted_);
+    if (initial != 0) detail.number("initial", initial);
+    detail.part("how", std::move(how));
     return {{ViolationKind::LostUpdate, b.at, b.at, std::move(who), std::move(detail)}};
   }
 
@@ -481,8 +489,11 @@ class ForeignReleaseChecker {
     if (e.kind != Ev::KeyDeleted || e.owner == kNoProc || e.owner == e.peer) return;
     if (e.peer >= releasing_.size() || !releasing_[e.peer]) return;
     out_.push_back({ViolationKind::ForeignRelease, e.at, e.at, {e.peer, e.owner},
-                    trace_->name(e.peer) + "'s release deleted '" + e.key + "' on " + trace_->name(e.process) +
-                        ", which held " + trace_->name(e.owner) + "'s lock"});
+                    Phrase(W::ViolationForeignRelease)
+                        .name("who", trace_->name(e.peer))
+                        .name("key", e.key)
+                        .name("node", trace_->name(e.process))
+                        .name("owner", trace_->name(e.owner))});
   }
 
   std::vector<Violation> finish(const CheckOptions&) { return std::move(out_); }
@@ -557,11 +568,11 @@ class StuckChecker {
       std::vector<ProcId> who;
       for (ProcId p = 0; p < clients_.size(); ++p)
         if (counted(p) || clients_[p].wait_ended > stretch_start_seq_) who.push_back(p);
-      const std::string limit = window_ ? "liveness window " + format_duration(*window_)
-                                        : "no TTL: still waiting when the run ended at " + format_instant(run_end);
-      out_.push_back({ViolationKind::Stuck, *stretch_start_, end, who,
-                      name_list(*trace_, who) + " waited " + format_duration(length) +
-                          " to acquire while nobody held the lock (" + limit + ")"});
+      Phrase detail(window_ ? W::ViolationStuckWindow : W::ViolationStuckNoTtl);
+      detail.names("who", names_of(*trace_, who)).duration("d", length);
+      if (window_) detail.duration("window", *window_);
+      else detail.instant("end", run_end);
+      out_.push_back({ViolationKind::Stuck, *stretch_start_, end, std::move(who), std::move(detail)});
     }
     stretch_start_.reset();
   }

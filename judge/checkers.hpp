@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "judge/harm.hpp"
+#include "sim/phrase.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 
@@ -28,7 +29,7 @@ struct Violation {
   Instant at;                    // true time it began
   Instant until;                 // true time it ended (== at for a point event)
   std::vector<ProcId> processes; // the clients involved
-  std::string detail;            // one line in plain words
+  Phrase detail;                 // what happened, with whom and when (reports/ words it)
 };
 
 struct CheckOptions {

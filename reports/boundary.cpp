@@ -61,7 +61,7 @@ std::string boundary_text(const Scenario& s, const BoundaryResult& b) {
                        format_duration(e->below.value), format_duration(e->above.value));
     for (const BoundarySide* side : {&e->below, &e->above}) {
       out += fmt::format("    {:<22} {}\n", format_duration(side->value), kinds_text(side->verdict));
-      if (!side->detail.empty()) out += fmt::format("    {:<22} {}\n", "", side->detail);
+      if (side->detail.id != kNoWord) out += fmt::format("    {:<22} {}\n", "", say(Lang::En, side->detail));
     }
   }
   out += "\n";
@@ -74,7 +74,7 @@ std::string boundary_json(const Scenario& s, const BoundaryResult& b) {
   auto side = [](const BoundarySide& x) {
     json v = json::array();
     for (ViolationKind k : x.verdict) v.push_back(violation_name(k));
-    return json{{"value_ns", x.value.count_ns()}, {"value", format_duration(x.value)}, {"verdict", v}, {"detail", x.detail}};
+    return json{{"value_ns", x.value.count_ns()}, {"value", format_duration(x.value)}, {"verdict", v}, {"detail", say(Lang::En, x.detail)}};
   };
   auto edge = [&](const std::optional<BoundaryEdge>& e) {
     return e ? json{{"below", side(e->below)}, {"above", side(e->above)}} : json(nullptr);

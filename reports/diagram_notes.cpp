@@ -36,7 +36,7 @@ std::string draw_violations(const Canvas& c) {
                           c.title_h + c.fs(14) * static_cast<double>(*c.violation_row[i]) + c.fs(12), esc(kind_words(c.lang, v.kind)));
     out += fmt::format(R"~(<g class="violation violation-{}"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f33" fill-opacity="0.15" stroke="#d00" stroke-width="1.5"/>{}<title>{}</title></g>)~",
                        violation_name(v.kind), x0, y0, x1 - x0, y1 - y0, label,
-                       c.say(W::TipViolation, {{"kind", esc(kind_words(c.lang, v.kind))}, {"detail", esc(translate_detail(c.lang, v.detail))}}));
+                       c.say(W::TipViolation, {{"kind", esc(kind_words(c.lang, v.kind))}, {"detail", esc(say(c.lang, v.detail))}}));
   }
   return out;
 }
@@ -63,7 +63,7 @@ void note_violations(const Canvas& c, Notes& notes) {
   for (std::size_t i = 0; i < violations.size() && i < kListed; ++i) {
     const Violation& v = violations[i];
     const std::string when = v.until != v.at ? format_instant(v.at) + "–" + format_instant(v.until) : format_instant(v.at);
-    notes.add(c, kind_words(c.lang, v.kind) + " " + when + ": " + translate_detail(c.lang, v.detail), "#333", true);
+    notes.add(c, kind_words(c.lang, v.kind) + " " + when + ": " + say(c.lang, v.detail), "#333", true);
   }
   if (violations.size() > kListed)
     notes.add(c, c.say(W::NoteMoreViolations, {{"violations", say_count(c.lang, violations.size() - kListed, W::ViolationOne, W::ViolationMany)}}),

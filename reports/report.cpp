@@ -266,7 +266,7 @@ std::string check_summary(Lang lang, std::size_t scenarios, int ok, int failed, 
               {"bad", bad ? say(lang, W::CheckUnreadable, {{"n", std::to_string(bad)}}) : ""}});
 }
 
-std::string violation_words(Lang lang, const Violation& v) { return translate_detail(lang, v.detail); }
+std::string violation_words(Lang lang, const Violation& v) { return say(lang, v.detail); }
 
 std::string json_report(const RunResult& r) {
   using json = nlohmann::ordered_json;
@@ -280,7 +280,7 @@ std::string json_report(const RunResult& r) {
                           {"at_ns", v.at.ns()},
                           {"until_ns", v.until.ns()},
                           {"processes", procs},
-                          {"detail", v.detail}});
+                          {"detail", say(Lang::En, v.detail)}});
   }
   json expected = json::array();
   for (ViolationKind k : s.expect.violations) expected.push_back(violation_name(k));

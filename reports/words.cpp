@@ -105,11 +105,21 @@ std::string fill(std::string_view text, WordArgs args) {
 std::string say(Lang lang, W id, WordArgs args) { return fill(word(lang, id), args); }
 
 std::string say(Lang lang, const Phrase& phrase) {
+  if (phrase.id == kNoWord) return "";
   std::vector<std::string> values;
   values.reserve(phrase.args.size());
   for (const Phrase::Arg& a : phrase.args) {
     switch (a.type) {
       case Phrase::Arg::Type::Name: values.push_back(a.text); break;
+      case Phrase::Arg::Type::Names: {
+        std::vector<std::string> each;
+        for (std::size_t from = 0, to; from <= a.text.size(); from = to + 1) {
+          to = std::min(a.text.find('\n', from), a.text.size());
+          each.push_back(a.text.substr(from, to - from));
+        }
+        values.push_back(say_list(lang, each));
+        break;
+      }
       case Phrase::Arg::Type::Number: values.push_back(std::to_string(a.number)); break;
       case Phrase::Arg::Type::Duration: values.push_back(format_duration(Duration::ns(a.number))); break;
       case Phrase::Arg::Type::Instant: values.push_back(format_instant(Instant::from_ns(a.number))); break;
@@ -200,9 +210,10 @@ std::string translate_detail(Lang lang, const std::string& english) {
     std::vector<std::string> got;
     if (match(p, 0, english, 0, got) && known(got[0])) return *translate_by(lang, wrapper, english);
   }
+  // The wrappers were tried above: they take only a detail the phrasebook knows.
   for (std::size_t i = 0; i < kWordCount; ++i) {
     const W id = static_cast<W>(i);
-    if (!is_detail(id)) continue;
+    if (!is_detail(id) || id == W::DetailForDuration || id == W::DetailAtMost) continue;
     if (auto out = translate_by(lang, id, english)) return *out;
   }
   return english;

@@ -25,10 +25,10 @@ inline constexpr W kNoWord = static_cast<W>(0xFFFF);  // a Phrase not yet said
 struct Phrase {
   // One argument: the template's {name} and its value.
   struct Arg {
-    enum class Type : std::uint8_t { Name, Number, Duration, Instant, Part };
+    enum class Type : std::uint8_t { Name, Names, Number, Duration, Instant, Part };
     std::string_view name;
     Type type = Type::Name;
-    std::string text;         // Name: as it is (a process, a link, a file)
+    std::string text;         // Name: as it is (a process, a link, a file); Names: each, '\n' after all but the last
     std::int64_t number = 0;  // Number; Duration and Instant: nanoseconds; Part: index into parts
   };
 
@@ -41,6 +41,14 @@ struct Phrase {
 
   Phrase& name(std::string_view arg, std::string value) {
     args.push_back({arg, Arg::Type::Name, std::move(value), 0});
+    return *this;
+  }
+  // A list of names ("client1, client2 and client3" in English): the
+  // language joins them.
+  Phrase& names(std::string_view arg, const std::vector<std::string>& values) {
+    std::string text;
+    for (std::size_t i = 0; i < values.size(); ++i) (text += i > 0 ? "\n" : "") += values[i];
+    args.push_back({arg, Arg::Type::Names, std::move(text), 0});
     return *this;
   }
   Phrase& number(std::string_view arg, std::int64_t value) {

@@ -5,9 +5,11 @@
 #include <set>
 
 #include "judge/checkers.hpp"
+#include "sim/word_ids.hpp"
 #include "tests/support.hpp"
 
 using namespace locksim;
+using locksim::testing::english;
 
 namespace {
 
@@ -70,7 +72,7 @@ TEST_CASE("two clients holding at once is an overlap, over exactly the shared in
   CHECK(v[0].at == at_ms(50));
   CHECK(v[0].until == at_ms(100));
   CHECK(v[0].processes == std::vector{t.c1, t.c2});
-  CHECK(v[0].detail == "client1 and client2 both held the lock from 0.050s to 0.100s");
+  CHECK(english(v[0].detail) == "client1 and client2 both held the lock from 0.050s to 0.100s");
 }
 
 TEST_CASE("a release and the next acquire at the same instant are not an overlap") {
@@ -168,7 +170,7 @@ TEST_CASE("a write accepted from a superseded holder is a stale write naming bot
   CHECK(v[0].at == at_ms(400));
   CHECK(v[0].until == at_ms(400));
   CHECK(v[0].processes == std::vector{t.c1, t.c2});
-  CHECK(v[0].detail ==
+  CHECK(english(v[0].detail) ==
         "storage accepted client1's write (token 33) at 0.400s, but client2 was granted the lock at 0.100s, "
         "after client1 (0.000s)");
 }
@@ -187,7 +189,7 @@ TEST_CASE("a stale write names the latest of the clients granted the lock after 
   const auto v = check_stale_write(t.trace, until(1000));
   REQUIRE(v.size() == 1);
   CHECK(v[0].processes == std::vector{t.c1, t.c3});
-  CHECK(contains(v[0].detail, "client3 was granted the lock at 0.200s"));
+  CHECK(contains(english(v[0].detail), "client3 was granted the lock at 0.200s"));
 }
 
 TEST_CASE("a writer granted the lock again after the other client is not stale") {
@@ -216,7 +218,7 @@ TEST_CASE("two accepted increments of the same value are a lost update") {
   CHECK(v[0].kind == ViolationKind::LostUpdate);
   CHECK(v[0].at == at_ms(20));
   CHECK(v[0].processes == std::vector{t.c2, t.c1});
-  CHECK(v[0].detail == "counter is 1 after 2 accepted increments: client2's write of 1 at 0.020s overwrote client1's 1");
+  CHECK(english(v[0].detail) == "counter is 1 after 2 accepted increments: client2's write of 1 at 0.020s overwrote client1's 1");
 }
 
 TEST_CASE("sequential increments from a non-zero start are not a lost update") {
@@ -228,8 +230,8 @@ TEST_CASE("sequential increments from a non-zero start are not a lost update") {
   const auto v = check_lost_update(u.trace, until(100));
   REQUIRE(v.size() == 1);
   CHECK(v[0].processes == std::vector{u.c1});
-  CHECK(contains(v[0].detail, "counter is 1 after 1 accepted increment from 41"));
-  CHECK(contains(v[0].detail, "overwrote the initial 41"));
+  CHECK(contains(english(v[0].detail), "counter is 1 after 1 accepted increment from 41"));
+  CHECK(contains(english(v[0].detail), "overwrote the initial 41"));
 }
 
 TEST_CASE("a trace has at most one lost update, at the first write that lost one, with the final count") {
@@ -238,7 +240,7 @@ TEST_CASE("a trace has at most one lost update, at the first write that lost one
   const auto v = check_lost_update(t.trace, until(100));
   REQUIRE(v.size() == 1);
   CHECK(v[0].at == at_ms(20));
-  CHECK(contains(v[0].detail, "counter is 2 after 4 accepted increments"));
+  CHECK(contains(english(v[0].detail), "counter is 2 after 4 accepted increments"));
 }
 
 TEST_CASE("no accepted writes, or only rejected ones, are not a lost update") {
@@ -274,7 +276,7 @@ TEST_CASE("deleting another client's key during a release is a foreign release")
   CHECK(v[0].at == at_ms(1));
   CHECK(v[0].until == at_ms(1));
   CHECK(v[0].processes == std::vector{t.c1, t.c2});
-  CHECK(v[0].detail == "client1's release deleted 'lock' on redis1, which held client2's lock");
+  CHECK(english(v[0].detail) == "client1's release deleted 'lock' on redis1, which held client2's lock");
 }
 
 TEST_CASE("deleting your own key, or someone's key outside a release, is not a foreign release") {
@@ -304,8 +306,37 @@ TEST_CASE("waiting with nobody holding for longer than 2 x TTL is stuck, shorter
   CHECK(v[0].at == at_ms(0));
   CHECK(v[0].until == at_ms(25'000));
   CHECK(v[0].processes == std::vector{t.c1});
-  CHECK(v[0].detail == "client1 waited 25s to acquire while nobody held the lock (liveness window 20s)");
+  CHECK(english(v[0].detail) == "client1 waited 25s to acquire while nobody held the lock (liveness window 20s)");
   CHECK(check_stuck(t.trace, until(60'000, Duration::s(15))).empty());  // 25 s < 30 s
+}
+
+TEST_CASE("a judge states its facts, not sentences: who waited, how long, and the window, as values") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquiring).ev(0, t.c2, Ev::Acquiring).ev(25'000, t.c1, Ev::Acquired);
+  const auto v = check_stuck(t.trace, until(60'000, Duration::s(10)));
+  REQUIRE(v.size() == 1);
+  const Phrase& d = v[0].detail;
+  CHECK(d.id == W::ViolationStuckWindow);
+  REQUIRE(d.find("who"));
+  CHECK(d.find("who")->type == Phrase::Arg::Type::Names);
+  CHECK(d.find("who")->text == "client1\nclient2");
+  CHECK(d.find("d")->number == Duration::s(25).count_ns());
+  CHECK(d.find("window")->number == Duration::s(20).count_ns());
+  // Each language joins the names its own way.
+  CHECK(say(Lang::En, d) == "client1 and client2 waited 25s to acquire while nobody held the lock (liveness window 20s)");
+  CHECK(say(Lang::Zh, d).find("client1 和 client2") != std::string::npos);
+
+  // A lost update's fact holds the first bad write as a phrase of its own.
+  T u;
+  u.ev(0, u.storage, Ev::Started, kNoProc, 0).write(10, u.c1, 1).write(20, u.c2, 1);
+  const auto lost = check_lost_update(u.trace, until(100));
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].detail.id == W::ViolationCounter);
+  REQUIRE(lost[0].detail.find("how"));
+  const Phrase& how = lost[0].detail.parts.at(static_cast<std::size_t>(lost[0].detail.find("how")->number));
+  CHECK(how.id == W::ViolationOverwrote);
+  CHECK(how.find("writer")->text == "client1");
+  CHECK(how.find("previous")->number == 1);
 }
 
 TEST_CASE("a liveness window overrides the TTL default") {
@@ -352,7 +383,7 @@ TEST_CASE("a crashed holder leaves every waiter stuck, named in order, until the
   CHECK(v[0].at == at_ms(100));
   CHECK(v[0].until == at_ms(60'000));
   CHECK(v[0].processes == std::vector{t.c2, t.c3});
-  CHECK(contains(v[0].detail, "client2 and client3 waited 59.9s"));
+  CHECK(contains(english(v[0].detail), "client2 and client3 waited 59.9s"));
 }
 
 TEST_CASE("a stuck stretch ends when a client acquires, giving up ends a client's wait") {
@@ -374,7 +405,7 @@ TEST_CASE("without a TTL, stuck means waiting to the end of the run, for more th
   CHECK(v[0].at == at_ms(200));  // from when client2 began to wait
   CHECK(v[0].until == at_ms(60'000));
   CHECK(v[0].processes == std::vector{t.c2});
-  CHECK(contains(v[0].detail, "client2 waited 59.8s to acquire while nobody held the lock (no TTL"));
+  CHECK(contains(english(v[0].detail), "client2 waited 59.8s to acquire while nobody held the lock (no TTL"));
   T u;  // a short wait at the very end of a run is not stuck
   u.holds(u.c1, 0, 59'900);
   u.ev(59'950, u.c2, Ev::Acquiring);
@@ -470,8 +501,8 @@ TEST_CASE("an accepted write that skips a value is a lost update that says so") 
   REQUIRE(v.size() == 1);
   CHECK(v[0].at == at_ms(20));
   CHECK(v[0].processes == std::vector{t.c2, t.c1});
-  CHECK(contains(v[0].detail, "counter is 13 after 2 accepted increments from 10"));
-  CHECK(contains(v[0].detail, "skipped from client1's 11 (expected 12)"));
+  CHECK(contains(english(v[0].detail), "counter is 13 after 2 accepted increments from 10"));
+  CHECK(contains(english(v[0].detail), "skipped from client1's 11 (expected 12)"));
 }
 
 TEST_CASE("only the accepted one of a superseded holder's writes is stale, and its token is named if it has one") {
@@ -482,13 +513,13 @@ TEST_CASE("only the accepted one of a superseded holder's writes is stale, and i
   const auto v = check_stale_write(t.trace, until(1000));
   REQUIRE(v.size() == 1);
   CHECK(v[0].at == at_ms(300));
-  CHECK(contains(v[0].detail, "(token 1)"));
+  CHECK(contains(english(v[0].detail), "(token 1)"));
   // Without a token the detail says nothing of one.
   T u;
   u.ev(0, u.c1, Ev::Acquired).ev(100, u.c2, Ev::Acquired).write(300, u.c1, 1);
   const auto w = check_stale_write(u.trace, until(1000));
   REQUIRE(w.size() == 1);
-  CHECK_FALSE(contains(w[0].detail, "token"));
+  CHECK_FALSE(contains(english(w[0].detail), "token"));
 }
 
 TEST_CASE("every foreign deletion during one release is reported") {
@@ -522,7 +553,7 @@ TEST_CASE("a liveness window applies even without a TTL, to waits that end befor
   const auto v = check_stuck(t.trace, o);
   REQUIRE(v.size() == 1);
   CHECK(v[0].until == at_ms(10'000));
-  CHECK(contains(v[0].detail, "(liveness window 5s)"));
+  CHECK(contains(english(v[0].detail), "(liveness window 5s)"));
 }
 
 TEST_CASE("check_trace sorts by time across checkers, not by checker") {
@@ -554,7 +585,7 @@ TEST_CASE("a restarted judge forgets the run it judged before: who held what, th
   const std::vector<Violation> fresh = check_trace(b.trace, until(200));
   REQUIRE(fresh.size() == 1);
   CHECK(fresh[0].kind == ViolationKind::Overlap);
-  CHECK(contains(fresh[0].detail, "client1 and client2 both held the lock"));
+  CHECK(contains(english(fresh[0].detail), "client1 and client2 both held the lock"));
 
   for (const bool finished : {true, false}) {
     INFO((finished ? "after a finished run" : "after a run cut off"));
@@ -587,7 +618,7 @@ TEST_CASE("a restarted judge forgets which node held the key for whom") {
   b.ev(100, b.c1, Ev::Releasing).ev(100, b.c2, Ev::Releasing);
   const std::vector<Violation> fresh = check_trace(b.trace, until(200));
   REQUIRE(fresh.size() == 1);
-  CHECK(contains(fresh[0].detail, "client2 held the lock and client1 believed it did"));
+  CHECK(contains(english(fresh[0].detail), "client2 held the lock and client1 believed it did"));
   T c;
   const ProcId c_redis2 = c.trace.add_process("redis2", ProcessRole::LockNode);
   c.ev(0, c.redis, Ev::Command, c.c1, 0, c.c1, -1, "lock").ev(0, c_redis2, Ev::Command, c.c2, 0, c.c2, -1, "lock");
@@ -595,7 +626,7 @@ TEST_CASE("a restarted judge forgets which node held the key for whom") {
   c.ev(100, c.c1, Ev::Releasing).ev(100, c.c2, Ev::Releasing);
   const std::vector<Violation> remembered = check_trace(c.trace, until(200));
   REQUIRE(remembered.size() == 1);
-  CHECK(contains(remembered[0].detail, "client1 and client2 both held the lock"));
+  CHECK(contains(english(remembered[0].detail), "client1 and client2 both held the lock"));
 
   Judge judge(a.trace, until(300));
   for (const TraceEvent& e : a.trace.events()) judge.observe(e);

@@ -63,7 +63,7 @@ void check_believer_is_client1(const RunResult& r, Instant believed_at) {
   CHECK(r.verdict == std::set{Overlap});  // the old judge also blamed client2's write as stale
   const auto overlap = of_kind(r, Overlap);
   REQUIRE(overlap.size() == 1);
-  CHECK(has(overlap[0]->detail, "client2 held the lock and client1 believed it did"));
+  CHECK(has(english(overlap[0]->detail), "client2 held the lock and client1 believed it did"));
   const std::string text = text_report(r);
   CHECK(has(text, "client1 believes it has acquired the lock"));
   CHECK(has(text, "it holds nothing"));
@@ -141,11 +141,11 @@ duration = "12s"
   REQUIRE(stale.size() == 1);  // the old judge blamed client3's write, on client2's belief
   CHECK(stale[0]->processes == std::vector{c2, c3});
   CHECK(stale[0]->at == Instant::from_ns(Duration::ms(13505).count_ns()));
-  CHECK(has(stale[0]->detail, "client3 was granted the lock at 11.012s"));
-  CHECK(has(stale[0]->detail, "client2 only believed it held it"));
+  CHECK(has(english(stale[0]->detail), "client3 was granted the lock at 11.012s"));
+  CHECK(has(english(stale[0]->detail), "client2 only believed it held it"));
   const auto overlap = of_kind(r, Overlap);
   REQUIRE(overlap.size() == 1);
-  CHECK(has(overlap[0]->detail, "client3 held the lock and client2 believed it did"));
+  CHECK(has(english(overlap[0]->detail), "client3 held the lock and client2 believed it did"));
   const std::string report = text_report(r);
   CHECK(has(report, "client2 believes it has acquired the lock on etcd (token 101)"));
 }

@@ -117,7 +117,7 @@ TEST_CASE("the time scale is lowered until the thinnest margin lasts 5 ms of rea
   // get-then-del's job ends 10 ms inside its 10 s lease: scale 2.
   CHECK(live_scale_for(catalogue("redis/get-then-del.toml"), {}, 10) == 2);
   // A simulated overlap of 20 ms allows scale 4 at most.
-  const Violation v{ViolationKind::Overlap, Instant::zero() + Duration::s(1), Instant::zero() + Duration::ms(1020), {}, ""};
+  const Violation v{ViolationKind::Overlap, Instant::zero() + Duration::s(1), Instant::zero() + Duration::ms(1020), {}, {}};
   CHECK(live_scale_for(catalogue("kleppmann/gc-pause.toml"), {v}, 10) == 4);
 }
 

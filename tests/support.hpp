@@ -9,8 +9,13 @@
 #include <vector>
 
 #include "harness/run.hpp"
+#include "reports/words.hpp"
 
 namespace locksim::testing {
+
+// A fact as an English reader gets it (a test of what a judge says asks this
+// or the Phrase itself).
+inline std::string english(const Phrase& p) { return say(Lang::En, p); }
 
 inline Scenario catalogue(const std::string& relative) {
   return load_scenario((std::filesystem::path(LOCKSIM_SOURCE_DIR) / relative).string());
