@@ -292,7 +292,7 @@ int cmd_list() {
   std::cout << "\nViolation kinds ([expect] violations = [...]):\n";
   for (ViolationKind k : kAllViolationKinds)
     std::cout << "  " << std::string(violation_name(k)) << std::string(16 - violation_name(k).size(), ' ')
-              << violation_help(k) << "\n";
+              << kind_help(Lang::En, k) << "\n";
   std::cout << "\nEvents a fault can wait for (on = \"<process> <event>[#N]\"):\n  ";
   for (int i = 0; i <= static_cast<int>(kLastEvent); ++i)
     if (fault_may_wait_for(static_cast<Ev>(i))) std::cout << event_name(static_cast<Ev>(i)) << " ";

@@ -15,14 +15,21 @@
 
 namespace locksim {
 
-enum class ViolationKind : std::uint8_t { Overlap, StaleWrite, LostUpdate, ForeignRelease, Stuck };
+// The kinds, from judge/violation_kinds.inc.
+enum class ViolationKind : std::uint8_t {
+#define LOCKSIM_VIOLATION(Id, name, Checker, mark) Id,
+#include "judge/violation_kinds.inc"
+#undef LOCKSIM_VIOLATION
+};
 inline constexpr ViolationKind kAllViolationKinds[] = {
-    ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate,
-    ViolationKind::ForeignRelease, ViolationKind::Stuck};
+#define LOCKSIM_VIOLATION(Id, name, Checker, mark) ViolationKind::Id,
+#include "judge/violation_kinds.inc"
+#undef LOCKSIM_VIOLATION
+};
 
 std::string_view violation_name(ViolationKind k);  // "overlap", "stale-write", ...
 std::optional<ViolationKind> parse_violation(std::string_view name);
-std::string_view violation_help(ViolationKind k);   // one line, for `locksim list`
+char violation_mark(ViolationKind k);              // its letter in a heatmap's cells
 
 struct Violation {
   ViolationKind kind;

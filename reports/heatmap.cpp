@@ -17,18 +17,6 @@ namespace {
 
 using markup::esc;
 
-// One letter per kind, for a table cell.
-char letter(ViolationKind k) {
-  switch (k) {
-    case ViolationKind::Overlap: return 'O';
-    case ViolationKind::StaleWrite: return 'W';
-    case ViolationKind::LostUpdate: return 'L';
-    case ViolationKind::ForeignRelease: return 'R';
-    case ViolationKind::Stuck: return 'S';
-  }
-  return '?';
-}
-
 std::string percent(const SweepCell& c) {
   if (c.violating == 0) return "0%";
   const double p = 100.0 * c.rate();
@@ -41,7 +29,7 @@ std::string percent(const SweepCell& c) {
 std::string cell_text(const SweepCell& c) {
   std::string s = percent(c);
   if (!c.kinds.empty()) s += " ";
-  for (const auto& [k, n] : c.kinds) s += letter(k);
+  for (const auto& [k, n] : c.kinds) s += violation_mark(k);
   if (c.internal_errors) s += " !";
   return s;
 }
@@ -53,7 +41,7 @@ bool safe(const SweepCell& c) { return c.violating == 0; }
 std::string kinds_legend(const SweepResult& r, Lang lang = Lang::En) {
   std::string s;
   for (ViolationKind k : kAllViolationKinds)
-    if (r.found().count(k)) s += fmt::format("{}{} {}", s.empty() ? "" : std::string(word(lang, W::KindSeparator)), letter(k), kind_words(lang, k));
+    if (r.found().count(k)) s += fmt::format("{}{} {}", s.empty() ? "" : std::string(word(lang, W::KindSeparator)), violation_mark(k), kind_words(lang, k));
   return s;
 }
 

@@ -238,24 +238,22 @@ std::size_t display_width(std::string_view text) {
 
 std::string kind_words(Lang lang, ViolationKind k) {
   switch (k) {
-    case ViolationKind::Overlap: return say(lang, W::KindOverlap);
-    case ViolationKind::StaleWrite: return say(lang, W::KindStaleWrite);
-    case ViolationKind::LostUpdate: return say(lang, W::KindLostUpdate);
-    case ViolationKind::ForeignRelease: return say(lang, W::KindForeignRelease);
-    case ViolationKind::Stuck: return say(lang, W::KindStuck);
+#define LOCKSIM_VIOLATION(Id, name, Checker, mark) \
+  case ViolationKind::Id: return say(lang, W::Kind##Id);
+#include "judge/violation_kinds.inc"
+#undef LOCKSIM_VIOLATION
   }
   return std::string(violation_name(k));
 }
 
 std::string kind_help(Lang lang, ViolationKind k) {
   switch (k) {
-    case ViolationKind::Overlap: return say(lang, W::HelpOverlap);
-    case ViolationKind::StaleWrite: return say(lang, W::HelpStaleWrite);
-    case ViolationKind::LostUpdate: return say(lang, W::HelpLostUpdate);
-    case ViolationKind::ForeignRelease: return say(lang, W::HelpForeignRelease);
-    case ViolationKind::Stuck: return say(lang, W::HelpStuck);
+#define LOCKSIM_VIOLATION(Id, name, Checker, mark) \
+  case ViolationKind::Id: return say(lang, W::Help##Id);
+#include "judge/violation_kinds.inc"
+#undef LOCKSIM_VIOLATION
   }
-  return std::string(violation_help(k));
+  return "";
 }
 
 }  // namespace locksim
