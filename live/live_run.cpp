@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness/faults.hpp"
+#include "harness/faults/kind.hpp"
 #include "harness/job.hpp"
 #include "live/blocking_client.hpp"
 #include "live/client_env.hpp"
@@ -58,14 +59,6 @@ bool needs_shim(const Scenario& s, const NodeConfig& n) {
 namespace {
 
 // The protected storage: in-process, as in the simulator (sim/storage.cpp).
-struct StorageState {
-  StorageFencing fencing = StorageFencing::None;
-  std::int64_t counter = 0;
-  std::int64_t highest_token = -1;
-  std::string owner;
-  bool fenced_reads = false;  // [storage] fenced_reads, with token fencing
-};
-
 // A rule on an in-process link (client <-> storage): hold, drop or delay.
 struct StorageRule {
   LinkRule::Kind kind = LinkRule::Kind::Hold;
@@ -75,7 +68,7 @@ struct StorageRule {
   Duration extra_real;
 };
 
-class LiveRun final : public LiveHub {
+class LiveRun final : public LiveHub, private LiveFaultTarget {
  public:
   LiveRun(const Scenario& s, const LiveOptions& o, RunResult& result);
   ~LiveRun() override;
@@ -116,10 +109,21 @@ class LiveRun final : public LiveHub {
   void make_external();
   void end_when_finished();
   void arm_faults();
+  // A fault, as its kind does it live (harness/faults/, FaultKindInfo::live).
   void apply(const FaultSpec& f);
-  void apply_link(const FaultSpec& f);
-  void apply_partition(const FaultSpec& f);
-  void apply_node_fault(const FaultSpec& f, ProcId node);
+  // What a fault does, to whichever process it names: an external
+  // client's, one of locksim's own clients, or a server.
+  void pause(const std::string& target, Duration d) override;
+  void crash(const std::string& target) override;
+  void restart(const std::string& target) override;
+  void clock_jump(const std::string& target, Duration by) override;
+  void clock_drift(const std::string& target, std::int64_t ppb) override;
+  void partition(const FaultSpec& f) override;
+  void link(const FaultSpec& f) override;
+  void heal() override;
+  void failover(const std::string& master) override;
+  LiveClientEnv* env_of(const std::string& name);  // one of locksim's own clients; nullptr: not one
+  const NodeConfig* node_config(const std::string& name) const;
   void at_real(Duration real_delay, std::function<void()> f);
   std::optional<Duration> route(ProcId from, ProcId to);  // nullopt: the message is lost or held forever
   storage::Reply serve(ProcId client, const storage::Request& req);
@@ -151,7 +155,7 @@ class LiveRun final : public LiveHub {
   std::vector<std::unique_ptr<LiveClientEnv>> envs_;
   std::unique_ptr<etcd::Nodes> etcd_;  // an etcd scenario's nodes
   std::vector<std::unique_ptr<Lock>> locks_;
-  StorageState storage_state_;
+  std::optional<StorageRules> served_storage_;  // sim/storage.cpp's rules, served here
   std::vector<StorageRule> storage_rules_;
   std::vector<std::vector<std::vector<ProcId>>> partitions_;  // the groups of each, for the storage's links
   std::vector<bool> one_way_;
@@ -452,11 +456,11 @@ void LiveRun::run() {
   if (!zk_ && !etcd_)
     for (ProcId n : nodes_) subscribe_expiry(n);
   if (external_) external_->start_adapters();
-  storage_state_.fencing = s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
-                           : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
-                                                                   : StorageFencing::None;
-  storage_state_.counter = s_.storage.initial;
-  storage_state_.fenced_reads = s_.storage.fenced_reads && storage_state_.fencing == StorageFencing::Token;
+  served_storage_.emplace(s_.storage.initial,
+                         s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
+                         : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
+                                                                 : StorageFencing::None,
+                         s_.storage.fenced_reads);
 
   Trace& trace = world_->trace();
   trace.set_keep_limit(o_.keep_events);
@@ -568,44 +572,9 @@ std::uint64_t LiveRun::note_exchange(ProcId at, ProcId peer, std::uint64_t id, c
 
 // sim/storage.cpp's Storage::on_message and write(), line for line.
 storage::Reply LiveRun::serve(ProcId from, const storage::Request& req) {
-  StorageState& st = storage_state_;
-  if (req.op == storage::Request::Op::Claim) {
-    st.owner = req.owner;
-    note_at(storage_, Ev::Command, {.peer = from, .content = fnv1a64(describe(req)), .detail = describe(req)});
-    return {true, st.counter, {}};
-  }
-  if (req.op == storage::Request::Op::Read) {
-    if (st.fenced_reads) {
-      std::string refused;
-      if (req.token < 0) refused = "no fencing token";
-      else if (req.token < st.highest_token)
-        refused = "token " + std::to_string(req.token) + " is lower than " + std::to_string(st.highest_token) + ", the highest seen";
-      if (!refused.empty()) {
-        note_at(storage_, Ev::StorageReject, {.peer = from, .token = req.token, .key = "read", .detail = refused});
-        return {false, st.counter, refused};
-      }
-      st.highest_token = req.token;
-    }
-    note_at(storage_, Ev::StorageRead, {.peer = from, .value = st.counter, .token = st.fenced_reads ? req.token : -1});
-    return {true, st.counter, {}};
-  }
-  std::string why;
-  if (st.fencing == StorageFencing::Token) {
-    if (req.token < 0) why = "no fencing token";
-    else if (req.token < st.highest_token)
-      why = "token " + std::to_string(req.token) + " is lower than " + std::to_string(st.highest_token) + ", the highest seen";
-  }
-  if (st.fencing == StorageFencing::LockValue && req.owner != st.owner)
-    why = "the owner is " + (st.owner.empty() ? std::string("nobody") : st.owner.substr(0, 8) + "…") + ", not " +
-          req.owner.substr(0, 8) + "…";
-  if (!why.empty()) {
-    note_at(storage_, Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why});
-    return {false, st.counter, why};
-  }
-  if (st.fencing == StorageFencing::Token) st.highest_token = req.token;
-  st.counter = req.value;
-  note_at(storage_, Ev::StorageWrite, {.peer = from, .value = req.value, .token = req.token});
-  return {true, st.counter, {}};
+  StorageRules::Served served = served_storage_->serve(req, from);
+  note_at(storage_, served.kind, std::move(served.fields));
+  return std::move(served.reply);
 }
 
 // --- What the nodes did, from their replies ----------------------------------------
@@ -768,99 +737,103 @@ void LiveRun::arm_faults() {
 }
 
 void LiveRun::apply(const FaultSpec& f) {
-  switch (f.kind) {
-    case FaultKind::Partition: return apply_partition(f);
-    case FaultKind::Delay:
-    case FaultKind::Drop: return apply_link(f);
-    case FaultKind::Heal: {
-      for (auto& [link, p] : proxies_) p->heal();
-      partitions_.clear();
-      one_way_.clear();
-      note_world("heal: every partition ends");
-      return;
-    }
-    case FaultKind::Failover: {
-      note_world("SENTINEL FAILOVER " + f.target);
-      call(sup_->port(s_.sentinel.process_name(0)), {"SENTINEL", "FAILOVER", f.target});
-      return;
-    }
-    default: break;
-  }
-  if (external_ && external_->handles(f)) return external_->apply(f);
-  const ProcId target = id(f.target);
-  for (auto& env : envs_) {
-    if (env->id() != target) continue;
-    switch (f.kind) {
-      case FaultKind::Pause: env->pause(*f.duration); break;
-      case FaultKind::Crash: env->crash(); break;
-      case FaultKind::ClockJump: env->clock_jump(f.by); break;
-      case FaultKind::ClockDrift: env->set_drift_ppb(f.drift_ppb); break;
-      default: throw ScenarioError("not supported live: " + std::string(fault_kind_name(f.kind)) + " of a client");
-    }
-    return;
-  }
-  apply_node_fault(f, target);
+  const FaultKindInfo& kind = fault_kind(f.kind);
+  if (!kind.live) throw ScenarioError("not supported live: " + std::string(kind.name));
+  kind.live(*this, f);
 }
 
-void LiveRun::apply_node_fault(const FaultSpec& f, ProcId node) {
-  const std::string& name = world_->trace().name(node);
-  const NodeConfig* config = nullptr;
+LiveClientEnv* LiveRun::env_of(const std::string& name) {
+  const auto p = world_->trace().find(name);
+  if (!p) return nullptr;
+  for (auto& env : envs_)
+    if (env->id() == *p) return env.get();
+  return nullptr;
+}
+
+const NodeConfig* LiveRun::node_config(const std::string& name) const {
   for (const NodeConfig& n : s_.nodes)
-    if (n.name == name) config = &n;
-  switch (f.kind) {
-    case FaultKind::Pause: {
-      if (!sup_->running(name) || sup_->paused(name)) return;
-      sup_->pause(name);
-      note_at(node, Ev::Paused, {.value = f.duration->count_ns(), .detail = format_duration(*f.duration)});
-      at_real(clock_.real(*f.duration), [this, node, name] {
-        if (!sup_->running(name)) return;
-        sup_->resume(name);
-        note_at(node, Ev::Resumed, {});
-      });
-      return;
-    }
-    case FaultKind::Crash:
-      if (!sup_->running(name)) return;
-      note_at(node, Ev::Crashed, {});
-      for (auto& [master, replica, proxy] : replication_)
-        if (master == node) proxy->sever();
-      sup_->crash(name);
-      if (etcd_) etcd_->crashed(node);
-      crashed_at_[node] = RealClock::now();
-      if (external_) external_->node_crashed(node);
-      return;
-    case FaultKind::Restart: {
-      Duration wait = Duration::zero();
-      if (config && crashed_at_.count(node)) {
-        const auto due = crashed_at_[node] + real(clock_.real(config->restart_delay));
-        if (due > RealClock::now())
-          wait = Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(due - RealClock::now()).count());
-      }
-      at_real(wait, [this, node, name, config] {
-        if (sup_->running(name)) return;
-        sup_->restart(name);
-        note_at(node, Ev::Restarted, {});
-        if (zk_) return zk_->restarted();
-        if (config && config->persistence == locksim::Persistence::None)
-          for (auto& [key, owner] : owners_)
-            if (key.first == node) owner.client = kNoProc;
-        if (external_) external_->node_restarted(node, config && config->persistence == locksim::Persistence::None);
-        if (etcd_) etcd_->restarted(node);
-        else subscribe_expiry(node);
-      });
-      return;
-    }
-    case FaultKind::ClockJump:
-      sup_->clock(name).step(clock_.real(f.by < Duration::zero() ? -f.by : f.by) * (f.by < Duration::zero() ? -1 : 1));
-      note_at(node, Ev::ClockJumped, {.value = f.by.count_ns(), .detail = (f.by >= Duration::zero() ? "+" : "") + format_duration(f.by)});
-      return;
-    case FaultKind::ClockDrift:
-      sup_->clock(name).set_drift_ppb(f.drift_ppb + (config ? config->clock.wall_drift_ppb : 0));
-      note_at(node, Ev::ClockDrift, {.value = f.drift_ppb});
-      return;
-    default:
-      throw ScenarioError("not supported live: " + std::string(fault_kind_name(f.kind)) + " of " + name);
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+void LiveRun::heal() {
+  for (auto& [link, p] : proxies_) p->heal();
+  partitions_.clear();
+  one_way_.clear();
+  note_world("heal: every partition ends");
+}
+
+void LiveRun::failover(const std::string& master) {
+  note_world("SENTINEL FAILOVER " + master);
+  call(sup_->port(s_.sentinel.process_name(0)), {"SENTINEL", "FAILOVER", master});
+}
+
+void LiveRun::pause(const std::string& name, Duration d) {
+  if (external_ && external_->has(name)) return external_->pause(name, d);
+  if (LiveClientEnv* env = env_of(name)) return env->pause(d);
+  if (!sup_->running(name) || sup_->paused(name)) return;
+  const ProcId node = id(name);
+  sup_->pause(name);
+  note_at(node, Ev::Paused, {.value = d.count_ns(), .detail = format_duration(d)});
+  at_real(clock_.real(d), [this, node, name] {
+    if (!sup_->running(name)) return;
+    sup_->resume(name);
+    note_at(node, Ev::Resumed, {});
+  });
+}
+
+void LiveRun::crash(const std::string& name) {
+  if (external_ && external_->has(name)) return external_->crash(name);
+  if (LiveClientEnv* env = env_of(name)) return env->crash();
+  if (!sup_->running(name)) return;
+  const ProcId node = id(name);
+  note_at(node, Ev::Crashed, {});
+  for (auto& [master, replica, proxy] : replication_)
+    if (master == node) proxy->sever();
+  sup_->crash(name);
+  if (etcd_) etcd_->crashed(node);
+  crashed_at_[node] = RealClock::now();
+  if (external_) external_->node_crashed(node);
+}
+
+void LiveRun::restart(const std::string& name) {
+  // A client's restart is refused before the run (the kind's live_refusal).
+  if ((external_ && external_->has(name)) || env_of(name)) throw ScenarioError("not supported live: restart of a client");
+  const ProcId node = id(name);
+  const NodeConfig* config = node_config(name);
+  Duration wait = Duration::zero();
+  if (config && crashed_at_.count(node)) {
+    const auto due = crashed_at_[node] + real(clock_.real(config->restart_delay));
+    if (due > RealClock::now())
+      wait = Duration::ns(std::chrono::duration_cast<std::chrono::nanoseconds>(due - RealClock::now()).count());
   }
+  at_real(wait, [this, node, name, config] {
+    if (sup_->running(name)) return;
+    sup_->restart(name);
+    note_at(node, Ev::Restarted, {});
+    if (zk_) return zk_->restarted();
+    if (config && config->persistence == locksim::Persistence::None)
+      for (auto& [key, owner] : owners_)
+        if (key.first == node) owner.client = kNoProc;
+    if (external_) external_->node_restarted(node, config && config->persistence == locksim::Persistence::None);
+    if (etcd_) etcd_->restarted(node);
+    else subscribe_expiry(node);
+  });
+}
+
+void LiveRun::clock_jump(const std::string& name, Duration by) {
+  if (external_ && external_->has(name)) return external_->clock_jump(name, by);
+  if (LiveClientEnv* env = env_of(name)) return env->clock_jump(by);
+  sup_->clock(name).step(clock_.real(by < Duration::zero() ? -by : by) * (by < Duration::zero() ? -1 : 1));
+  note_at(id(name), Ev::ClockJumped, {.value = by.count_ns(), .detail = (by >= Duration::zero() ? "+" : "") + format_duration(by)});
+}
+
+void LiveRun::clock_drift(const std::string& name, std::int64_t ppb) {
+  if (external_ && external_->has(name)) return external_->clock_drift(name, ppb);
+  if (LiveClientEnv* env = env_of(name)) return env->set_drift_ppb(ppb);
+  const NodeConfig* config = node_config(name);
+  sup_->clock(name).set_drift_ppb(ppb + (config ? config->clock.wall_drift_ppb : 0));
+  note_at(id(name), Ev::ClockDrift, {.value = ppb});
 }
 
 // The client <-> node links a link fault names, and which way they run.
@@ -879,7 +852,7 @@ std::vector<std::pair<ProcId, ProcId>> LiveRun::links(const std::string& from, c
   return out;
 }
 
-void LiveRun::apply_link(const FaultSpec& f) {
+void LiveRun::link(const FaultSpec& f) {
   const std::string link = (f.from.empty() ? "*" : f.from) + " -> " + (f.to.empty() ? "*" : f.to);
   const bool hold = f.kind == FaultKind::Delay && f.by.is_zero();
   note_world((f.kind == FaultKind::Drop ? "drop messages on " : hold ? "hold back messages on " : "delay messages on ") +
@@ -918,7 +891,7 @@ void LiveRun::apply_link(const FaultSpec& f) {
   }
 }
 
-void LiveRun::apply_partition(const FaultSpec& f) {
+void LiveRun::partition(const FaultSpec& f) {
   std::vector<std::vector<ProcId>> groups;
   std::string label = "partition";
   for (const auto& g : f.groups) {

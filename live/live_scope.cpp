@@ -5,24 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "harness/faults/kind.hpp"
 #include "live/etcd/etcd_run.hpp"
 #include "live/external/external_clients.hpp"
 #include "live/live_run.hpp"
 #include "live/zookeeper/live_service.hpp"
 #include "lockalgos/registry.hpp"
+#include "reports/words.hpp"
 #include "sim/servers/table.hpp"
 
 namespace locksim::live {
-
-namespace {
-
-bool is_client(const Scenario& s, const std::string& name) {
-  for (const ClientConfig& c : s.clients)
-    if (c.name == name) return true;
-  return false;
-}
-
-}  // namespace
 
 std::optional<std::string> live_unsupported(const Scenario& s) {
   if (!s.lock.library.empty())
@@ -38,14 +30,13 @@ std::optional<std::string> live_unsupported(const Scenario& s) {
            std::string(server_model(algorithm->server).name) + " (Redis, ZooKeeper and etcd run live so far)";
   }
   if (s.sentinel.present && s.sentinel.sentinels != 1) return "not yet supported live: more than one sentinel";
+  // Each kind says which of its faults cannot run live (harness/faults/).
   for (const FaultSpec& f : s.faults) {
-    const std::string what = std::string(fault_kind_name(f.kind)) + " (line " + std::to_string(f.line) + ")";
-    if ((f.kind == FaultKind::Restart) && is_client(s, f.target))
-      return "not yet supported live: restarting a client, " + what;
-    if ((f.kind == FaultKind::Pause || f.kind == FaultKind::Crash) && f.target == s.storage.name)
-      return "not yet supported live: a fault of the storage, " + what;
-    if (f.kind == FaultKind::Drop && f.probability < 1.0)
-      return "not yet supported live: a drop with a probability, " + what;
+    const FaultKindInfo& kind = fault_kind(f.kind);
+    const std::string what = std::string(kind.name) + " (line " + std::to_string(f.line) + ")";
+    if (!kind.live) return "not yet supported live: " + what;
+    if (kind.live_refusal)
+      if (const auto why = kind.live_refusal(s, f)) return "not yet supported live: " + say(Lang::En, *why) + ", " + what;
   }
   return std::nullopt;
 }

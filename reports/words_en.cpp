@@ -481,6 +481,10 @@ constexpr Entry kEnglish[kWordCount] = {
     {W::ViolationStuckNoTtl, "{who} waited {d} to acquire while nobody held the lock (no TTL: still waiting when the run ended at {end})"},
     // A fault as its scenario states it (harness/faults/*.cpp, describe), said from its Phrase.
     {W::FaultAt, "at {t} {what}"},
+    // Why a fault cannot run live (a kind's live_refusal, harness/faults/).
+    {W::LiveRefusedClientRestart, "restarting a client"},
+    {W::LiveRefusedStorageFault, "a fault of the storage"},
+    {W::LiveRefusedDropProbability, "a drop with a probability"},
     {W::FaultOnAfter, "on {process} {event}, {d} after: {what}"},
     {W::FaultOn, "on {process} {event}: {what}"},
     {W::FaultDrift, "{who}'s clocks drift {ppm} ppm"},

@@ -493,6 +493,9 @@ constexpr Entry kChinese[kWordCount] = {
     {W::ViolationStuckNoTtl, "{who} 等待获取锁 {d}，期间没有任何客户端持有锁（没有 TTL：运行在 {end} 结束时仍在等待）"},
     // A fault as its scenario states it (harness/faults/*.cpp, describe), said from its Phrase.
     {W::FaultAt, "{t} 时：{what}"},
+    {W::LiveRefusedClientRestart, "重启客户端"},
+    {W::LiveRefusedStorageFault, "存储的故障"},
+    {W::LiveRefusedDropProbability, "按概率丢弃消息"},
     {W::FaultOnAfter, "在 {process} 的“{event}”事件之后 {d}：{what}"},
     {W::FaultOn, "在 {process} 的“{event}”事件时：{what}"},
     {W::FaultDrift, "{who} 的时钟漂移 {ppm} ppm"},

@@ -17,13 +17,57 @@ std::string_view fencing_words(StorageFencing fencing, bool fenced_reads) {
 
 }  // namespace
 
+StorageRules::StorageRules(std::int64_t initial, StorageFencing fencing, bool fenced_reads)
+    : fencing_(fencing), fenced_reads_(fenced_reads && fencing == StorageFencing::Token), counter_(initial) {}
+
+StorageRules::Served StorageRules::serve(const storage::Request& req, ProcId from) {
+  if (req.op == storage::Request::Op::Claim) {  // the last claim wins: no check at all
+    owner_ = req.owner;
+    return {{true, counter_, {}}, Ev::Command, {.peer = from, .content = fnv1a64(describe(req)), .detail = describe(req)}};
+  }
+  if (req.op == storage::Request::Op::Read) return read(req, from);
+  return write(req, from);
+}
+
+std::string StorageRules::token_refusal(std::int64_t token) const {
+  if (token < 0) return "no fencing token";
+  if (token < highest_token_)
+    return "token " + std::to_string(token) + " is lower than " + std::to_string(highest_token_) + ", the highest seen";
+  return {};
+}
+
+StorageRules::Served StorageRules::read(const storage::Request& req, ProcId from) {
+  if (fenced_reads_) {
+    // The read presents its token like a write; once accepted it counts as
+    // seen, so an older holder's write after this read is refused (K9).
+    std::string why = token_refusal(req.token);
+    if (!why.empty())
+      return {{false, counter_, why}, Ev::StorageReject, {.peer = from, .token = req.token, .key = "read", .detail = why}};
+    highest_token_ = req.token;
+  }
+  return {{true, counter_, {}}, Ev::StorageRead, {.peer = from, .value = counter_, .token = fenced_reads_ ? req.token : -1}};
+}
+
+StorageRules::Served StorageRules::write(const storage::Request& req, ProcId from) {
+  if (fencing_ == StorageFencing::Token) {
+    std::string why = token_refusal(req.token);
+    if (!why.empty())
+      return {{false, counter_, why}, Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why}};
+    highest_token_ = req.token;  // a write's token: later writes below it are refused
+  }
+  if (fencing_ == StorageFencing::LockValue && req.owner != owner_) {
+    std::string why = "the owner is " + (owner_.empty() ? std::string("nobody") : owner_.substr(0, 8) + "…") +
+                      ", not " + req.owner.substr(0, 8) + "…";
+    return {{false, counter_, why}, Ev::StorageReject, {.peer = from, .value = req.value, .detail = why}};
+  }
+  counter_ = req.value;
+  return {{true, counter_, {}}, Ev::StorageWrite, {.peer = from, .value = req.value, .token = req.token}};
+}
+
 Storage::Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
                  StorageFencing fencing, bool fenced_reads)
-    : Process(world, std::move(name), ProcessRole::Storage, clock),
-      fencing_(fencing),
-      fenced_reads_(fenced_reads && fencing == StorageFencing::Token),
-      counter_(initial) {
-  note(Ev::Started, {.value = initial, .detail = std::string(fencing_words(fencing, fenced_reads_))});
+    : Process(world, std::move(name), ProcessRole::Storage, clock), rules_(initial, fencing, fenced_reads) {
+  note(Ev::Started, {.value = initial, .detail = std::string(fencing_words(fencing, rules_.fenced_reads()))});
 }
 
 void Storage::on_message(Message& m) {
@@ -32,59 +76,9 @@ void Storage::on_message(Message& m) {
     Process::on_message(m);
     return;
   }
-  if (req->op == storage::Request::Op::Claim) {  // the last claim wins: no check at all
-    owner_ = req->owner;
-    note(Ev::Command, {.peer = m.from, .content = fnv1a64(describe(*req)), .detail = describe(*req)});
-    reply(m, storage::Reply{true, counter_, {}});
-    return;
-  }
-  if (req->op == storage::Request::Op::Read) {
-    reply(m, read(*req, m.from));
-    return;
-  }
-  reply(m, write(*req, m.from));
-}
-
-std::string Storage::token_refusal(std::int64_t token) const {
-  if (token < 0) return "no fencing token";
-  if (token < highest_token_)
-    return "token " + std::to_string(token) + " is lower than " + std::to_string(highest_token_) + ", the highest seen";
-  return {};
-}
-
-storage::Reply Storage::read(const storage::Request& req, ProcId from) {
-  if (fenced_reads_) {
-    // The read presents its token like a write; once accepted it counts as
-    // seen, so an older holder's write after this read is refused (K9).
-    const std::string why = token_refusal(req.token);
-    if (!why.empty()) {
-      note(Ev::StorageReject, {.peer = from, .token = req.token, .key = "read", .detail = why});
-      return {false, counter_, why};
-    }
-    highest_token_ = req.token;
-  }
-  note(Ev::StorageRead, {.peer = from, .value = counter_, .token = fenced_reads_ ? req.token : -1});
-  return {true, counter_, {}};
-}
-
-storage::Reply Storage::write(const storage::Request& req, ProcId from) {
-  if (fencing_ == StorageFencing::Token) {
-    const std::string why = token_refusal(req.token);
-    if (!why.empty()) {
-      note(Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why});
-      return {false, counter_, why};
-    }
-    highest_token_ = req.token;  // a write's token: later writes below it are refused
-  }
-  if (fencing_ == StorageFencing::LockValue && req.owner != owner_) {
-    const std::string why = "the owner is " + (owner_.empty() ? std::string("nobody") : owner_.substr(0, 8) + "…") +
-                            ", not " + req.owner.substr(0, 8) + "…";
-    note(Ev::StorageReject, {.peer = from, .value = req.value, .detail = why});
-    return {false, counter_, why};
-  }
-  counter_ = req.value;
-  note(Ev::StorageWrite, {.peer = from, .value = req.value, .token = req.token});
-  return {true, counter_, {}};
+  StorageRules::Served served = rules_.serve(*req, m.from);
+  note(served.kind, std::move(served.fields));
+  reply(m, std::move(served.reply));
 }
 
 }  // namespace locksim

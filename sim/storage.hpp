@@ -17,25 +17,31 @@ namespace locksim {
 // accepted only while that value is still the owner (antirez's check-and-set).
 enum class StorageFencing : std::uint8_t { None, Token, LockValue };
 
-class Storage : public Process {
+// The storage's rules, apart from the process that serves them: what a
+// request does to the counter, and the event that says so. The simulated
+// Storage serves them over the network; the live run serves the same rules
+// inside locksim (live/live_run.cpp), so that the two judge a token alike.
+class StorageRules {
  public:
-  Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
-          StorageFencing fencing, bool fenced_reads = false);
+  StorageRules(std::int64_t initial, StorageFencing fencing, bool fenced_reads);
+
+  // What serving `req` from `from` did: the reply, and the event to note.
+  struct Served {
+    storage::Reply reply;
+    Ev kind;
+    TraceEvent fields;
+  };
+  Served serve(const storage::Request& req, ProcId from);
 
   std::int64_t counter() const { return counter_; }
   std::int64_t highest_token() const { return highest_token_; }
-  void digest(Digest& d) const override {
-    d.add(counter_);
-    d.add(highest_token_);
-    d.add(owner_);
-  }
-
- protected:
-  void on_message(Message& m) override;
+  const std::string& owner() const { return owner_; }
+  StorageFencing fencing() const { return fencing_; }
+  bool fenced_reads() const { return fenced_reads_; }
 
  private:
-  storage::Reply read(const storage::Request& req, ProcId from);
-  storage::Reply write(const storage::Request& req, ProcId from);
+  Served read(const storage::Request& req, ProcId from);
+  Served write(const storage::Request& req, ProcId from);
   // Token fencing: why `token` is refused ("" when it is not).
   std::string token_refusal(std::int64_t token) const;
 
@@ -44,6 +50,26 @@ class Storage : public Process {
   std::int64_t counter_;        // durable: a crash of the storage keeps it
   std::int64_t highest_token_ = -1;  // the highest token seen (on writes; on reads too when fenced)
   std::string owner_;           // LockValue: the last claim
+};
+
+class Storage : public Process {
+ public:
+  Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
+          StorageFencing fencing, bool fenced_reads = false);
+  std::int64_t counter() const { return rules_.counter(); }
+  std::int64_t highest_token() const { return rules_.highest_token(); }
+
+  void digest(Digest& d) const override {
+    d.add(rules_.counter());
+    d.add(rules_.highest_token());
+    d.add(rules_.owner());
+  }
+
+ protected:
+  void on_message(Message& m) override;
+
+ private:
+  StorageRules rules_;
 };
 
 }  // namespace locksim

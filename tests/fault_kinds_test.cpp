@@ -327,3 +327,58 @@ after = "5ms"
   CHECK(say(Lang::En, on) == "on client1 acquired, 5ms after: redis1 crashes");
   CHECK(say(Lang::Zh, on) == "在 client1 的“acquired”事件之后 5ms：redis1 崩溃");
 }
+
+namespace {
+
+// What a kind's `live` asked of the live run, one line per operation.
+struct RecordingTarget final : LiveFaultTarget {
+  std::vector<std::string> asked;
+  void pause(const std::string& t, Duration d) override { asked.push_back("pause " + t + " " + format_duration(d)); }
+  void crash(const std::string& t) override { asked.push_back("crash " + t); }
+  void restart(const std::string& t) override { asked.push_back("restart " + t); }
+  void clock_jump(const std::string& t, Duration by) override { asked.push_back("clock_jump " + t + " " + format_duration(by)); }
+  void clock_drift(const std::string& t, std::int64_t ppb) override { asked.push_back("clock_drift " + t + " " + std::to_string(ppb)); }
+  void partition(const FaultSpec& f) override { asked.push_back("partition " + std::to_string(f.groups.size())); }
+  void link(const FaultSpec& f) override { asked.push_back(std::string("link ") + std::string(fault_kind_name(f.kind)) + " " + f.to); }
+  void heal() override { asked.push_back("heal"); }
+  void failover(const std::string& master) override { asked.push_back("failover " + master); }
+};
+
+}  // namespace
+
+TEST_CASE("every fault kind says how it runs live, as one operation on the real processes, or why it cannot") {
+  const Scenario s = parse_scenario(every_kind(), "every-kind.toml");
+  REQUIRE(s.faults.size() == fault_kinds().size());
+  RecordingTarget to;
+  for (const FaultSpec& f : s.faults) {
+    const FaultKindInfo& k = fault_kind(f.kind);
+    INFO(k.name);
+    REQUIRE((k.live != nullptr));
+    // Of the examples, a client's restart and a drop by chance cannot run live.
+    const bool refused = k.live_refusal && k.live_refusal(s, f).has_value();
+    CHECK(refused == (f.kind == FaultKind::Restart || f.kind == FaultKind::Drop));
+    const std::size_t before = to.asked.size();
+    k.live(to, f);
+    CHECK(to.asked.size() == before + 1);  // one operation per fault
+  }
+  // Each example, as its operation (the table's order).
+  CHECK(to.asked == std::vector<std::string>{
+                        "pause client1 2s", "crash client2", "restart client2", "clock_jump redis1 -3s",
+                        "clock_drift redis1 -20000", "partition 2", "heal", "link delay redis1", "link drop storage",
+                        "failover redis1"});
+
+  // And what each refuses, with the reason as a fact reports/ words.
+  auto refusal = [&](FaultKind kind, auto change) {
+    FaultSpec f = *std::find_if(s.faults.begin(), s.faults.end(), [&](const FaultSpec& x) { return x.kind == kind; });
+    change(f);
+    const auto why = fault_kind(kind).live_refusal(s, f);
+    return why ? say(Lang::En, *why) : std::string();
+  };
+  CHECK(refusal(FaultKind::Restart, [](FaultSpec&) {}) == "restarting a client");
+  CHECK(refusal(FaultKind::Restart, [](FaultSpec& f) { f.target = "redis1"; }).empty());
+  CHECK(refusal(FaultKind::Pause, [](FaultSpec& f) { f.target = "storage"; }) == "a fault of the storage");
+  CHECK(refusal(FaultKind::Pause, [](FaultSpec&) {}).empty());
+  CHECK(refusal(FaultKind::Crash, [](FaultSpec& f) { f.target = "storage"; }) == "a fault of the storage");
+  CHECK(refusal(FaultKind::Drop, [](FaultSpec&) {}) == "a drop with a probability");
+  CHECK(refusal(FaultKind::Drop, [](FaultSpec& f) { f.probability = 1.0; }).empty());
+}

@@ -55,6 +55,8 @@ void resize(FaultSpec& f, Duration size) {
   f.drift_ppb = f.drift_ppb < 0 ? -ppb : ppb;
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.clock_drift(f.target, f.drift_ppb); }
+
 }  // namespace
 
 constinit const FaultKindInfo kClockDriftFault{
@@ -71,6 +73,7 @@ drift_ppm = -20)",
     .draw = draw,
     .choices = choices,
     .magnitude = Magnitude{.size = size, .resize = resize},
+    .live = live,
 };
 
 }  // namespace locksim

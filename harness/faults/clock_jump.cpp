@@ -53,6 +53,8 @@ void resize(FaultSpec& f, Duration size) {
   f.by = f.by < Duration::zero() ? -size : size;
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.clock_jump(f.target, f.by); }
+
 }  // namespace
 
 constinit const FaultKindInfo kClockJumpFault{
@@ -69,6 +71,7 @@ by = "-3s")",
     .draw = draw,
     .choices = choices,
     .magnitude = Magnitude{.size = size, .resize = resize, .rounds = true},
+    .live = live,
 };
 
 }  // namespace locksim

@@ -64,6 +64,8 @@ void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
   }
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.link(f); }
+
 }  // namespace
 
 constinit const FaultKindInfo kDelayFault{
@@ -81,6 +83,7 @@ count = 3)",
     .describe = describe,
     .draw = draw,
     .choices = choices,
+    .live = live,
 };
 
 }  // namespace locksim

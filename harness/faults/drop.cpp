@@ -50,6 +50,14 @@ void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
   link_fault::each_link(c, f, out);
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.link(f); }
+
+// The live proxy drops the next N messages of a link, not a random share of them.
+std::optional<Phrase> live_refusal(const Scenario&, const FaultSpec& f) {
+  if (f.probability < 1.0) return Phrase(W::LiveRefusedDropProbability);
+  return std::nullopt;
+}
+
 }  // namespace
 
 constinit const FaultKindInfo kDropFault{
@@ -66,6 +74,8 @@ probability = 0.5)",
     .describe = describe,
     .draw = draw,
     .choices = choices,
+    .live = live,
+    .live_refusal = live_refusal,
 };
 
 }  // namespace locksim

@@ -51,6 +51,8 @@ bool offered(const Scenario& base) {
          std::any_of(base.nodes.begin(), base.nodes.end(), [](const NodeConfig& n) { return !n.replica_of.empty(); });
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.failover(f.target); }
+
 }  // namespace
 
 constinit const FaultKindInfo kFailoverFault{
@@ -66,6 +68,7 @@ constinit const FaultKindInfo kFailoverFault{
     .draw = draw,
     .offered = offered,
     .choices = choices,
+    .live = live,
 };
 
 }  // namespace locksim

@@ -17,6 +17,9 @@ void write(FaultWriter&, const FaultSpec&) {}
 
 Phrase describe(const FaultSpec&) { return Phrase(W::FaultHeal); }
 
+
+void live(LiveFaultTarget& to, const FaultSpec&) { to.heal(); }
+
 }  // namespace
 
 // Not drawn: explore's partitions end after their duration.
@@ -30,6 +33,7 @@ constinit const FaultKindInfo kHealFault{
     .apply = apply,
     .write = write,
     .describe = describe,
+    .live = live,
 };
 
 }  // namespace locksim

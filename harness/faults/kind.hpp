@@ -173,6 +173,24 @@ struct Magnitude {
   bool rounds = false;  // the shrinker may round it up to a readable unit, as it rounds times
 };
 
+// What `locksim live` can do to real processes: one operation per thing a
+// fault does (live/live_run.cpp implements them, for servers, locksim's own
+// clients and external ones alike). A kind's `live` calls the operation that
+// is its fault, so that the live run holds no switch over the kinds.
+class LiveFaultTarget {
+ public:
+  virtual ~LiveFaultTarget() = default;
+  virtual void pause(const std::string& target, Duration d) = 0;
+  virtual void crash(const std::string& target) = 0;
+  virtual void restart(const std::string& target) = 0;
+  virtual void clock_jump(const std::string& target, Duration by) = 0;
+  virtual void clock_drift(const std::string& target, std::int64_t ppb) = 0;
+  virtual void partition(const FaultSpec& f) = 0;  // its groups, both ways or one
+  virtual void link(const FaultSpec& f) = 0;       // a delay or a drop on the links it names
+  virtual void heal() = 0;                         // every partition ends
+  virtual void failover(const std::string& master) = 0;
+};
+
 struct FaultKindInfo {
   FaultKind kind;
   std::string_view name;   // kind = "..."
@@ -203,6 +221,11 @@ struct FaultKindInfo {
   // A fault of this kind undoes one of that kind on the same target: it must
   // come later, and the shrinker keeps or drops the two together.
   std::optional<FaultKind> undoes;
+  // Live: the fault, done to real processes; and why `f` cannot run live in
+  // `s` (W::LiveRefused*, with its line), or nothing when it can. Null
+  // `live_refusal`: every fault of the kind can.
+  void (*live)(LiveFaultTarget& to, const FaultSpec& f) = nullptr;
+  std::optional<Phrase> (*live_refusal)(const Scenario& s, const FaultSpec& f) = nullptr;
 };
 
 #define LOCKSIM_FAULT_DECLARE(Name) extern const FaultKindInfo k##Name##Fault;

@@ -83,6 +83,8 @@ void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
   }
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.partition(f); }
+
 }  // namespace
 
 constinit const FaultKindInfo kPartitionFault{
@@ -99,6 +101,7 @@ duration = "2s")",
     .describe = describe,
     .draw = draw,
     .choices = choices,
+    .live = live,
 };
 
 }  // namespace locksim

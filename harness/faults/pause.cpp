@@ -40,6 +40,14 @@ void choices(const FaultChoices& c, std::vector<FaultChoice>& out) {
     }
 }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.pause(f.target, *f.duration); }
+
+// The live storage runs inside locksim (live/live_run.cpp): there is no process to stop.
+std::optional<Phrase> live_refusal(const Scenario& s, const FaultSpec& f) {
+  if (f.target == s.storage.name) return Phrase(W::LiveRefusedStorageFault);
+  return std::nullopt;
+}
+
 }  // namespace
 
 constinit const FaultKindInfo kPauseFault{
@@ -55,6 +63,8 @@ duration = "2s")",
     .describe = describe,
     .draw = draw,
     .choices = choices,
+    .live = live,
+    .live_refusal = live_refusal,
 };
 
 }  // namespace locksim

@@ -32,6 +32,16 @@ void write(FaultWriter& out, const FaultSpec& f) { out.string("target", f.target
 
 Phrase describe(const FaultSpec& f) { return Phrase(W::FaultRestart).name("who", f.target); }
 
+void live(LiveFaultTarget& to, const FaultSpec& f) { to.restart(f.target); }
+
+// A live client is a coroutine of locksim's, or an external library's
+// process: neither comes back from a crash as a restarted program would.
+std::optional<Phrase> live_refusal(const Scenario& s, const FaultSpec& f) {
+  for (const ClientConfig& c : s.clients)
+    if (c.name == f.target) return Phrase(W::LiveRefusedClientRestart);
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Not drawn on its own: explore's crashes bring their restarts (crash.cpp).
@@ -46,6 +56,8 @@ constinit const FaultKindInfo kRestartFault{
     .write = write,
     .describe = describe,
     .undoes = FaultKind::Crash,
+    .live = live,
+    .live_refusal = live_refusal,
 };
 
 }  // namespace locksim

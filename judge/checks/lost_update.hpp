@@ -40,7 +40,7 @@ class LostUpdateChecker {
     current_writer_ = e.peer;
   }
 
-  std::vector<Violation> finish(const CheckOptions& o) {
+  std::vector<Violation> finish(const CheckOptions&) {
     // Every write the previous value plus one leaves the counter at its
     // initial value plus the writes: only a bad write can lose an update.
     if (!bad_) return {};

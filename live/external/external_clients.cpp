@@ -37,12 +37,6 @@ bool common_lock_key(std::string_view key) {
   return key == "library" || key == "algorithm" || key == "flavour" || key == "ttl" || key == "fencing" || key == "key";
 }
 
-bool targets(const FaultSpec& f, const std::string& name) {
-  return (f.kind == FaultKind::Pause || f.kind == FaultKind::Crash || f.kind == FaultKind::ClockJump ||
-          f.kind == FaultKind::ClockDrift || f.kind == FaultKind::Restart) &&
-         f.target == name;
-}
-
 bool is_client(const Scenario& s, const std::string& name) {
   return std::any_of(s.clients.begin(), s.clients.end(), [&](const ClientConfig& c) { return c.name == name; });
 }
@@ -65,9 +59,6 @@ std::string library_version(std::string_view id) {
 std::optional<std::string> external_unsupported(const Scenario& s) {
   const AdapterInfo* a = find_adapter(s.lock.library);
   if (!a) return "no adapter runs " + s.lock.library + " live yet (live/external/adapters.cpp lists those that do)";
-  for (const FaultSpec& f : s.faults)
-    if (f.kind == FaultKind::Restart && is_client(s, f.target))
-      return "not supported live: restarting an external client (line " + std::to_string(f.line) + ")";
   return std::nullopt;
 }
 
@@ -392,8 +383,14 @@ bool ExternalClients::finished() const {
 
 // --- Faults ----------------------------------------------------------------------------
 
-bool ExternalClients::handles(const FaultSpec& f) const {
-  return std::any_of(clients_.begin(), clients_.end(), [&](const auto& c) { return targets(f, c->name()); });
+bool ExternalClients::has(const std::string& name) const {
+  return std::any_of(clients_.begin(), clients_.end(), [&](const auto& c) { return c->name() == name; });
+}
+
+ExternalClients::Client* ExternalClients::live_client(const std::string& name) {
+  for (auto& c : clients_)
+    if (c->name() == name) return c->crashed ? nullptr : c.get();
+  return nullptr;
 }
 
 bool ExternalClients::anchored(const FaultSpec& f) const {
@@ -401,27 +398,29 @@ bool ExternalClients::anchored(const FaultSpec& f) const {
          is_client(setup_.scenario, f.target);
 }
 
-void ExternalClients::apply(const FaultSpec& f) {
-  for (auto& cp : clients_) {
-    Client& c = *cp;
-    if (!targets(f, c.name()) || c.crashed) continue;
-    switch (f.kind) {
-      case FaultKind::Pause: return pause(c, *f.duration, false);
-      case FaultKind::Crash: return crash(c);
-      case FaultKind::ClockJump:
-        if (c.clock) c.clock->step(f.by);
-        note(c, Ev::ClockJumped, {.value = f.by.count_ns(), .detail = (f.by >= Duration::zero() ? "+" : "") + format_duration(f.by)});
-        return;
-      case FaultKind::ClockDrift:
-        if (c.clock) {
-          c.clock->set_drift_ppb(f.drift_ppb + c.config->clock.wall_drift_ppb);
-          c.clock->set_mono_drift_ppb(f.drift_ppb);
-        }
-        note(c, Ev::ClockDrift, {.value = f.drift_ppb});
-        return;
-      default: return;
-    }
+void ExternalClients::pause(const std::string& name, Duration d) {
+  if (Client* c = live_client(name)) pause(*c, d, false);
+}
+
+void ExternalClients::crash(const std::string& name) {
+  if (Client* c = live_client(name)) crash(*c);
+}
+
+void ExternalClients::clock_jump(const std::string& name, Duration by) {
+  Client* c = live_client(name);
+  if (!c) return;
+  if (c->clock) c->clock->step(by);
+  note(*c, Ev::ClockJumped, {.value = by.count_ns(), .detail = (by >= Duration::zero() ? "+" : "") + format_duration(by)});
+}
+
+void ExternalClients::clock_drift(const std::string& name, std::int64_t ppb) {
+  Client* c = live_client(name);
+  if (!c) return;
+  if (c->clock) {
+    c->clock->set_drift_ppb(ppb + c->config->clock.wall_drift_ppb);
+    c->clock->set_mono_drift_ppb(ppb);
   }
+  note(*c, Ev::ClockDrift, {.value = ppb});
 }
 
 // A pause: SIGSTOP (or the adapter's own, `itself`), noted once it is

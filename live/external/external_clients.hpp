@@ -78,11 +78,15 @@ class ExternalClients {
   // At the run's start: each client's first round at its start time.
   void start_jobs();
 
-  // Whether `f` acts on an external client (pause, crash, clock).
-  bool handles(const FaultSpec& f) const;
+  // Whether `name` is one of the external clients: a fault of it is theirs.
+  bool has(const std::string& name) const;
   // A pause the adapter itself stops for, at its own event: no trigger of the run's.
   bool anchored(const FaultSpec& f) const;
-  void apply(const FaultSpec& f);
+  // The faults of an external client (a crashed one takes none).
+  void pause(const std::string& name, Duration d);
+  void crash(const std::string& name);
+  void clock_jump(const std::string& name, Duration by);
+  void clock_drift(const std::string& name, std::int64_t ppb);
 
   // A node's keyspace notification: its key expired.
   void node_expired(ProcId node, const std::string& key);
@@ -106,6 +110,7 @@ class ExternalClients {
   void on_ended(Client& c);
   void fail(const Client& c, const std::string& what);
   void send_round(Client& c);
+  Client* live_client(const std::string& name);  // nullptr: none, or crashed
   void pause(Client& c, Duration d, bool itself);
   void when_stopped(Client& c, Duration d, const Deadline& deadline);
   void crash(Client& c);
