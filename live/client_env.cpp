@@ -236,7 +236,7 @@ void LiveClientEnv::send(ProcId to, Payload body) {
   } else {
     note_sent(to, body);
   }
-  c->outbox += resp::encode(to_real(*r), hub_.names());
+  c->outbox += resp::encode(to_real(hub_.clock(), *r), hub_.names());
   flush(c);
 }
 
@@ -354,7 +354,7 @@ CallId LiveClientEnv::start_redis(ProcId to, redis::Request&& req, Duration time
   }
   const bool subscriber = req.op == redis::Op::Subscribe;
   std::shared_ptr<Connection> c = connection(to, subscriber);
-  std::string bytes = resp::encode(to_real(req), hub_.names());
+  std::string bytes = resp::encode(to_real(hub_.clock(), req), hub_.names());
   p->message = note_sent(to, Payload(req));
   p->req = std::move(req);
   calls_[p->id] = p;
@@ -431,7 +431,7 @@ void LiveClientEnv::on_value(Connection& c, resp::Value&& v) {
   c.fifo.pop_front();
   redis::Reply reply;
   try {
-    reply = to_scenario(p->req, resp::decode(p->req, v, hub_.names()));
+    reply = to_scenario(hub_.clock(), p->req, resp::decode(p->req, v, hub_.names()));
   } catch (const Error& e) {
     reply = redis::Reply::error(e.what());
   }
@@ -458,9 +458,9 @@ void LiveClientEnv::close(Connection& c) {
 
 // --- Scenario time <-> real time on the wire -----------------------------------
 
-redis::Request LiveClientEnv::to_real(redis::Request req) const {
+redis::Request to_real(const ScenarioClock& clock, redis::Request req) {
   if (!req.px.is_zero()) {
-    const Duration px = hub_.clock().real(req.px);
+    const Duration px = clock.real(req.px);
     req.px = px < Duration::ms(1) ? Duration::ms(1) : px;
   }
   if (req.pxat) throw Error("PXAT is not supported live yet");
@@ -468,10 +468,10 @@ redis::Request LiveClientEnv::to_real(redis::Request req) const {
 }
 
 // A remaining time (PTTL, or Redisson's answer when the lock is taken) back in scenario time.
-redis::Reply LiveClientEnv::to_scenario(const redis::Request& req, redis::Reply reply) const {
+redis::Reply to_scenario(const ScenarioClock& clock, const redis::Request& req, redis::Reply reply) {
   const bool ttl = req.op == redis::Op::Pttl || req.op == redis::Op::RedissonTryLock ||
                    (req.op == redis::Op::RedissonTryLockFenced && reply.kind == redis::Reply::Kind::Int);
-  if (ttl && reply.kind == redis::Reply::Kind::Int && reply.integer > 0) reply.integer *= hub_.clock().scale();
+  if (ttl && reply.kind == redis::Reply::Kind::Int && reply.integer > 0) reply.integer *= clock.scale();
   return reply;
 }
 

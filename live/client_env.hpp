@@ -71,6 +71,13 @@ class ScenarioClock {
   std::int64_t scale_;
 };
 
+// A request as it goes on the wire at the clock's scale: its PX in real
+// time, and at least 1 ms (Redis refuses PX 0: "invalid expire time").
+redis::Request to_real(const ScenarioClock& clock, redis::Request req);
+// A remaining time in a reply (PTTL, or Redisson's answer when the lock is
+// taken) back in scenario time.
+redis::Reply to_scenario(const ScenarioClock& clock, const redis::Request& req, redis::Reply reply);
+
 // What a live client needs from the run around it: where things are, the
 // trace, and the pieces that stay in-process (the storage, node-side events).
 class LiveHub {
@@ -190,10 +197,8 @@ class LiveClientEnv final : public ClientEnv {
   void close(Connection& c);
   void on_value(Connection& c, resp::Value&& v);
   void arm_timeout(const std::shared_ptr<Pending>& p, Duration timeout, Connection* c);
-  redis::Request to_real(redis::Request req) const;
   std::uint64_t note_sent(ProcId to, const Payload& body);
   void note_delivered(ProcId from, std::uint64_t id, const Payload& body);
-  redis::Reply to_scenario(const redis::Request& req, redis::Reply reply) const;
   void resume_paused();
   CallId start_etcd(ProcId to, coord::Request&& req, Duration timeout, ReplySink& sink, std::uint32_t tag);
   bool cancel_etcd(CallId id);  // whether it was one of etcd's

@@ -66,8 +66,8 @@ struct Pipe {
   explicit Pipe(asio::io_context& io) : timer(io) {}
   std::array<char, 16384> buf{};
   std::string pending;             // bytes read that do not make a whole message yet
-  std::deque<Message> queue;       // cut, waiting for their time (or for a heal)
-  RealClock::time_point last_due;  // a message never leaves before the one ahead of it
+  std::deque<Message> queue;       // cut, waiting for their time (or for a heal), sent in order:
+                                   // a message never leaves before the one ahead of it
   asio::steady_timer timer;
   bool writing = false;
   bool ended = false;  // the source sent EOF: after the queue, the sink is shut down for writing
@@ -156,8 +156,7 @@ struct Link : std::enable_shared_from_this<Link> {
         --rules.delay_next;
         extra += rules.next_delay;
       }
-      p.last_due = std::max(now + real(extra), p.last_due);
-      p.queue.push_back({std::move(bytes), p.last_due});
+      p.queue.push_back({std::move(bytes), now + real(extra)});
     }
     return true;
   }

@@ -635,3 +635,45 @@ TEST_CASE("a restarted judge forgets which node held the key for whom") {
   REQUIRE(again.size() == 1);
   CHECK(again[0].detail == fresh[0].detail);
 }
+
+// ---- what the service held, and sections, at their edges ------------------------
+
+TEST_CASE("a node holding two of a client's keys counts once toward the quorum a grant needs") {
+  T t;
+  const ProcId redis2 = t.trace.add_process("redis2", ProcessRole::LockNode);
+  (void)redis2;
+  t.trace.set_grant_quorum(2);
+  t.ev(0, t.redis, Ev::Command, t.c1, 0, t.c1, -1, "a").ev(0, t.redis, Ev::Command, t.c1, 0, t.c1, -1, "b");
+  t.ev(1, t.c1, Ev::Acquiring).ev(1, t.c1, Ev::Acquired);
+  const auto beliefs = beliefs_not_grants(t.trace);
+  REQUIRE(beliefs.size() == 1);  // one node of the two a grant needs
+  CHECK(beliefs[0].held == 1);
+}
+
+TEST_CASE("an expired or deleted key holds nothing: a client acquiring after it only believes it holds the lock") {
+  for (Ev gone : {Ev::Expired, Ev::KeyDeleted}) {
+    T t;
+    t.ev(0, t.redis, Ev::Command, t.c1, 0, t.c1, -1, "lock");
+    t.ev(10, t.redis, gone, kNoProc, 0, t.c1, -1, "lock");
+    t.ev(20, t.c1, Ev::Acquiring).ev(20, t.c1, Ev::Acquired);
+    const auto beliefs = beliefs_not_grants(t.trace);
+    REQUIRE(beliefs.size() == 1);
+    CHECK(beliefs[0].held == 0);
+  }
+}
+
+TEST_CASE("a re-entrant acquire inside a section opens no second one: its release ends the client's hold") {
+  T t;
+  t.ev(0, t.c1, Ev::Acquiring).ev(0, t.c1, Ev::Acquired).ev(10, t.c1, Ev::Acquired);  // again, holding
+  t.ev(20, t.c1, Ev::Releasing).ev(20, t.c1, Ev::Released);
+  t.holds(t.c2, 30, 40);
+  CHECK(check_overlap(t.trace, until(100)).empty());
+}
+
+TEST_CASE("a client that overwrites its own value is named once in the lost update") {
+  T t;
+  t.ev(0, t.storage, Ev::Started, kNoProc, 0).write(10, t.c1, 1).write(20, t.c1, 1);
+  const auto v = check_lost_update(t.trace, until(100));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].processes == std::vector{t.c1});
+}

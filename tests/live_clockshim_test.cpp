@@ -116,6 +116,15 @@ TEST_CASE("a drifting shimmed clock gains drift_ppb per second of real time and 
   const Readings c = probe.read();
   CHECK(c.realtime_ns - real == doctest::Approx(static_cast<double>(gained.count_ns())).epsilon(0.2));
   CHECK(clock.drift_ppb() == 0);
+
+  // A change from one rate to another counts the new rate from the change:
+  // the stretch before it is not gained again at the new rate.
+  clock.set_drift_ppb(500'000'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const Duration before_change = clock.offset_now();
+  clock.set_drift_ppb(250'000'000);
+  const Duration after_change = clock.offset_now();
+  CHECK(after_change - before_change < Duration::ms(5));  // kept the stretch twice: about 25 ms more
 }
 
 TEST_CASE("a monotonic step of the shim moves CLOCK_MONOTONIC, its coarse twin and CLOCK_BOOTTIME, not the wall clock") {

@@ -138,6 +138,9 @@ TEST_CASE("a Redisson unlock publishes unlocked to subscribers of the lock's cha
   CHECK(push->kind == Reply::Kind::Str);
   CHECK(push->str == "unlocked rlock");  // as the simulator pushes it
   CHECK(!resp::push_of(resp::Value{resp::Value::Type::Status, 0, "OK", {}}));
+  // SUBSCRIBE's own answer is a three-element array too, ["subscribe", channel, count]: no push.
+  using T = resp::Value::Type;
+  CHECK(!resp::push_of(resp::Value{T::Array, 0, {}, {{T::Bulk, 0, "subscribe", {}}, {T::Bulk, 0, "rlock", {}}, {T::Int, 1, {}, {}}}}));
 }
 
 TEST_CASE("REPLICAOF by node name makes a replica and REPLICAOF NO ONE promotes it") {

@@ -2,6 +2,9 @@
 // processes, their faults, and the promise that none outlives locksim, not
 // even a SIGKILLed one.
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "live/blocking_client.hpp"
 #include "live/servers.hpp"
@@ -323,4 +327,37 @@ TEST_CASE("a server that cannot start is reported with its log") {
     CHECK(std::string(e.what()).find("no-such-directive") != std::string::npos);
   }
   CHECK(sup.nodes().empty());
+}
+
+TEST_CASE("a process that has exited but is not reaped yet (a zombie) is not alive, and a running one is") {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  // Until it is reaped, /proc still lists it, in state Z.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (process_alive(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK_FALSE(process_alive(child));
+  CHECK(::kill(child, 0) == 0);  // the zombie is there: only its state says it is gone
+  int status = 0;
+  CHECK(::waitpid(child, &status, 0) == child);
+  CHECK(process_alive(::getpid()));
+}
+
+TEST_CASE("a server that closes the connection is an error to a waiting client, not a silence") {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  BlockingClient client(ntohs(addr.sin_port), Duration::s(5));
+  const int accepted = ::accept(listener, nullptr, nullptr);
+  REQUIRE(accepted >= 0);
+  ::close(accepted);
+  CHECK_THROWS_AS(client.receive(Duration::s(5)), Error);
+  ::close(listener);
 }

@@ -30,7 +30,7 @@ class LostUpdateChecker {
 
   void observe(const TraceEvent& e) {
     if (e.kind == Ev::Started && has_role(*trace_, e.process, ProcessRole::Storage)) {
-      if (!initial_) initial_ = current_ = e.value;
+      initial_ = current_ = e.value;  // a run has one storage, started once
       return;
     }
     if (e.kind != Ev::StorageWrite) return;

@@ -43,7 +43,6 @@ class OverlapChecker {
       const bool belief = truth_.belief_only(e);
       const std::size_t held = truth_.held(e);
       for (const Section& a : sections_) {
-        if (a.client == e.process) continue;
         pairs_.push_back({a.id, next_id_, a.start, e.at, out_.size(), a.belief, belief, a.held, held});
         out_.push_back({ViolationKind::Overlap, e.at, e.at, {a.client, e.process}, {}});
       }
