@@ -64,6 +64,28 @@ TEST_CASE("a live GC pause against a real redis-server overlaps and loses an upd
   CHECK(granted_after_start);
 }
 
+TEST_CASE("a live Redlock whose node's wall clock steps forward (redis-server under the clock shim) breaks as simulated") {
+  // K4 against five real redis-servers: redis3's clock jumps 15 s, its key expires early, two majorities.
+  const RunResult r = live_run("kleppmann/redlock-clock-jump.toml", 10);
+  CHECK(r.verdict == kinds({ViolationKind::Overlap, ViolationKind::StaleWrite, ViolationKind::LostUpdate}));
+}
+
+TEST_CASE("a live client paused again while paused stays paused until the later pause ends") {
+  Scenario s = catalogue("kleppmann/gc-pause.toml");  // client1 paused from 1 s to 41 s
+  FaultSpec longer = s.faults.at(0);
+  longer.at = Duration::s(10);
+  longer.duration = Duration::s(45);  // to 55 s
+  s.faults.push_back(longer);
+  LiveOptions o;
+  o.time_scale = 30;
+  const RunResult r = run_live(s, o);
+  std::vector<Instant> resumed;
+  for (const TraceEvent& e : r.world->trace().events())
+    if (e.kind == Ev::Resumed && r.world->trace().name(e.process) == "client1") resumed.push_back(e.at);
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0] > Instant::zero() + Duration::s(54));
+}
+
 TEST_CASE("a live fenced GC pause only overlaps: the storage refuses the late write") {
   const RunResult r = live_run("kleppmann/gc-pause-fenced.toml", 30);
   CHECK(r.verdict == kinds({ViolationKind::Overlap}));
