@@ -11,6 +11,11 @@
 
 namespace locksim {
 
+// The exit statuses (README "Exit codes"): as expected, not as expected (a
+// violation the scenario did not allow, or live and simulated verdicts that
+// disagree), bad input, a bug in locksim.
+inline constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2, kExitBug = 3;
+
 inline int exit_because(int status, std::string_view command, const std::string& why) {
   std::cout << std::flush;  // the report first, where both go to one file
   std::cerr << "locksim " << command << ": " << why << "\n";

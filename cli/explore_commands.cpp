@@ -45,7 +45,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBug = 3;
 // Interrupted by Ctrl-C: 128 + SIGINT, as a shell reports a process SIGINT ended.
 constexpr int kExitInterrupted = 130;
 // As `run` keeps them (main.cpp): the text story's events, a diagram's.

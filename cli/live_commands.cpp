@@ -31,8 +31,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2;
-
 std::string verdict_text(const std::set<ViolationKind>& v) {
   if (v.empty()) return "-";
   std::string s;

@@ -43,8 +43,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBadInput = 2, kExitBug = 3;
-
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   return fmt::format("{}", fmt::join(parts, separator));
 }

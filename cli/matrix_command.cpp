@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/exit_reason.hpp"
 #include "cli/output_file.hpp"
 #include "cli/version.hpp"
 #include "harness/run.hpp"
@@ -23,7 +24,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitDisagree = 1, kExitBadInput = 2;
+constexpr int kExitDisagree = kExitUnexpected;  // the live and simulated verdicts disagree
 
 // The attacks, in its order; a folder's other scenarios follow, by name.
 const std::vector<std::string> kAttackOrder{

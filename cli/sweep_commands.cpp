@@ -22,8 +22,6 @@ namespace locksim::cli {
 
 namespace {
 
-constexpr int kExitOk = 0, kExitUnexpected = 1, kExitBug = 3;
-
 struct SweepArgs {
   std::string file;
   std::vector<std::string> sets;

@@ -138,7 +138,6 @@ struct Prepared {
   const ServerModel* model = nullptr;
   ServerSetup setup;
   SentinelPlan sentinels;
-  StorageFencing fencing = StorageFencing::None;
 };
 
 Prepared prepare(const Scenario& s) {
@@ -164,9 +163,6 @@ Prepared prepare(const Scenario& s) {
     p.sentinels.settings.failover_timeout = s.sentinel.failover_timeout;
     p.sentinels.settings.quorum = s.sentinel.quorum_or_default();
   }
-  p.fencing = s.lock.fencing == Fencing::Token       ? StorageFencing::Token
-              : s.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
-                                                     : StorageFencing::None;
   return p;
 }
 
@@ -210,7 +206,7 @@ void build_world(World& world, const Scenario& s, const Prepared& p, std::vector
   ServiceBuild service{.world = world, .nodes = s.nodes, .first_id = p.first_node, .setup = p.setup,
                        .sentinels = p.sentinels};
   build_service(*p.model, service);
-  world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial, p.fencing, s.storage.fenced_reads);
+  world.add<Storage>(s.storage.name, s.storage.clock, s.storage.initial, s.lock.fencing, s.storage.fenced_reads);
   // The sentinels follow the storage, the first at targets.sentinel.
   add_companions(*p.model, service);
 }

@@ -456,11 +456,7 @@ void LiveRun::run() {
   if (!zk_ && !etcd_)
     for (ProcId n : nodes_) subscribe_expiry(n);
   if (external_) external_->start_adapters();
-  served_storage_.emplace(s_.storage.initial,
-                         s_.lock.fencing == Fencing::Token       ? StorageFencing::Token
-                         : s_.lock.fencing == Fencing::LockValue ? StorageFencing::LockValue
-                                                                 : StorageFencing::None,
-                         s_.storage.fenced_reads);
+  served_storage_.emplace(s_.storage.initial, s_.lock.fencing, s_.storage.fenced_reads);
 
   Trace& trace = world_->trace();
   trace.set_keep_limit(o_.keep_events);

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "lockalgos/options.hpp"
+#include "sim/fencing.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 
 namespace locksim {
 
-enum class Fencing : std::uint8_t { None, Token, LockValue };
 std::string_view fencing_name(Fencing f);
 
 inline constexpr int kForever = -1;  // for counts: retry_count, repeat

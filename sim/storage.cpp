@@ -4,21 +4,21 @@ namespace locksim {
 
 namespace {
 
-std::string_view fencing_words(StorageFencing fencing, bool fenced_reads) {
+std::string_view fencing_words(Fencing fencing, bool fenced_reads) {
   switch (fencing) {
-    case StorageFencing::Token:
+    case Fencing::Token:
       return fenced_reads ? "fencing: rejects tokens lower than the highest seen, on reads and writes"
                           : "fencing: rejects tokens lower than the highest seen";
-    case StorageFencing::LockValue: return "fencing: check-and-set on the claimed owner";
-    case StorageFencing::None: break;
+    case Fencing::LockValue: return "fencing: check-and-set on the claimed owner";
+    case Fencing::None: break;
   }
   return "no fencing";
 }
 
 }  // namespace
 
-StorageRules::StorageRules(std::int64_t initial, StorageFencing fencing, bool fenced_reads)
-    : fencing_(fencing), fenced_reads_(fenced_reads && fencing == StorageFencing::Token), counter_(initial) {}
+StorageRules::StorageRules(std::int64_t initial, Fencing fencing, bool fenced_reads)
+    : fencing_(fencing), fenced_reads_(fenced_reads && fencing == Fencing::Token), counter_(initial) {}
 
 StorageRules::Served StorageRules::serve(const storage::Request& req, ProcId from) {
   if (req.op == storage::Request::Op::Claim) {  // the last claim wins: no check at all
@@ -49,13 +49,13 @@ StorageRules::Served StorageRules::read(const storage::Request& req, ProcId from
 }
 
 StorageRules::Served StorageRules::write(const storage::Request& req, ProcId from) {
-  if (fencing_ == StorageFencing::Token) {
+  if (fencing_ == Fencing::Token) {
     std::string why = token_refusal(req.token);
     if (!why.empty())
       return {{false, counter_, why}, Ev::StorageReject, {.peer = from, .value = req.value, .token = req.token, .detail = why}};
     highest_token_ = req.token;  // a write's token: later writes below it are refused
   }
-  if (fencing_ == StorageFencing::LockValue && req.owner != owner_) {
+  if (fencing_ == Fencing::LockValue && req.owner != owner_) {
     std::string why = "the owner is " + (owner_.empty() ? std::string("nobody") : owner_.substr(0, 8) + "…") +
                       ", not " + req.owner.substr(0, 8) + "…";
     return {{false, counter_, why}, Ev::StorageReject, {.peer = from, .value = req.value, .detail = why}};
@@ -65,7 +65,7 @@ StorageRules::Served StorageRules::write(const storage::Request& req, ProcId fro
 }
 
 Storage::Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
-                 StorageFencing fencing, bool fenced_reads)
+                 Fencing fencing, bool fenced_reads)
     : Process(world, std::move(name), ProcessRole::Storage, clock), rules_(initial, fencing, fenced_reads) {
   note(Ev::Started, {.value = initial, .detail = std::string(fencing_words(fencing, rules_.fenced_reads()))});
 }

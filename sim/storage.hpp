@@ -8,14 +8,10 @@
 // (catalogue K9).
 #pragma once
 
+#include "sim/fencing.hpp"
 #include "sim/world.hpp"
 
 namespace locksim {
-
-// Token: rejects a token lower than the highest seen (Kleppmann).
-// LockValue: a client claims the resource with its lock value, and a write is
-// accepted only while that value is still the owner (antirez's check-and-set).
-enum class StorageFencing : std::uint8_t { None, Token, LockValue };
 
 // The storage's rules, apart from the process that serves them: what a
 // request does to the counter, and the event that says so. The simulated
@@ -23,7 +19,7 @@ enum class StorageFencing : std::uint8_t { None, Token, LockValue };
 // inside locksim (live/live_run.cpp), so that the two judge a token alike.
 class StorageRules {
  public:
-  StorageRules(std::int64_t initial, StorageFencing fencing, bool fenced_reads);
+  StorageRules(std::int64_t initial, Fencing fencing, bool fenced_reads);
 
   // What serving `req` from `from` did: the reply, and the event to note.
   struct Served {
@@ -36,7 +32,7 @@ class StorageRules {
   std::int64_t counter() const { return counter_; }
   std::int64_t highest_token() const { return highest_token_; }
   const std::string& owner() const { return owner_; }
-  StorageFencing fencing() const { return fencing_; }
+  Fencing fencing() const { return fencing_; }
   bool fenced_reads() const { return fenced_reads_; }
 
  private:
@@ -45,7 +41,7 @@ class StorageRules {
   // Token fencing: why `token` is refused ("" when it is not).
   std::string token_refusal(std::int64_t token) const;
 
-  StorageFencing fencing_;
+  Fencing fencing_;
   bool fenced_reads_;           // Token only: reads present, and are checked against, the token
   std::int64_t counter_;        // durable: a crash of the storage keeps it
   std::int64_t highest_token_ = -1;  // the highest token seen (on writes; on reads too when fenced)
@@ -55,7 +51,7 @@ class StorageRules {
 class Storage : public Process {
  public:
   Storage(World& world, std::string name, const ClockSpec& clock, std::int64_t initial,
-          StorageFencing fencing, bool fenced_reads = false);
+          Fencing fencing, bool fenced_reads = false);
   std::int64_t counter() const { return rules_.counter(); }
   std::int64_t highest_token() const { return rules_.highest_token(); }
 
