@@ -13,6 +13,8 @@
 #include "reports/diagram.hpp"
 #include "tests/support.hpp"
 
+namespace browser_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -79,3 +81,5 @@ TEST_CASE("headless Chromium renders a retry loop as one folded line of the stor
   CHECK(dom.find("redis3 restarts") != std::string::npos);
   CHECK(count(dom, "class=\"retries\"") == 1);
 }
+
+}  // namespace browser_test

@@ -8,6 +8,8 @@
 #include "harness/run.hpp"
 #include "tests/support.hpp"
 
+namespace catalogue_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -132,3 +134,5 @@ TEST_CASE("a scenario's run is the same bytes every time, and another seed chang
   CHECK(run_scenario(s).trace_hash != run_scenario(s, other).trace_hash);
   CHECK(run_scenario(s).verdict == run_scenario(s, other).verdict);
 }
+
+}  // namespace catalogue_test

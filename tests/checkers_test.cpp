@@ -8,6 +8,8 @@
 #include "sim/word_ids.hpp"
 #include "tests/support.hpp"
 
+namespace checkers_test {
+
 using namespace locksim;
 using locksim::testing::english;
 
@@ -677,3 +679,5 @@ TEST_CASE("a client that overwrites its own value is named once in the lost upda
   REQUIRE(v.size() == 1);
   CHECK(v[0].processes == std::vector{t.c1});
 }
+
+}  // namespace checkers_test

@@ -4,6 +4,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace cli_numbers_test {
+
 using namespace locksim::testing;
 
 TEST_CASE("a negative seed or run count is refused with the option's name and exit 2, not wrapped around") {
@@ -16,3 +18,5 @@ TEST_CASE("a negative seed or run count is refused with the option's name and ex
   }
   CHECK(locksim_in_source("run scenarios/kleppmann/gc-pause.toml --seed 7").status == 0);
 }
+
+}  // namespace cli_numbers_test

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+namespace cli_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -393,3 +395,5 @@ TEST_CASE("README's command list names every subcommand of locksim --help, and n
     CHECK(std::find(commands.begin(), commands.end(), l) != commands.end());
   }
 }
+
+}  // namespace cli_test

@@ -10,6 +10,8 @@
 #include "lockalgos/when_all.hpp"
 #include "sim/world.hpp"
 
+namespace client_env_test {
+
 using namespace locksim;
 
 namespace {
@@ -235,3 +237,5 @@ TEST_CASE("a ClientWakeup remembers a fire with nobody waiting, and forgets a wa
   rig.w.run_until(at_ms(2));
   CHECK_FALSE(second);
 }
+
+}  // namespace client_env_test

@@ -4,6 +4,8 @@
 
 #include "tests/kernel_support.hpp"
 
+namespace clock_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -126,3 +128,5 @@ TEST_CASE("a drifting clock computes in 64 bits where the product fits, and give
     }
   }
 }
+
+}  // namespace clock_test

@@ -15,6 +15,8 @@
 #include "sim/servers/table.hpp"
 #include "tests/support.hpp"
 
+namespace consul_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -307,3 +309,5 @@ TEST_CASE("handover(): a holder gone silent keeps Consul's lock from others for 
   CHECK(longest > handover - Duration::s(5));                  // the worst instant comes near it
   CHECK(longest <= handover + Duration::s(5) + Duration::ms(10));  // plus one DefaultLockRetryTime
 }
+
+}  // namespace consul_test

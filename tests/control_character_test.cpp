@@ -11,6 +11,8 @@
 
 #include "harness/scenario.hpp"
 
+namespace control_character_test {
+
 using namespace locksim;
 
 namespace {
@@ -99,3 +101,5 @@ TEST_CASE("a brace where an array expects a value is refused with its line, not 
   CHECK(error_of(base + "\n[[fault]]\nkind = \"partition\"\nat = \"1s\"\ngroups = [[\"client1\"], [\"redis1\"]]\nx = [{a = 1}]\n")
             .find(msg) == std::string::npos);
 }
+
+}  // namespace control_character_test

@@ -15,6 +15,8 @@
 #include "sim/servers/etcd/server.hpp"
 #include "tests/support.hpp"
 
+namespace coordination_fidelity_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -602,3 +604,5 @@ TEST_CASE("a Redisson renewal that times out is resent by the command executor b
   REQUIRE(taken.size() == 1);
   CHECK(taken[0]->at > at(Duration::s(40)));
 }
+
+}  // namespace coordination_fidelity_test

@@ -14,6 +14,8 @@
 #include "sim/servers/zookeeper/server.hpp"
 #include "tests/support.hpp"
 
+namespace coordination_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -403,3 +405,5 @@ TEST_CASE("a ZooKeeper sequence suffix counts the parent's creations, not its de
   CHECK(paths[1] == "/lock/n-0000000001");
   CHECK(paths[2] == "/lock/n-0000000002");
 }
+
+}  // namespace coordination_test

@@ -14,6 +14,8 @@
 #include "reports/report.hpp"
 #include "tests/support.hpp"
 
+namespace coordination_truth_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -216,3 +218,5 @@ TEST_CASE("by hand: a Holder naming another client, or nobody, makes an Acquired
   held.record(std::move(b));
   CHECK(beliefs_not_grants(held).empty());
 }
+
+}  // namespace coordination_truth_test

@@ -13,6 +13,8 @@
 #include "reports/markup.hpp"
 #include "tests/support.hpp"
 
+namespace diagram_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -520,3 +522,5 @@ TEST_CASE("a picture for slides has larger type and no tooltips, everything writ
   for (const char* words : {">✂ cut off from redis4 and redis5<", ">client1&#39;s key expires<", ">◆ clock +15s<", ">grant<"})
     CHECK_MESSAGE(slide.find(words) != std::string::npos, words);
 }
+
+}  // namespace diagram_test

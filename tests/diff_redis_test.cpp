@@ -11,8 +11,12 @@
 #include "sim/servers/redis/node.hpp"
 #include "tests/kernel_support.hpp"
 
+namespace diff_redis_test {
+
 using namespace locksim;
 using namespace locksim::live::diff;
+using locksim::live::diff::RunOptions;  // not harness/run.hpp's
+using locksim::live::diff::Step;        // not reports/report.hpp's
 using redis::Op;
 using redis::Reply;
 
@@ -208,3 +212,5 @@ TEST_CASE("diff-redis: 300 sequences on one node and 100 with a replica agree wi
   CHECK_THROWS_AS(live::BlockingClient(port, Duration::s(1)), live::Error);  // the server is gone
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(120));
 }
+
+}  // namespace diff_redis_test

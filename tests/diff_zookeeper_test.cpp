@@ -8,8 +8,12 @@
 
 #include "live/zookeeper/diff.hpp"
 
+namespace diff_zookeeper_test {
+
 using namespace locksim;
 using namespace locksim::live::zkdiff;
+using locksim::live::zkdiff::RunOptions;  // not harness/run.hpp's
+using locksim::live::zkdiff::Step;        // not reports/report.hpp's
 using coord::Op;
 
 namespace {
@@ -215,3 +219,5 @@ TEST_CASE("a watch fired just before its client connects again is a race, and is
   CHECK(e.notified[0].size() == 2);
   CHECK(first_difference(seq, e, el));
 }
+
+}  // namespace diff_zookeeper_test

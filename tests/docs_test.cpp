@@ -16,6 +16,8 @@
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
+namespace docs_test {
+
 namespace fs = std::filesystem;
 using locksim::testing::read_text;
 using locksim::testing::run_command;
@@ -268,3 +270,5 @@ TEST_CASE("scripts/install-deps --bench covers every package bench/run installs"
   CHECK(run.find("valgrind") != std::string::npos);
   CHECK((bench + " ").find(" valgrind ") != std::string::npos);
 }
+
+}  // namespace docs_test

@@ -9,6 +9,8 @@
 
 #include "live/etcd/grpc_tap.hpp"
 
+namespace etcd_grpc_tap_test {
+
 using namespace locksim::live::etcd;
 
 namespace {
@@ -140,3 +142,5 @@ TEST_CASE("HTTP/2 DATA frames are cut into each stream's gRPC messages, whatever
   CHECK(server.feed(frame(0, 0, 1, grpc("x")), [&](std::uint32_t, std::string_view m) { messages += m == "x"; }));
   CHECK(messages == 1);
 }
+
+}  // namespace etcd_grpc_tap_test

@@ -11,6 +11,8 @@
 #include "lockalgos/coordination_common.hpp"
 #include "sim/servers/etcd/server.hpp"
 
+namespace etcd_server_test {
+
 using namespace locksim;
 
 namespace {
@@ -142,3 +144,5 @@ TEST_CASE("etcd never grants lease 0: a delete that compares an expired lease le
   REQUIRE(range.nodes.size() == 1);
   CHECK(range.nodes[0].path == "/lock/a");
 }
+
+}  // namespace etcd_server_test

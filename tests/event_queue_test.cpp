@@ -6,6 +6,8 @@
 
 #include "tests/kernel_support.hpp"
 
+namespace event_queue_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -27,3 +29,5 @@ TEST_CASE("processes resuming each other forever at one instant end the run as a
   CHECK_FALSE(w.run_until(at_ms(10)));
   CHECK(w.now() == Instant::zero());
 }
+
+}  // namespace event_queue_test

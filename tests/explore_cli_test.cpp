@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+namespace explore_cli_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -218,3 +220,5 @@ TEST_CASE("merge combines exhaustive shards and exits 1 when one is missing") {
   CHECK(one.output.find("shards missing: 2") != std::string::npos);
   fs::remove_all(dir);
 }
+
+}  // namespace explore_cli_test

@@ -18,6 +18,8 @@
 #include "reports/exhaustive_output.hpp"
 #include "tests/support.hpp"
 
+namespace explore_search_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 using enum ViolationKind;
@@ -581,3 +583,5 @@ TEST_CASE("what found a violation is a structured label: its JSON key says it in
   CHECK_FALSE(found_label_of_key("client1 no-such-event"));
   CHECK_FALSE(found_label_of_key("nonsense"));
 }
+
+}  // namespace explore_search_test

@@ -13,6 +13,8 @@
 #include "harness/shrink.hpp"
 #include "tests/support.hpp"
 
+namespace explore_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -351,3 +353,5 @@ TEST_CASE("runs made with one RunReuse, as explore's workers make them, are the 
       if (std::string(file).find("gc-pause") != std::string::npos) CHECK(violating > 0);
     }
 }
+
+}  // namespace explore_test

@@ -20,6 +20,8 @@
 #include "tests/command_support.hpp"
 #include "tests/live_support.hpp"
 
+namespace external_live_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using locksim::live::testing::Child;
@@ -559,3 +561,5 @@ TEST_CASE("locksim matrix runs a cell live and simulated, and the real redis-py 
   CHECK(fs::exists(md_path));
   CHECK(none_running(dir.path().string()));
 }
+
+}  // namespace external_live_test

@@ -21,6 +21,8 @@
 #include "live/servers.hpp"
 #include "tests/live_support.hpp"
 
+namespace external_parts_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using namespace locksim::live::external;
@@ -398,3 +400,5 @@ TEST_CASE("an adapter that exits on its own is reaped with its status, and its s
   CHECK(exit_text(*status) == "exited with status 4");
   CHECK(p.last_error_line() == "ImportError: no module");
 }
+
+}  // namespace external_parts_test

@@ -10,6 +10,8 @@
 #include "live/external/protocol.hpp"
 #include "lockalgos/libraries.hpp"
 
+namespace external_protocol_test {
+
 using namespace locksim;
 using namespace locksim::live::external;
 using json = nlohmann::json;
@@ -171,3 +173,5 @@ TEST_CASE("every adapter runs a library of the library table, from a folder that
   CHECK(py.exe == "/usr/bin/python3");  // Debian's, never a pyenv's
   CHECK(py.args.at(0) == "-I");
 }
+
+}  // namespace external_protocol_test

@@ -19,6 +19,8 @@
 #include "harness/scenario_writer.hpp"
 #include "reports/words.hpp"
 
+namespace fault_kinds_test {
+
 using namespace locksim;
 
 namespace {
@@ -382,3 +384,5 @@ TEST_CASE("every fault kind says how it runs live, as one operation on the real 
   CHECK(refusal(FaultKind::Drop, [](FaultSpec&) {}) == "a drop with a probability");
   CHECK(refusal(FaultKind::Drop, [](FaultSpec& f) { f.probability = 1.0; }).empty());
 }
+
+}  // namespace fault_kinds_test

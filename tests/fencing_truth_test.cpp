@@ -8,6 +8,8 @@
 #include "reports/report.hpp"
 #include "tests/support.hpp"
 
+namespace fencing_truth_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -323,3 +325,5 @@ TEST_CASE("by hand: a superseded holder's write in token order, before the next 
     CHECK(check_stale_write(t, o).size() == c.stale + 1);
   }
 }
+
+}  // namespace fencing_truth_test

@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+namespace function_length_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -136,3 +138,5 @@ TEST_CASE("the function length check itself catches a long function and lets a l
   REQUIRE(hits.size() == 1);
   CHECK(hits[0].find("probe.cpp:1: 133 lines") != std::string::npos);
 }
+
+}  // namespace function_length_test

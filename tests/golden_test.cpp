@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace golden_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -105,3 +107,5 @@ TEST_CASE("the diagrams of two catalogue scenarios are the golden ones") {
   }
   CHECK(n >= 2);
 }
+
+}  // namespace golden_test

@@ -10,6 +10,8 @@
 #include "harness/scenario_writer.hpp"
 #include "tests/support.hpp"
 
+namespace hardening_test {
+
 using namespace locksim;
 using locksim::testing::catalogue;
 
@@ -69,3 +71,5 @@ TEST_CASE("a shard count out of range is refused rather than listing its missing
         "shard1.json: a shard count of 1000000000000000 (1 to 1,000,000)");
   CHECK(merge_error({shard("{\"runs\": 0}", "[7, 3]")}) == "shard1.json: shard 7 of 3");
 }
+
+}  // namespace hardening_test

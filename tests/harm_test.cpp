@@ -12,6 +12,8 @@
 #include "reports/report.hpp"
 #include "tests/support.hpp"
 
+namespace harm_test {
+
 using namespace locksim;
 
 namespace {
@@ -195,3 +197,5 @@ TEST_CASE("explore's harm: the scenario's own schedule seed after seed, a known 
   CHECK(j.at("harm").at("fraction") == 0.5);
   CHECK(j.at("harm").at("runs") == nlohmann::json::array({nlohmann::json::array({1, 2, 40})}));
 }
+
+}  // namespace harm_test

@@ -12,6 +12,8 @@
 #include "harness/run.hpp"
 #include "tests/support.hpp"
 
+namespace incidents_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -191,3 +193,5 @@ TEST_CASE("ZOOKEEPER-4508's fix does not save a Curator holder cut off from its 
   CHECK(events_of(fixed_client, Ev::Wrote, "client1").size() == 1);
   CHECK(events_of(fixed_client, Ev::Lost, "client1").empty());
 }
+
+}  // namespace incidents_test

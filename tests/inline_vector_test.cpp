@@ -6,6 +6,8 @@
 
 #include "sim/inline_vector.hpp"
 
+namespace inline_vector_test {
+
 using locksim::InlineVector;
 
 namespace {
@@ -52,3 +54,5 @@ TEST_CASE("an InlineVector's emplace_back value-initializes, and erase_if keeps 
   v.push_back({42, 0});
   CHECK(ids(v) == std::vector<std::uint64_t>{42});
 }
+
+}  // namespace inline_vector_test

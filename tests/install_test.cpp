@@ -8,6 +8,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace install_test {
+
 namespace fs = std::filesystem;
 using locksim::testing::run_command;
 
@@ -47,3 +49,5 @@ TEST_CASE("cmake --install puts locksim, its scenarios and its docs under the pr
   const auto version = run_command(bin.string() + " --version");
   CHECK(version.output.find("scenarios: " + scenarios.string()) != std::string::npos);
 }
+
+}  // namespace install_test

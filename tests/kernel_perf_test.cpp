@@ -19,6 +19,8 @@
 #include "sim/rng.hpp"
 #include "sim/world.hpp"
 
+namespace kernel_perf_test {
+
 using namespace locksim;
 
 TEST_CASE("the event queue pops in (time, sequence) order through interleaved pushes and pops") {
@@ -270,3 +272,5 @@ TEST_CASE("a block allocated on one thread may be freed and reused on another") 
   }).join();
 }
 #endif
+
+}  // namespace kernel_perf_test

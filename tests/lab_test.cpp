@@ -14,6 +14,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace lab_test {
+
 namespace fs = std::filesystem;
 using locksim::testing::read_text;
 using locksim::testing::run_command;
@@ -260,3 +262,5 @@ TEST_CASE("the lab's key answers every step, and every change with a run of the 
     CHECK(checked.size() >= 10);
   }
 }
+
+}  // namespace lab_test

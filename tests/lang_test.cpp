@@ -23,6 +23,8 @@
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
+namespace lang_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -449,3 +451,5 @@ TEST_CASE("every text of every catalogue diagram, in English and in Chinese, for
       }
   }
 }
+
+}  // namespace lang_test

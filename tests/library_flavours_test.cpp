@@ -9,6 +9,8 @@
 #include "harness/run.hpp"
 #include "tests/support.hpp"
 
+namespace library_flavours_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -348,3 +350,5 @@ TEST_CASE("etcd3 for Node: a keepalive answered TTL 0 is 'lost' at once, before 
   CHECK(notified[0]->at - resumed >= Duration::ms(100));
   CHECK(notified[0]->at - resumed <= Duration::ms(105));
 }
+
+}  // namespace library_flavours_test

@@ -13,6 +13,8 @@
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
+namespace library_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -126,3 +128,5 @@ TEST_CASE("a misspelt library id gets the nearest id within three edits, and a s
   // Eleven characters, as kazoo@2.8.0, but every one of them different.
   CHECK(nearest_library("zzzzz@9.9.9").empty());
 }
+
+}  // namespace library_test

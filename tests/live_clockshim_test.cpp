@@ -12,8 +12,11 @@
 #include "live/servers.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_clockshim_test {
+
 using namespace locksim;
 using namespace locksim::live;
+namespace testing = locksim::live::testing;
 using locksim::live::testing::Child;
 using locksim::live::testing::TempDir;
 
@@ -218,3 +221,5 @@ TEST_CASE("a shimmed sentinel whose wall clock jumps enters TILT mode") {
   sup.clock("s").step(Duration::s(10));  // its timer sees 10 s pass between two runs: Sentinel distrusts itself
   CHECK(testing::eventually(tilted, Duration::s(5)));
 }
+
+}  // namespace live_clockshim_test

@@ -6,6 +6,8 @@
 
 #include "live/etcd/diff.hpp"
 
+namespace live_etcd_diff_test {
+
 using namespace locksim;
 using namespace locksim::live::etcd::diff;
 
@@ -104,3 +106,5 @@ TEST_CASE("diff-etcd compares a watch from a range's revision after its key was 
   CHECK_FALSE(first_difference(run_model(txn, t.revision), t.outcomes));
   CHECK(t.outcomes[2].ok);
 }
+
+}  // namespace live_etcd_diff_test

@@ -21,6 +21,8 @@
 #include "tests/live_support.hpp"
 #include "tests/support.hpp"
 
+namespace live_etcd_run_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using locksim::live::testing::Child;
@@ -266,3 +268,5 @@ TEST_CASE("a SIGKILLed locksim live of an etcd scenario leaves no etcd behind") 
     CHECK_MESSAGE(pid != killed, entry.path());
   }
 }
+
+}  // namespace live_etcd_run_test

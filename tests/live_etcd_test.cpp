@@ -19,6 +19,8 @@
 #include "lockalgos/coordination_common.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_etcd_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using locksim::live::testing::Child;
@@ -306,3 +308,5 @@ TEST_CASE("the proxy's HTTP/1.1 framing cuts a request with its body, a chunked 
   CHECK_THROWS_AS(cut("\x16\x03\x01 a TLS hello"), Error);
   CHECK_THROWS_AS(cut("5\r\nabcdeXX"), Error);  // a chunk without its CRLF
 }
+
+}  // namespace live_etcd_test

@@ -18,6 +18,8 @@
 #include "live/resp.hpp"
 #include "live/servers.hpp"
 
+namespace live_proxy_test {
+
 using namespace locksim;
 using namespace locksim::live;
 namespace asio = boost::asio;
@@ -475,3 +477,5 @@ TEST_CASE("raw framing: each chunk read is one message") {
   CHECK(framing::raw()("") == std::nullopt);
   CHECK(framing::raw()("abc") == 3u);
 }
+
+}  // namespace live_proxy_test

@@ -12,8 +12,11 @@
 #include "sim/world.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_resp_test {
+
 using namespace locksim;
 using namespace locksim::live;
+namespace testing = locksim::live::testing;
 using redis::Op;
 using redis::Reply;
 using redis::Request;
@@ -229,3 +232,5 @@ TEST_CASE("a reply of a shape the op cannot have is an error not a guess") {
   const resp::Value err{resp::Value::Type::Error, 0, "WRONGTYPE Operation against a key holding the wrong kind of value", {}};
   CHECK(resp::decode(make(Op::Get, "k"), err).kind == Reply::Kind::Err);
 }
+
+}  // namespace live_resp_test

@@ -15,6 +15,8 @@
 #include "live/servers.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_run_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using locksim::live::testing::Child;
@@ -207,3 +209,5 @@ TEST_CASE("a locksim live stopped by SIGINT stops its servers and exits 130") {
     if (process_alive(p)) ::kill(p, SIGKILL);
   }
 }
+
+}  // namespace live_run_test

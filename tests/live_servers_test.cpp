@@ -19,8 +19,11 @@
 #include "live/servers.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_servers_test {
+
 using namespace locksim;
 using namespace locksim::live;
+using locksim::live::Persistence;  // not the scenario's (sim/node_config.hpp)
 using locksim::live::testing::Child;
 using locksim::live::testing::eventually;
 using locksim::live::testing::TempDir;
@@ -361,3 +364,5 @@ TEST_CASE("a server that closes the connection is an error to a waiting client, 
   CHECK_THROWS_AS(client.receive(Duration::s(5)), Error);
   ::close(listener);
 }
+
+}  // namespace live_servers_test

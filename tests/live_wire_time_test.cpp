@@ -5,6 +5,8 @@
 
 #include "live/client_env.hpp"
 
+namespace live_wire_time_test {
+
 using namespace locksim;
 using namespace locksim::live;
 
@@ -30,3 +32,5 @@ TEST_CASE("on the wire a PX is real time at the run's scale, never below 1 ms, a
   CHECK(to_scenario(clock, pttl, redis::Reply::of(std::int64_t{-2})).integer == -2);  // no such key: as Redis says
   CHECK(to_scenario(clock, get, redis::Reply::of(std::int64_t{2500})).integer == 2500);  // not a remaining time
 }
+
+}  // namespace live_wire_time_test

@@ -36,6 +36,8 @@
 #include "live/servers.hpp"
 #include "tests/live_support.hpp"
 
+namespace live_zookeeper_test {
+
 using namespace locksim;
 using namespace locksim::live;
 using namespace locksim::live::zk;
@@ -677,3 +679,5 @@ TEST_CASE("the recipe's Connect naming its session reattaches it on a new connec
   CHECK(late->error == "SESSION_EXPIRED");
   CHECK(a.call(a.op(coord::Op::Ping))->error == "SESSION_EXPIRED");  // the handle is closed
 }
+
+}  // namespace live_zookeeper_test

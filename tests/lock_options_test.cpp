@@ -15,6 +15,8 @@
 #include "lockalgos/zookeeper.hpp"
 #include "tests/support.hpp"
 
+namespace lock_options_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -204,3 +206,5 @@ TEST_CASE("setnx-timestamp sends no DEL for a lock whose timestamp has passed: t
   CHECK(events_of(r, Ev::ReleaseFailed, "client1").size() == 1);
   for (const TraceEvent* e : events_of(r, Ev::Command, "redis1")) CHECK(e->detail.rfind("DEL", 0) != 0);
 }
+
+}  // namespace lock_options_test

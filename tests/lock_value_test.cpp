@@ -10,6 +10,8 @@
 #include "sim/lock_value.hpp"
 #include "sim/message.hpp"
 
+namespace lock_value_test {
+
 using namespace locksim;
 
 TEST_CASE("a random lock value spells and draws as Rng::hex_token") {
@@ -116,3 +118,5 @@ TEST_CASE("a storage message's fingerprint changes whenever its description does
     }
   CHECK(fingerprint(Payload(read)) != fingerprint(Payload(ok)));
 }
+
+}  // namespace lock_value_test

@@ -15,6 +15,8 @@
 #include "sim/world.hpp"
 #include "tests/support.hpp"
 
+namespace mutants_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -245,3 +247,5 @@ TEST_CASE("the liveness probe's name is one the run does not use: probe, else pr
   trace.add_process("probe2", ProcessRole::LockNode);
   CHECK(probe_name(trace) == "probe3");
 }
+
+}  // namespace mutants_test

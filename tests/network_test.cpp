@@ -9,6 +9,8 @@
 
 #include "tests/kernel_support.hpp"
 
+namespace network_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -167,3 +169,5 @@ TEST_CASE("a FIFO link keeps its order when its pair's row is widened between tw
     CHECK(got[0] < got[1]);
   }
 }
+
+}  // namespace network_test

@@ -13,6 +13,8 @@
 #include "sim/servers/table.hpp"
 #include "tests/command_support.hpp"
 
+namespace new_test {
+
 namespace fs = std::filesystem;
 using namespace locksim;
 using locksim::testing::locksim_in_source;
@@ -145,3 +147,5 @@ TEST_CASE("a grant is a client's entry on every node for MultiLock, on a majorit
   // redis-semaphore's RedlockMutex: Math.round((n + 1) / 2) of its nodes (2 of 3).
   CHECK(grant_quorum(*find_algorithm("redis-semaphore"), 3) == 2);
 }
+
+}  // namespace new_test

@@ -8,6 +8,8 @@
 #include "harness/run.hpp"
 #include "tests/support.hpp"
 
+namespace node_redlock_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -168,3 +170,5 @@ TEST_CASE("node-redlock 5.0.0-beta.2: an extension answered after its new expira
   REQUIRE(events_of(r, Ev::Renewed, "client1").size() >= 1);
   CHECK(events_of(r, Ev::Renewed, "client1")[0]->at == at_ms(1478 + 1 + 2500 + 1));
 }
+
+}  // namespace node_redlock_test

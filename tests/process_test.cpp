@@ -6,6 +6,8 @@
 
 #include "tests/kernel_support.hpp"
 
+namespace process_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -117,3 +119,5 @@ TEST_CASE("a call to a crashed process is refused one network delay later, not l
   REQUIRE(failed_at.has_value());
   CHECK(*failed_at == at_ms(12));  // sent at 10, dropped at 11, refused at 12
 }
+
+}  // namespace process_test

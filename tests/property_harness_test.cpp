@@ -19,6 +19,8 @@
 #include "tests/property_support.hpp"
 #include "tests/support.hpp"
 
+namespace property_harness_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -258,3 +260,5 @@ TEST_CASE("merging explore's shards in any order gives the unsharded summary, an
     RC_ASSERT(m.options.seed == o.seed);
   });
 }
+
+}  // namespace property_harness_test

@@ -12,6 +12,8 @@
 #include "sim/world.hpp"
 #include "tests/property_support.hpp"
 
+namespace property_kernel_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -241,3 +243,5 @@ TEST_CASE("a process's clocks never run backwards, the wall clock only by its ju
     RC_ASSERT(sleeps_ok);
   });
 }
+
+}  // namespace property_kernel_test

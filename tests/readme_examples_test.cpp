@@ -27,6 +27,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace readme_examples_test {
+
 namespace fs = std::filesystem;
 using locksim::testing::read_text;
 using locksim::testing::run_command;
@@ -194,3 +196,5 @@ TEST_CASE("a whole example is found and its commands split from what they print"
   CHECK(commands[1].second == std::vector<std::string>{"b", "c"});
   CHECK(commands_of(blocks[1]).empty());
 }
+
+}  // namespace readme_examples_test

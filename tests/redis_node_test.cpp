@@ -7,6 +7,8 @@
 #include "sim/servers/redis/node.hpp"
 #include "tests/kernel_support.hpp"
 
+namespace redis_node_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -117,3 +119,5 @@ TEST_CASE("a wall clock jump wakes Redis's active expiry: the key goes at the ne
   w.run_until(at_ms(200));
   CHECK(redis.keyspace().count("lock") == 0);
 }
+
+}  // namespace redis_node_test

@@ -7,6 +7,8 @@
 #include "sim/servers/redis/node.hpp"
 #include "tests/support.hpp"
 
+namespace redis_numbers_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -163,3 +165,5 @@ target = "sentinel3"
   CHECK_THROWS_WITH_AS(parse_scenario(clash, "t.toml"), doctest::Contains("\"sentinel2\" is already the name of another process"),
                        ScenarioError);
 }
+
+}  // namespace redis_numbers_test

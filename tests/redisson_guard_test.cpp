@@ -8,6 +8,8 @@
 
 #include "tests/support.hpp"
 
+namespace redisson_guard_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -98,3 +100,5 @@ TEST_CASE("Redisson before 3.12.5 sends no WAIT at all") {
   CHECK_FALSE(has_command(r, "redis1", "WAIT"));
   CHECK(events_of(r, Ev::Acquired, "client1")[0]->at < Instant::zero() + Duration::ms(110));
 }
+
+}  // namespace redisson_guard_test

@@ -12,6 +12,8 @@
 #include "tests/kernel_support.hpp"
 #include "tests/support.hpp"
 
+namespace redisson_lease_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -168,3 +170,5 @@ TEST_CASE("RedissonRedLock's lock(leaseTime) takes each lock for twice its wait,
     CHECK(doubled);
   }
 }
+
+}  // namespace redisson_lease_test

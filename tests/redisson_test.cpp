@@ -4,6 +4,8 @@
 
 #include "tests/support.hpp"
 
+namespace redisson_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -64,3 +66,5 @@ TEST_CASE("a Redisson waiter that crashes and restarts takes the lock when the h
   CHECK(events_of(r, Ev::StorageWrite).back()->value == 2);
   CHECK(r.verdict.empty());
 }
+
+}  // namespace redisson_test

@@ -11,6 +11,8 @@
 #include "lockalgos/registry.hpp"
 #include "tests/support.hpp"
 
+namespace redlock_flavour_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -231,3 +233,5 @@ TEST_CASE("redlock-py: one value for all three tries, 200 ms apart, and 200 ms a
   REQUIRE(gave_up.size() == 1);
   CHECK(gave_up[0]->at - failed.back()->at == Duration::ms(6 + 200));
 }
+
+}  // namespace redlock_flavour_test

@@ -8,6 +8,8 @@
 #include "harness/run.hpp"
 #include "tests/support.hpp"
 
+namespace redlock_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -247,3 +249,5 @@ TEST_CASE("auto_extend is refused for flavours without an extension") {
   CHECK_THROWS_WITH_AS(parse_scenario(redlock_scenario(3, "ttl = \"10s\"\nauto_extend = \"500ms\""), "t.toml"),
                        doctest::Contains("redlock-rb has no extension"), ScenarioError);
 }
+
+}  // namespace redlock_test

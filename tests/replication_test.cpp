@@ -10,6 +10,8 @@
 #include "tests/support.hpp"
 #include "sim/servers/redis/node.hpp"
 
+namespace replication_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -269,3 +271,5 @@ name = "client1"
   CHECK(pxat("redis3"));
   CHECK(pxat("redis4"));
 }
+
+}  // namespace replication_test

@@ -11,6 +11,8 @@
 #include "judge/words.hpp"
 #include "tests/support.hpp"
 
+namespace report_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -288,3 +290,5 @@ TEST_CASE("a story with thousands of violations still fits a page: it keeps the 
   CHECK(story_lines(text).size() < 250);
   CHECK(text.find("not told here") != std::string::npos);
 }
+
+}  // namespace report_test

@@ -10,6 +10,8 @@
 #include "sim/rng.hpp"
 #include "tests/kernel_support.hpp"
 
+namespace rng_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -97,3 +99,5 @@ TEST_CASE("a string's last bytes are hashed as the word a memcpy of them would m
     CHECK(hash_mix(1, s) == hash_mix(h, word ^ (static_cast<std::uint64_t>(s.size()) << 56)));
   }
 }
+
+}  // namespace rng_test

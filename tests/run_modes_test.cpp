@@ -9,6 +9,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace run_modes_test {
+
 namespace fs = std::filesystem;
 using locksim::testing::locksim_in_source;
 using locksim::testing::run_command;
@@ -135,3 +137,5 @@ TEST_CASE("a run draws a progress line on a terminal's stderr and nothing when s
   CHECK(piped.status == 0);
   CHECK(piped.output.empty());
 }
+
+}  // namespace run_modes_test

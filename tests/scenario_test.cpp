@@ -9,6 +9,8 @@
 #include "harness/scenario.hpp"
 #include "lockalgos/redis_common.hpp"
 
+namespace scenario_test {
+
 using namespace locksim;
 
 namespace {
@@ -740,3 +742,5 @@ TEST_CASE("replica_of is refused for a model that does not replicate, named wher
   zk.replace(zk.find("name = \"redis1\"\n"), 16, "name = \"zk1\"\n\n[[node]]\nname = \"zk2\"\nreplica_of = \"zk1\"\n");
   check_rejected(zk, "scenarios/x.toml:12: [[node]] 'replica_of'", "only Redis nodes replicate");
 }
+
+}  // namespace scenario_test

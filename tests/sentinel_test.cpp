@@ -7,6 +7,8 @@
 #include "sim/servers/redis/sentinel.hpp"
 #include "tests/support.hpp"
 
+namespace sentinel_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -408,3 +410,5 @@ duration = "30s"
   }
   CHECK(events_of(r, Ev::Promoted).empty());
 }
+
+}  // namespace sentinel_test

@@ -13,6 +13,8 @@
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
+namespace story_decisions_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -176,3 +178,5 @@ TEST_CASE("a fault that never fired says whether its event came too few times or
   CHECK(fault_listing(Lang::En, at, {.applied = false}, Duration::s(60)).find("never fired: it was due after the run ended at 60s") !=
         std::string::npos);
 }
+
+}  // namespace story_decisions_test

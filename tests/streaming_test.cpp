@@ -13,6 +13,8 @@
 #include "harness/scenario_writer.hpp"
 #include "support.hpp"
 
+namespace streaming_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -486,3 +488,5 @@ TEST_CASE("a judge restarted on another trace finds what a new judge finds there
       same_violations(judge.finish(options[i].run_end), check_trace(t, options[i]));
     }
 }
+
+}  // namespace streaming_test

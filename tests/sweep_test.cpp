@@ -13,6 +13,8 @@
 #include "tests/command_support.hpp"
 #include "tests/support.hpp"
 
+namespace sweep_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 namespace fs = std::filesystem;
@@ -241,3 +243,5 @@ TEST_CASE("sweep --png without rsvg-convert is refused before the grid runs, say
   CHECK(o.output.find("unsafe from") == std::string::npos);  // no table: nothing ran
   CHECK(!std::filesystem::exists(png));
 }
+
+}  // namespace sweep_test

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace tidy_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -180,6 +182,48 @@ TEST_CASE("no test is marked so that it cannot fail the suite") {
   }
 }
 
+// CI compiles the tests in batches, several files in one translation unit
+// (CMakeLists.txt, LOCKSIM_UNITY_BUILD): a file's helpers, aliases and `using`s
+// must not meet another file's, so each file's code after its includes is in
+// a namespace named after the file, closed at its end. The files of `dir`
+// (tests/main.cpp, doctest's main, aside) that are not.
+std::vector<std::string> outside_own_namespace(const fs::path& dir) {
+  std::vector<std::string> hits;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".cpp" || entry.path().filename() == "main.cpp") continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stem = entry.path().stem().string();
+    const auto open = text.find("\nnamespace " + stem + " {\n");
+    bool ok = open != std::string::npos && text.ends_with("\n}  // namespace " + stem + "\n");
+    // Before it, only comments, blank lines and the preprocessor.
+    std::istringstream head(text.substr(0, open == std::string::npos ? 0 : open));
+    for (std::string line; ok && std::getline(head, line);)
+      ok = line.empty() || line.starts_with("//") || line.starts_with("#");
+    if (!ok) hits.push_back(entry.path().filename().string());
+  }
+  return hits;
+}
+
+TEST_CASE("every test file's code is in a namespace named after the file") {
+  const auto hits = outside_own_namespace(fs::path(LOCKSIM_SOURCE_DIR) / "tests");
+  for (const auto& h : hits) MESSAGE(h);
+  CHECK(hits.empty());
+}
+
+TEST_CASE("the own-namespace check itself catches code before it, another name and an unclosed one") {
+  const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-namespace-probe";
+  fs::create_directories(tmp);
+  std::ofstream(tmp / "good_test.cpp") << "// a test\n#include <string>\n\nnamespace good_test {\n\nint x;\n\n}  // namespace good_test\n";
+  std::ofstream(tmp / "before_test.cpp") << "#include <string>\nusing namespace std;\nnamespace before_test {\n}  // namespace before_test\n";
+  std::ofstream(tmp / "other_test.cpp") << "#include <string>\n\nnamespace another {\n}  // namespace another\n";
+  std::ofstream(tmp / "open_test.cpp") << "#include <string>\n\nnamespace open_test {\nint x;\n";
+  auto hits = outside_own_namespace(tmp);
+  fs::remove_all(tmp);
+  std::sort(hits.begin(), hits.end());
+  CHECK(hits == std::vector<std::string>{"before_test.cpp", "open_test.cpp", "other_test.cpp"});
+}
+
 TEST_CASE("the tidy check itself catches a banned name") {
   const fs::path tmp = fs::temp_directory_path() / "locksim-tidy-probe";
   fs::create_directories(tmp);
@@ -346,3 +390,5 @@ TEST_CASE("the issue-reference check itself catches one") {
   CHECK(issue_references(dir).empty());
   fs::remove_all(dir);
 }
+
+}  // namespace tidy_test

@@ -8,6 +8,8 @@
 #include "sim/wakeup.hpp"
 #include "tests/kernel_support.hpp"
 
+namespace timer_test {
+
 using namespace locksim;
 using namespace locksim::testing;
 
@@ -120,3 +122,5 @@ TEST_CASE("compact timers move a superseded timer event instead of leaving it st
   CHECK(lean_events + 250 <= normal_events);
   CHECK(lean_pending <= normal_pending);
 }
+
+}  // namespace timer_test

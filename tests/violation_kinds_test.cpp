@@ -12,6 +12,8 @@
 #include "sim/word_ids.hpp"
 #include "tests/support.hpp"
 
+namespace violation_kinds_test {
+
 using namespace locksim;
 
 TEST_CASE("every violation kind of the table has a name, a mark, words in both languages, and a checker that finds it") {
@@ -54,3 +56,5 @@ TEST_CASE("every violation kind of the table has a name, a mark, words in both l
     CHECK(found.count(k));
   }
 }
+
+}  // namespace violation_kinds_test

@@ -16,6 +16,8 @@
 #include "web/api.hpp"
 #include "web/numbers.hpp"
 
+namespace web_test {
+
 extern "C" char* locksim_request(const char* request);
 extern "C" void locksim_free(char* answer);
 
@@ -240,3 +242,5 @@ TEST_CASE("the engine's C door answers JSON and hands back memory to free") {
   CHECK(json::parse(b)["error"]["message"].get<std::string>().rfind("the request: ", 0) == 0);
   locksim_free(b);
 }
+
+}  // namespace web_test

@@ -7,6 +7,8 @@
 
 #include "tests/command_support.hpp"
 
+namespace whole_or_absent_test {
+
 using namespace locksim::testing;
 namespace fs = std::filesystem;
 
@@ -36,3 +38,5 @@ TEST_CASE("a run that finishes leaves its trace whole under its name, and nothin
   CHECK(files == 1);
   CHECK(read_text(trace).find("\"event\":\"acquired\"") != std::string::npos);
 }
+
+}  // namespace whole_or_absent_test

@@ -14,6 +14,8 @@
 #include "sim/world.hpp"
 #include "sim/servers/zookeeper/server.hpp"
 
+namespace zookeeper_model_test {
+
 using namespace locksim;
 
 namespace {
@@ -148,3 +150,5 @@ TEST_CASE("the ZooKeeper model does not fire the watches of a session that expir
   m.b.create(m.zk.id(), sb);
   CHECK(m.b.notified.size() == 1);
 }
+
+}  // namespace zookeeper_model_test
