@@ -434,7 +434,7 @@ int cmd_explore(ExploreArgs a) {
   check_modes(a);
   const ExploreOptions& o = a.options;
   if (!a.matrix.empty()) {
-    std::cout << matrix_text(base, o, explore_matrix(base, o, a.matrix));
+    std::cout << matrix_text(base, o, explore_matrix(base, o, a.matrix), lang);
     return kExitOk;
   }
   if (a.replay) return cmd_replay(base, a);

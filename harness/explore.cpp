@@ -15,7 +15,6 @@
 #include "harness/explore_reference.hpp"
 #include "harness/explore_schedule.hpp"
 #include "lockalgos/registry.hpp"
-#include "judge/words.hpp"
 #include "sim/rng.hpp"
 
 namespace locksim {
@@ -286,24 +285,6 @@ std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions
     rows.push_back({v, explore(with_algorithm(base, *a, flavour), same)});
   }
   return rows;
-}
-
-std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows) {
-  std::string out = fmt::format("{} — {} from seed {} for each, the same fault schedules for all\n\n", base.path,
-                                counted(rows.empty() ? 0 : rows.front().summary.runs, "run"), o.seed);
-  out += fmt::format("  {:<28}", "algorithm");
-  for (ViolationKind k : kAllViolationKinds) out += fmt::format(" {:>16}", violation_name(k));
-  out += "\n";
-  for (const MatrixRow& r : rows) {
-    out += fmt::format("  {:<28}", r.variant);
-    for (ViolationKind k : kAllViolationKinds) {
-      const std::uint64_t n = r.summary.by_kind.count(k) ? r.summary.by_kind.at(k) : 0;
-      out += fmt::format(" {:>15.2f}%", r.summary.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(r.summary.runs) : 0.0);
-    }
-    out += "\n";
-  }
-  out += "\n  (the share of runs with each violation; `explore` on one variant gives intervals and first seeds)\n";
-  return out;
 }
 
 }  // namespace locksim

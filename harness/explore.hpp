@@ -139,7 +139,5 @@ struct MatrixRow {
 };
 std::vector<MatrixRow> explore_matrix(const Scenario& base, const ExploreOptions& options,
                                       const std::vector<std::string>& variants);
-std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows);
-
 
 }  // namespace locksim

@@ -215,6 +215,29 @@ std::string explore_text(const Scenario& base, const ExploreOptions& o, const Ex
   return out;
 }
 
+std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows, Lang lang) {
+  const std::uint64_t runs = rows.empty() ? 0 : rows.front().summary.runs;
+  std::string out = say(lang, W::MatrixHead,
+                        {{"path", base.path},
+                         {"runs", say_count(lang, runs, W::ShrinkRunOne, W::ShrinkRunMany)},
+                         {"seed", std::to_string(o.seed)}}) +
+                    "\n\n";
+  const std::string algorithm = say(lang, W::MatrixColAlgorithm);  // padded by its width on a terminal: 算法 is 4 columns
+  out += "  " + algorithm + std::string(28 - std::min<std::size_t>(28, display_width(algorithm)), ' ');
+  for (ViolationKind k : kAllViolationKinds) out += fmt::format(" {:>16}", violation_name(k));
+  out += "\n";
+  for (const MatrixRow& r : rows) {
+    out += fmt::format("  {:<28}", r.variant);
+    for (ViolationKind k : kAllViolationKinds) {
+      const std::uint64_t n = r.summary.by_kind.count(k) ? r.summary.by_kind.at(k) : 0;
+      out += fmt::format(" {:>15.2f}%", r.summary.runs ? 100.0 * static_cast<double>(n) / static_cast<double>(r.summary.runs) : 0.0);
+    }
+    out += "\n";
+  }
+  out += "\n  " + say(lang, W::MatrixFoot) + "\n";
+  return out;
+}
+
 std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s) {
   using json = nlohmann::ordered_json;
   json kinds = json::object();

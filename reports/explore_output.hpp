@@ -12,6 +12,8 @@ namespace locksim {
 
 std::string explore_text(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s, Lang lang = Lang::En);
 std::string explore_json(const Scenario& base, const ExploreOptions& o, const ExploreSummary& s);
+// `explore --matrix`: the share of runs with each violation, a row per variant.
+std::string matrix_text(const Scenario& base, const ExploreOptions& o, const std::vector<MatrixRow>& rows, Lang lang = Lang::En);
 
 // A label of what found a violation as the JSON keys and the English text
 // write it ("client1 read", "a time, 3 nodes at once", "until client2 read",

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -363,6 +365,55 @@ TEST_CASE("locksim explore --exhaustive --lang zh: the space searched, the findi
   CHECK(en.status == zh.status);
   CHECK(search_english(en.output, r, file).size() > 20);
   CHECK(en.output.find("exhaustive search, depth 1") != std::string::npos);
+}
+
+TEST_CASE("locksim explore --matrix --lang zh: the head, the column and the foot in Chinese, the same shares, no English sentence left") {
+  const std::string file = "scenarios/kleppmann/gc-pause.toml";
+  const RunResult r = run_scenario(catalogue(file));
+  const std::string args = "explore " + file + " --runs 40 --matrix redis-single,redlock";
+  const auto zh = locksim_in_source(args + " --lang zh");
+  INFO(zh.output);
+  CHECK(zh.status == 0);
+  CHECK(zh.output.find("每个算法 40 次运行") != std::string::npos);
+  CHECK(zh.output.find("  算法 ") != std::string::npos);
+  // Its columns line up on a terminal: 算法 is as wide as four letters.
+  std::istringstream lines(zh.output);
+  std::vector<std::size_t> widths;
+  for (std::string line; std::getline(lines, line);)
+    if (line.ends_with('%') || line.starts_with("  算法 ")) widths.push_back(display_width(line));
+  CHECK(widths.size() == 3);
+  CHECK(std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) == widths.end());
+  // Kept as they are: the file's path, and the variants and the kinds'
+  // names heading rows and columns, as --matrix and [expect] take them.
+  std::set<std::string> ids{"redis", "single", "redlock", "explore"};  // and the command, `explore`
+  static const std::regex part("[a-z]+");
+  for (ViolationKind k : kAllViolationKinds) {
+    const std::string name(violation_name(k));
+    for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
+  }
+  auto words_of = [&](const std::string& text) {
+    std::string without;  // the file's path taken out (by hand, as search_english does)
+    std::size_t from = 0;
+    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
+      without.append(text, from, at - from);
+      from = at + file.size();
+    }
+    return english_words(without + text.substr(from), r, 0, ids);
+  };
+  for (const std::string& left : words_of(zh.output)) CHECK_MESSAGE(false, left);
+  const auto en = locksim_in_source(args);
+  INFO(en.output);
+  CHECK(en.output.find("40 runs from seed") != std::string::npos);
+  CHECK(words_of(en.output).size() > 10);
+  // The same runs: every share, row by row, is the same in both.
+  static const std::regex share(R"(\d+\.\d\d%)");
+  auto shares = [&](const std::string& text) {
+    std::vector<std::string> all;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), share); it != std::sregex_iterator(); ++it) all.push_back(it->str());
+    return all;
+  };
+  CHECK(shares(zh.output).size() == 2 * std::size(kAllViolationKinds));
+  CHECK(shares(zh.output) == shares(en.output));
 }
 
 TEST_CASE("locksim sweep --lang zh: the grid, its numbers and where safe and unsafe meet, in Chinese, no English sentence left") {
