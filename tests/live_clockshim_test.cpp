@@ -190,6 +190,43 @@ TEST_CASE("waits until a deadline on a stepped or drifting clock last what the p
   }
 }
 
+// What the other tests ask of CLOCK_REALTIME_COARSE holds only if the probe
+// reads that clock: the time of the kernel's last tick (every 1 to 10 ms),
+// so it stands apart from the fine clock read beside it by about a tick
+// (more when ticks were skipped), more than 20 µs in all but a few readings. The fine clock read twice in a
+// row is a microsecond apart at most.
+TEST_CASE("the probe's coarse wall-clock reading is the coarse clock: a tick's worth from the fine one beside it") {
+  timespec tick{};
+  clock_getres(CLOCK_REALTIME_COARSE, &tick);
+  REQUIRE(tick.tv_nsec >= 1'000'000);  // a kernel whose coarse clock is fine would make this test moot
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  clock.step(Duration::s(1000));
+  int apart = 0;
+  for (int i = 0; i < 20; ++i) {
+    const Readings r = probe.read();
+    if (std::abs(r.realtime_ns - r.coarse_ns) > 20'000) ++apart;
+    CHECK(std::abs(r.realtime_ns - r.coarse_ns) < 100'000'000);  // a tick late, or a few on an idle machine: not 1000 s
+  }
+  CHECK(apart >= 15);
+}
+
+// Before the epoch a reading's seconds are floored, as the kernel's are:
+// -10.5 s is tv_sec -11 and tv_nsec 500 ms (clockshim.c's set_ns), so time()
+// says -11. Truncated, it would say -10, with a negative tv_nsec behind it.
+TEST_CASE("a wall clock stepped before the epoch reads whole seconds floored, as the kernel gives them") {
+  TempDir dir;
+  ClockControl clock(dir.path() / "clock.page");
+  Probe probe(clock.path().string());
+  clock.step(-Duration::ns(real_now_ns() + 10 * kSecond + kSecond / 2));
+  const Readings r = probe.read();
+  REQUIRE(r.realtime_ns > -11 * kSecond);
+  REQUIRE(r.realtime_ns < -10 * kSecond - kSecond / 4);  // -10.5 s and the few ms since
+  CHECK(r.time_s == -11);
+  CHECK(r.gettimeofday_us < -10 * 1'000'000LL);
+}
+
 TEST_CASE("the shim changes nothing without a clock file") {
   Probe probe("");
   const Readings r = probe.read();

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -281,6 +282,10 @@ TEST_CASE("a SIGKILLed locksim leaves no redis-server or redis-sentinel behind")
 TEST_CASE("a locksim that dies of SIGTERM takes its servers with it") {
   Child helper(LOCKSIM_LIVE_HELPER, {});
   const HelperRun run = read_helper(helper);
+  // What it takes with it is the helper's whole topology: r replicates m.
+  const auto r = std::find_if(run.nodes.begin(), run.nodes.end(), [](const Started& s) { return s.name == "r"; });
+  REQUIRE(r != run.nodes.end());
+  CHECK(eventually([&] { return role(r->port) == "slave"; }, Duration::s(5)));
   helper.kill(SIGTERM);
   helper.wait();
   for (const Started& s : run.nodes) {

@@ -20,6 +20,7 @@
 #include <boost/asio/write.hpp>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -218,6 +219,35 @@ TEST_CASE("jute: packets cut short, or too long, are not ZooKeeper's") {
   CHECK_THROWS_AS(next_packet(buffer), Error);
   buffer = unhex("ffffffff");  // -1
   CHECK_THROWS_AS(next_packet(buffer), Error);
+}
+
+// --- The server's zoo.cfg --------------------------------------------------------------
+
+// A ZooKeeper reads its zoo.cfg's unknown keys as system properties
+// (QuorumPeerConfig.parseProperties), and AdminServerFactory starts Jetty on
+// port 8080 unless zookeeper.admin.enableServer is "false": two live runs
+// at once, or anything else on 8080, would then collide. Debian's classpath
+// as server_args gives it has no Jetty, so today the server starts without
+// one either way: the file is what keeps it so when Jetty is installed too.
+TEST_CASE("zoo.cfg: loopback only, the admin server off, srvr whitelisted, ticks in whole milliseconds") {
+  locksim::live::testing::TempDir dir;
+  ZooKeeperServerOptions o;
+  o.tick_time = Duration::ms(250);
+  o.max_session_timeout = Duration::s(3);
+  write_config(dir.path() / "zoo.cfg", 2181, dir.path(), o);
+  std::ifstream in(dir.path() / "zoo.cfg");
+  std::map<std::string, std::string> keys;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') keys[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  CHECK(keys["admin.enableServer"] == "false");
+  CHECK(keys["clientPortAddress"] == "127.0.0.1");
+  CHECK(keys["clientPort"] == "2181");
+  CHECK(keys["4lw.commands.whitelist"] == "srvr");
+  CHECK(keys["tickTime"] == "250");
+  CHECK(keys["maxSessionTimeout"] == "3000");
+  CHECK(keys.count("minSessionTimeout") == 0);  // ZooKeeper's own: 2 ticks
+  o.tick_time = Duration::us(1500);
+  CHECK_THROWS_AS(write_config(dir.path() / "zoo.cfg", 2181, dir.path(), o), Error);
 }
 
 // --- A connection, against a server of the test's own ----------------------------------
