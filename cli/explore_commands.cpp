@@ -33,7 +33,6 @@
 #include "harness/scenario_writer.hpp"
 #include "harness/shrink.hpp"
 #include "reports/shrunk.hpp"
-#include "judge/words.hpp"
 #include "reports/diagram.hpp"
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"

@@ -36,7 +36,6 @@
 #include "reports/report.hpp"
 #include "reports/trace_jsonl.hpp"
 #include "reports/words.hpp"
-#include "judge/words.hpp"
 
 using namespace locksim;
 namespace fs = std::filesystem;

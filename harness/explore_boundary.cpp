@@ -10,7 +10,6 @@
 #include "harness/faults/kind.hpp"
 #include "harness/scenario_knobs.hpp"
 #include "harness/run.hpp"
-#include "judge/words.hpp"
 
 namespace locksim {
 

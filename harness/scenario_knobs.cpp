@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "harness/faults/kind.hpp"
-#include "judge/words.hpp"
+#include "harness/counted.hpp"
 #include "sim/word_ids.hpp"
 
 namespace locksim {

@@ -6,7 +6,6 @@
 
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
-#include "judge/words.hpp"
 
 namespace locksim {
 

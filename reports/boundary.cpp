@@ -7,7 +7,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "judge/words.hpp"
+#include "harness/counted.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "judge/words.hpp"
 #include "reports/diagram_canvas.hpp"
 
 namespace locksim::diagram {

@@ -14,7 +14,6 @@
 #include "harness/explore_reference.hpp"
 #include "harness/faults/kind.hpp"
 #include "harness/run.hpp"
-#include "judge/words.hpp"
 #include "reports/words.hpp"
 
 namespace locksim {

@@ -12,7 +12,6 @@
 #include "harness/explore.hpp"
 #include "harness/faults.hpp"
 #include "harness/faults/kind.hpp"
-#include "judge/words.hpp"
 #include "reports/words.hpp"
 
 namespace locksim {

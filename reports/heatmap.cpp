@@ -7,7 +7,7 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
-#include "judge/words.hpp"
+#include "harness/counted.hpp"
 #include "reports/markup.hpp"
 #include "reports/words.hpp"
 

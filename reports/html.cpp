@@ -1,7 +1,6 @@
 // The self-contained HTML page of a run (reports/diagram.hpp, html_report).
 #include <fmt/format.h>
 
-#include "judge/words.hpp"
 #include "reports/diagram.hpp"
 #include "reports/markup.hpp"
 #include "reports/report.hpp"

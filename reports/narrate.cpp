@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "judge/words.hpp"
 #include "lockalgos/registry.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/report.hpp"
-#include "judge/words.hpp"
 #include "reports/words.hpp"
 
 namespace locksim {

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "harness/faults/kind.hpp"
-#include "judge/words.hpp"
 #include "reports/words.hpp"
 
 namespace locksim {

@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 
-#include "judge/words.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"
 

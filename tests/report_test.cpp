@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "reports/report.hpp"
-#include "judge/words.hpp"
+#include "harness/counted.hpp"
 #include "tests/support.hpp"
 
 namespace report_test {
