@@ -367,8 +367,9 @@ int cmd_boundary(const Scenario& base, const ExploreArgs& a) {
     j["written"] = written;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << boundary_text(base, b);
-    for (const std::string& w : written) std::cout << "  written: " << w << "   (locksim run " << w << ")\n";
+    const Lang lang = lang_flag(a.lang);
+    std::cout << boundary_text(base, b, lang);
+    for (const std::string& w : written) std::cout << "  " << say(lang, W::BoundaryWritten, {{"path", w}}) << "\n";
   }
   return kExitOk;
 }

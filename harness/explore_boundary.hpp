@@ -37,7 +37,7 @@ struct BoundaryEdge {
 struct BoundaryResult {
   std::string parameter;  // as given: "fault[1].duration"
   Phrase subject;         // "fault[1], at 1s client1 pauses for 40s" (W::KnobFault)
-  std::string noun;       // "a pause of", "a clock jump of", "fault[1] at"
+  Phrase noun;            // "a pause of", "a clock jump of", "fault[1] at"
   BoundarySide given;
   std::optional<BoundaryEdge> lower, upper;  // the nearest flip below and above the given value
   Duration lowest, highest;                  // the range searched (the verdict was given's between the edges)

@@ -41,7 +41,7 @@ Knob lock_knob(const Scenario& s, const std::string& parameter, const std::strin
   Knob k;
   k.parameter = parameter;
   k.subject = Phrase(W::KnobLock).name("key", key);
-  k.noun = parameter + " =";
+  k.noun = Phrase(W::KnobNounIs).name("parameter", parameter);
   const auto written = [key](const Scenario& t) -> const LockConfig::Written* {
     for (const LockConfig::Written& w : t.lock.written)
       if (w.key == key) return &w;
@@ -101,7 +101,7 @@ bool clock_knob(const Scenario& s, Knob& k, const std::string& field, ClockOf cl
   } else {
     return false;
   }
-  k.noun = k.parameter + " =";
+  k.noun = Phrase(W::KnobNounIs).name("parameter", k.parameter);
   k.subject = Phrase(W::KnobClock).part("table", std::move(k.subject)).name("field", field).name("value", format_knob_value(k.unit, *k.get(s)));
   return true;
 }
@@ -131,7 +131,7 @@ Knob client_knob(const Scenario& s, const std::string& parameter, const std::str
   using Range = DurationRange ClientConfig::*;
   static const std::map<std::string, Range, std::less<>> ranges = {
       {"start", &ClientConfig::start}, {"work", &ClientConfig::work}, {"hold", &ClientConfig::hold}, {"think", &ClientConfig::think}};
-  k.noun = parameter + " =";
+  k.noun = Phrase(W::KnobNounIs).name("parameter", parameter);
   if (const auto r = ranges.find(field); r != ranges.end()) {
     const Range m = r->second;
     k.unit = KnobUnit::Duration;
@@ -168,7 +168,7 @@ Knob node_knob(const Scenario& s, const std::string& parameter, const std::strin
   k.line = s.nodes[i].line;
   if (clock_knob(s, k, field, [i](auto& t) -> auto& { return t.nodes[i].clock; })) return k;
   if (field != "restart_delay") refuse(option, parameter, "is not a number of a [[node]] (" + knob_parameters() + ")");
-  k.noun = parameter + " =";
+  k.noun = Phrase(W::KnobNounIs).name("parameter", parameter);
   k.get = [i](const Scenario& t) { return std::optional(t.nodes[i].restart_delay.count_ns()); };
   k.set = [i](Scenario& t, std::int64_t v) { t.nodes[i].restart_delay = Duration::ns(v); };
   return k;
@@ -193,14 +193,14 @@ Knob fault_knob(const Scenario& s, const std::string& parameter, const std::stri
   const std::int64_t longest = (s.duration * 4).count_ns();
   if (field == "duration") {
     if (!f.duration) refuse(option, parameter, "is not there: " + name + " (" + kind + ") has no duration");
-    k.noun = "a " + kind + " of";
+    k.noun = Phrase(W::KnobNounKindOf).name("kind", kind);
     k.get = [i](const Scenario& t) { return std::optional(t.faults[i].duration->count_ns()); };
     k.set = [i](Scenario& t, std::int64_t v) { t.faults[i].duration = Duration::ns(v); };
     k.lowest = 1;
     k.search_highest = std::max(longest, f.duration->count_ns());
   } else if (field == "by") {
     if (f.by.is_zero()) refuse(option, parameter, "is not there: " + name + " (" + kind + ") has no 'by'");
-    k.noun = f.kind == FaultKind::ClockJump ? "a clock jump of" : "a delay of";
+    k.noun = Phrase(f.kind == FaultKind::ClockJump ? W::KnobNounClockJump : W::KnobNounDelay);
     const bool back = f.by < Duration::zero();  // a jump back: its size moves
     k.get = [i, back](const Scenario& t) { return std::optional((back ? -t.faults[i].by : t.faults[i].by).count_ns()); };
     k.set = [i, back](Scenario& t, std::int64_t v) { t.faults[i].by = back ? -Duration::ns(v) : Duration::ns(v); };
@@ -208,20 +208,20 @@ Knob fault_knob(const Scenario& s, const std::string& parameter, const std::stri
     k.search_highest = std::max(longest, *k.get(s));
   } else if (field == "at") {
     if (!f.at) refuse(option, parameter, "is not there: " + name + " waits for an event (on = ...): move its 'after' instead");
-    k.noun = name + " at";
+    k.noun = Phrase(W::KnobNounAt).name("name", name);
     k.get = [i](const Scenario& t) { return std::optional(t.faults[i].at->count_ns()); };
     k.set = [i](Scenario& t, std::int64_t v) { t.faults[i].at = Duration::ns(v); };
     k.highest = k.search_highest = s.duration.count_ns() - 1;
   } else if (field == "after") {
     if (f.at) refuse(option, parameter, "is not there: " + name + " has a time (at = ...), not an 'after'");
-    k.noun = name + " this long after its event:";
+    k.noun = Phrase(W::KnobNounAfter).name("name", name);
     k.get = [i](const Scenario& t) { return std::optional(t.faults[i].after.count_ns()); };
     k.set = [i](Scenario& t, std::int64_t v) { t.faults[i].after = Duration::ns(v); };
     k.search_highest = std::max(longest, f.after.count_ns());
   } else if (field == "drift_ppm") {
     if (f.kind != FaultKind::ClockDrift) refuse(option, parameter, "is not there: " + name + " (" + kind + ") has no drift_ppm");
     k.unit = KnobUnit::Ppm;
-    k.noun = "a drift of";
+    k.noun = Phrase(W::KnobNounDrift);
     k.get = [i](const Scenario& t) { return std::optional(t.faults[i].drift_ppb); };
     k.set = [i](Scenario& t, std::int64_t v) { t.faults[i].drift_ppb = v; };
     k.lowest = kSlowestPpb;
@@ -279,7 +279,7 @@ Knob knob_of(const Scenario& s, const std::string& parameter, std::string_view o
     Knob k;
     k.parameter = parameter;
     k.subject = Phrase(W::KnobDuration);
-    k.noun = "a run of";
+    k.noun = Phrase(W::KnobNounRun);
     k.get = [](const Scenario& t) { return std::optional(t.duration.count_ns()); };
     k.set = [](Scenario& t, std::int64_t v) { t.duration = Duration::ns(v); };
     k.lowest = 1;

@@ -23,7 +23,7 @@ enum class KnobUnit : std::uint8_t { Duration, Integer, Ppm };
 struct Knob {
   std::string parameter;  // as given: "fault[1].duration"
   Phrase subject;         // "fault[1], at 1s client1 pauses for 40s"; "[lock] ttl" (W::Knob*)
-  std::string noun;       // "a pause of", "lock.ttl ="
+  Phrase noun;            // "a pause of", "lock.ttl ="
   KnobUnit unit = KnobUnit::Duration;
   int line = 0;           // where the file has it (its table's line; 0: the top level)
   // The scenario's value (nullopt: the file leaves it to a default the table does not know).

@@ -7,7 +7,6 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "harness/counted.hpp"
 #include "reports/report.hpp"
 #include "reports/words.hpp"
 
@@ -25,47 +24,49 @@ std::set<ViolationKind> minus(const std::set<ViolationKind>& a, const std::set<V
 // verdict, the file's failure needs this side: "The failure (...) needs a
 // pause of at least 30.002s". Where it has more, the other side adds them:
 // "lock.ttl = at most 999.999us also gives stuck".
-std::string edge_sentence(const BoundaryResult& b, const BoundaryEdge& e) {
+std::string edge_sentence(const BoundaryResult& b, const BoundaryEdge& e, Lang lang) {
   const bool file_above = e.above.verdict == b.given.verdict;
   const BoundarySide& file = file_above ? e.above : e.below;
   const BoundarySide& other = file_above ? e.below : e.above;
-  const char* file_way = file_above ? "at least" : "at most";
-  const char* other_way = file_above ? "at most" : "at least";
-  const std::string given = format_duration(b.given.value);
+  const std::string file_way = say(lang, file_above ? W::BoundaryAtLeast : W::BoundaryAtMost);
+  const std::string other_way = say(lang, file_above ? W::BoundaryAtMost : W::BoundaryAtLeast);
+  const std::string noun = say(lang, b.noun), given = format_duration(b.given.value);
   if (minus(other.verdict, file.verdict).empty())
-    return fmt::format("The failure ({}) needs {} {} {} (the file has {}).", kinds_text(file.verdict), b.noun, file_way,
-                       format_duration(file.value), given);
-  if (minus(file.verdict, other.verdict).empty())
-    return fmt::format("{} {} {} also gives {} (the file has {}).", b.noun, other_way, format_duration(other.value),
-                       kinds_text(minus(other.verdict, file.verdict)), given);
-  return fmt::format("{} {} {} gives {} instead (the file has {}).", b.noun, other_way, format_duration(other.value),
-                     kinds_text(other.verdict), given);
+    return say(lang, W::BoundaryNeeds, {{"kinds", kinds_text(file.verdict, lang)}, {"noun", noun}, {"way", file_way},
+                                        {"value", format_duration(file.value)}, {"given", given}});
+  const bool adds = minus(file.verdict, other.verdict).empty();
+  return say(lang, adds ? W::BoundaryAlsoGives : W::BoundaryInstead,
+             {{"noun", noun}, {"way", other_way}, {"value", format_duration(other.value)},
+              {"kinds", kinds_text(adds ? minus(other.verdict, file.verdict) : other.verdict, lang)}, {"given", given}});
 }
 
 }  // namespace
 
-std::string boundary_text(const Scenario& s, const BoundaryResult& b) {
-  std::string out = fmt::format("{} — where the verdict flips as {} moves\n  {}\n", s.path, b.parameter, say(Lang::En, b.subject));
-  const std::string runs = counted(static_cast<std::uint64_t>(b.runs), "run");
+std::string boundary_text(const Scenario& s, const BoundaryResult& b, Lang lang) {
+  std::string out = say(lang, W::BoundaryHead, {{"path", s.path}, {"parameter", b.parameter}}) + "\n  " + say(lang, b.subject) + "\n";
+  const std::string runs = say_count(lang, static_cast<std::uint64_t>(b.runs), W::ShrinkRunOne, W::ShrinkRunMany);
   if (!b.found()) {
-    out += fmt::format("\n  {} from {} to {}: the same verdict at every value tried ({}; {})\n",
-                       b.parameter, format_duration(b.lowest), format_duration(b.highest), kinds_text(b.given.verdict), runs);
+    out += "\n  " + say(lang, W::BoundarySame, {{"parameter", b.parameter}, {"from", format_duration(b.lowest)},
+                                                {"to", format_duration(b.highest)}, {"kinds", kinds_text(b.given.verdict, lang)},
+                                                {"runs", runs}}) + "\n";
     return out;
   }
-  const std::string from = b.lower ? format_duration(b.lower->above.value) : format_duration(b.lowest) + " (the least tried)";
-  const std::string to = b.upper ? format_duration(b.upper->below.value) : format_duration(b.highest) + " (the most tried)";
-  out += fmt::format("\n  the file's verdict ({}) holds from {} to {} ({}, to the nanosecond)\n", kinds_text(b.given.verdict),
-                     from, to, runs);
+  const std::string from = b.lower ? format_duration(b.lower->above.value)
+                                   : say(lang, W::BoundaryLeastTried, {{"value", format_duration(b.lowest)}});
+  const std::string to = b.upper ? format_duration(b.upper->below.value)
+                                 : say(lang, W::BoundaryMostTried, {{"value", format_duration(b.highest)}});
+  out += "\n  " + say(lang, W::BoundaryHolds, {{"kinds", kinds_text(b.given.verdict, lang)}, {"from", from}, {"to", to}, {"runs", runs}}) + "\n";
   for (const BoundaryEdge* e : b.edges()) {
-    out += fmt::format("\n  {} it flips between {} and {}:\n", b.lower && e == &*b.lower ? "below," : "above,",
-                       format_duration(e->below.value), format_duration(e->above.value));
+    const bool below = b.lower && e == &*b.lower;
+    out += "\n  " + say(lang, below ? W::BoundaryFlipsBelow : W::BoundaryFlipsAbove,
+                        {{"a", format_duration(e->below.value)}, {"b", format_duration(e->above.value)}}) + "\n";
     for (const BoundarySide* side : {&e->below, &e->above}) {
-      out += fmt::format("    {:<22} {}\n", format_duration(side->value), kinds_text(side->verdict));
-      if (side->detail.id != kNoWord) out += fmt::format("    {:<22} {}\n", "", say(Lang::En, side->detail));
+      out += fmt::format("    {:<22} {}\n", format_duration(side->value), kinds_text(side->verdict, lang));
+      if (side->detail.id != kNoWord) out += fmt::format("    {:<22} {}\n", "", say(lang, side->detail));
     }
   }
   out += "\n";
-  for (const BoundaryEdge* e : b.edges()) out += "  " + edge_sentence(b, *e) + "\n";
+  for (const BoundaryEdge* e : b.edges()) out += "  " + edge_sentence(b, *e, lang) + "\n";
   return out;
 }
 

@@ -5,10 +5,11 @@
 #include <string>
 
 #include "harness/explore_boundary.hpp"
+#include "reports/lang.hpp"
 
 namespace locksim {
 
-std::string boundary_text(const Scenario& s, const BoundaryResult& b);
+std::string boundary_text(const Scenario& s, const BoundaryResult& b, Lang lang = Lang::En);
 std::string boundary_json(const Scenario& s, const BoundaryResult& b);
 
 }  // namespace locksim

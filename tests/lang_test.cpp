@@ -416,6 +416,40 @@ TEST_CASE("locksim explore --matrix --lang zh: the head, the column and the foot
   CHECK(shares(zh.output) == shares(en.output));
 }
 
+TEST_CASE("locksim explore --boundary --lang zh: the range, each flip and what each edge needs, no English sentence left") {
+  const std::string file = "scenarios/kleppmann/gc-pause.toml";
+  const RunResult r = run_scenario(catalogue(file));
+  // Kept as they are: the file's path, the parameter moved and the fault kind, as --boundary and [[fault]] name them.
+  const std::set<std::string> ids{"fault", "duration", "lock", "pause"};
+  auto words_of = [&](const std::string& text) {
+    std::string without;  // the file's path taken out (by hand, as search_english does)
+    std::size_t from = 0;
+    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
+      without.append(text, from, at - from);
+      from = at + file.size();
+    }
+    return english_words(without + text.substr(from), r, 0, ids);
+  };
+  for (const std::string parameter : {"fault[1].duration", "lock.ttl"}) {
+    CAPTURE(parameter);
+    const std::string args = "explore " + file + " --boundary " + parameter;
+    const auto zh = locksim_in_source(args + " --lang zh");
+    INFO(zh.output);
+    CHECK(zh.status == 0);
+    CHECK(zh.output.find("判定在何处翻转") != std::string::npos);
+    CHECK(zh.output.find("精确到纳秒") != std::string::npos);
+    for (const std::string& left : words_of(zh.output)) CHECK_MESSAGE(false, left);
+    const auto en = locksim_in_source(args);
+    CHECK(words_of(en.output).size() > 20);
+  }
+  // The English is as it was: each edge's sentence names what moves in words.
+  const auto en = locksim_in_source("explore " + file + " --boundary fault[1].duration");
+  CHECK(en.output.find("\n  The failure (overlap, stale-write, lost-update) needs a pause of at least 30.002s (the file has 40s).\n") !=
+        std::string::npos);
+  const auto zh = locksim_in_source("explore " + file + " --boundary fault[1].duration --lang zh");
+  CHECK(zh.output.find("需要 pause 故障的时长至少 30.002s（文件中为 40s）。") != std::string::npos);
+}
+
 TEST_CASE("locksim sweep --lang zh: the grid, its numbers and where safe and unsafe meet, in Chinese, no English sentence left") {
   const std::string file = "scenarios/kleppmann/gc-pause.toml";
   const RunResult r = run_scenario(catalogue(file));
