@@ -51,8 +51,8 @@ int cmd_sweep(const SweepArgs& a) {
   const bool ok = allowed(s, r.found());
   const std::string title = s.title.empty() ? say(lang, W::SweepDefaultTitle) : s.title;
   if (!a.csv_path.empty()) write_whole(a.csv_path, sweep_csv(r));
-  if (!a.svg_path.empty()) write_whole(a.svg_path, sweep_svg(r, title));
-  if (!a.png_path.empty()) write_png(sweep_svg(r, title), a.png_path);
+  if (!a.svg_path.empty()) write_whole(a.svg_path, sweep_svg(r, title, lang));
+  if (!a.png_path.empty()) write_png(sweep_svg(r, title, lang), a.png_path);
   if (a.format == Format::Json) {
     std::cout << sweep_json(r, ok) << "\n";
   } else {

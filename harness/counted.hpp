@@ -1,8 +1,7 @@
 // A count and its English noun, for what is said in English alone: the
 // scenario errors of harness/ (a person's bad input, in English like every
-// error) and the few outputs of reports/ not yet in word tables (--boundary's
-// text, the sweep's picture). Anything told in either language counts with
-// say_count (reports/words.hpp).
+// error). Anything told in either language counts with say_count
+// (reports/words.hpp).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,6 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
-#include "harness/counted.hpp"
 #include "reports/markup.hpp"
 #include "reports/words.hpp"
 
@@ -239,7 +238,7 @@ std::string tick(const AxisScale& s, std::int64_t v) {
 
 std::string axis_title(const SweepAxis& a, const AxisScale& s) { return a.knob.parameter + (s.unit.empty() ? "" : " (" + s.unit + ")"); }
 // Under the title, smaller: what the number is in the file.
-std::string axis_note(const SweepAxis& a) { return "in the file: " + say(Lang::En, a.knob.subject); }
+std::string axis_note(const SweepAxis& a, Lang lang) { return say(lang, W::SweepSvgAxisNote, {{"what", say(lang, a.knob.subject)}}); }
 
 // Safe: pale green. Unsafe: light orange at a few runs to dark red at every run.
 std::string colour(const SweepCell& c) {
@@ -264,14 +263,14 @@ struct Plot {
   double bottom() const { return top + static_cast<double>(ny) * cell_h; }
 };
 
-std::string cells_svg(const SweepResult& r, const Plot& p) {
+std::string cells_svg(const SweepResult& r, const Plot& p, Lang lang) {
   std::string s = "<g class=\"cells\">";
   for (std::size_t i = 0; i < p.nx; ++i)
     for (std::size_t j = 0; j < p.ny; ++j) {
       const SweepCell& c = r.at(i, j);
-      std::string tip = r.axes[0].knob.parameter + " = " + value_text(r.axes[0], i);
-      if (r.axes.size() > 1) tip += ", " + r.axes[1].knob.parameter + " = " + value_text(r.axes[1], j);
-      tip += fmt::format(": {} of {} runs violated", c.violating, c.runs);
+      std::string where = r.axes[0].knob.parameter + " = " + value_text(r.axes[0], i);
+      if (r.axes.size() > 1) where += ", " + r.axes[1].knob.parameter + " = " + value_text(r.axes[1], j);
+      std::string tip = say(lang, W::SweepSvgTip, {{"where", where}, {"violating", std::to_string(c.violating)}, {"runs", std::to_string(c.runs)}});
       for (const auto& [k, n] : c.kinds) tip += fmt::format("; {} {}", violation_name(k), n);
       s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" stroke="#ffffff" stroke-width="1"><title>{}</title></rect>)",
                        p.x(i), p.y(j), p.cell_w, p.cell_h, colour(c), esc(tip));
@@ -297,7 +296,7 @@ std::string boundary_svg(const SweepResult& r, const Plot& p) {
   return fmt::format(R"(<path class="boundary" d="{}" fill="none" stroke="#111111" stroke-width="3" stroke-linecap="square"/>)", d);
 }
 
-std::string axes_svg(const SweepResult& r, const Plot& p) {
+std::string axes_svg(const SweepResult& r, const Plot& p, Lang lang) {
   std::string s = "<g class=\"axes\" fill=\"#222222\">";
   const AxisScale sx = scale_of(r.axes[0]);
   double widest = 0;
@@ -307,7 +306,7 @@ std::string axes_svg(const SweepResult& r, const Plot& p) {
     s += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{0:.1f}" y2="{2:.1f}" stroke="#222222"/><text x="{0:.1f}" y="{3:.1f}" text-anchor="middle" font-size="12">{4}</text>)",
                      p.x(i) + p.cell_w / 2, p.bottom(), p.bottom() + 5, p.bottom() + 19, esc(tick(sx, r.axes[0].values[i])));
   s += fmt::format(R"(<text x="{0:.1f}" y="{1:.1f}" text-anchor="middle" font-size="13">{2}</text><text x="{0:.1f}" y="{3:.1f}" text-anchor="middle" font-size="11" fill="#555555">{4}</text>)",
-                   (p.left + p.right()) / 2, p.bottom() + 40, esc(axis_title(r.axes[0], sx)), p.bottom() + 56, esc(axis_note(r.axes[0])));
+                   (p.left + p.right()) / 2, p.bottom() + 40, esc(axis_title(r.axes[0], sx)), p.bottom() + 56, esc(axis_note(r.axes[0], lang)));
   if (r.axes.size() > 1) {
     const AxisScale sy = scale_of(r.axes[1]);
     const std::size_t step = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(16 / p.cell_h)));
@@ -317,18 +316,19 @@ std::string axes_svg(const SweepResult& r, const Plot& p) {
                        esc(tick(sy, r.axes[1].values[j])));
     const double cy = (p.top + p.bottom()) / 2;
     for (const auto& [x, size, fill, text] : {std::tuple{18.0, 13, "#222222", axis_title(r.axes[1], sy)},
-                                              std::tuple{33.0, 11, "#555555", axis_note(r.axes[1])}})
+                                              std::tuple{33.0, 11, "#555555", axis_note(r.axes[1], lang)}})
       s += fmt::format(R"~(<text x="{0:.1f}" y="{1:.1f}" text-anchor="middle" font-size="{2}" fill="{3}" transform="rotate(-90 {0:.1f} {1:.1f})">{4}</text>)~",
                        x, cy, size, fill, esc(text));
   }
   return s + "</g>";
 }
 
-std::string legend_svg(const SweepResult& r, double x, double y) {
-  std::string s = fmt::format(R"(<g class="legend" font-size="12" fill="#222222"><text x="{:.1f}" y="{:.1f}" font-weight="bold">violation rate</text>)", x, y);
+std::string legend_svg(const SweepResult& r, double x, double y, Lang lang) {
+  std::string s = fmt::format(R"(<g class="legend" font-size="12" fill="#222222"><text x="{:.1f}" y="{:.1f}" font-weight="bold">{}</text>)", x, y,
+                              esc(say(lang, W::SweepSvgLegend)));
   y += 10;
-  s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="18" height="14" fill="{}"/><text x="{:.1f}" y="{:.1f}">0%: safe (no run violated)</text>)",
-                   x, y, colour(SweepCell{}), x + 26, y + 11);
+  s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="18" height="14" fill="{}"/><text x="{:.1f}" y="{:.1f}">{}</text>)",
+                   x, y, colour(SweepCell{}), x + 26, y + 11, esc(say(lang, W::SweepSvgSafe)));
   y += 24;
   // The unsafe scale, from a few runs (bottom) to all (top).
   constexpr int kSteps = 20;
@@ -340,15 +340,15 @@ std::string legend_svg(const SweepResult& r, double x, double y) {
     s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="18" height="{:.1f}" fill="{}"/>)", x, y + i * kBar / kSteps,
                      kBar / kSteps + 0.5, colour(c));
   }
-  s += fmt::format(R"(<text x="{0:.1f}" y="{1:.1f}">100% of runs</text><text x="{0:.1f}" y="{2:.1f}">50%</text><text x="{0:.1f}" y="{3:.1f}">a few runs</text>)",
-                   x + 26, y + 10, y + kBar / 2 + 4, y + kBar);
+  s += fmt::format(R"(<text x="{0:.1f}" y="{1:.1f}">{4}</text><text x="{0:.1f}" y="{2:.1f}">50%</text><text x="{0:.1f}" y="{3:.1f}">{5}</text>)",
+                   x + 26, y + 10, y + kBar / 2 + 4, y + kBar, esc(say(lang, W::SweepSvgAll)), esc(say(lang, W::SweepSvgFew)));
   y += kBar + 22;
-  s += fmt::format(R"(<path d="M{:.1f} {:.1f}h18" stroke="#111111" stroke-width="3"/><text x="{:.1f}" y="{:.1f}">safe/unsafe boundary</text>)",
-                   x, y, x + 26, y + 4);
-  const std::string kinds = kinds_legend(r);
+  s += fmt::format(R"(<path d="M{:.1f} {:.1f}h18" stroke="#111111" stroke-width="3"/><text x="{:.1f}" y="{:.1f}">{}</text>)",
+                   x, y, x + 26, y + 4, esc(say(lang, W::SweepSvgBoundary)));
+  const std::string kinds = kinds_legend(r, lang);
   if (!kinds.empty()) {
     y += 26;
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">kinds seen:</text>)", x, y);
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", x, y, esc(say(lang, W::SweepSvgKindsSeen)));
     for (ViolationKind k : r.found()) {
       y += 16;
       s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", x + 8, y, violation_name(k));
@@ -359,7 +359,7 @@ std::string legend_svg(const SweepResult& r, double x, double y) {
 
 }  // namespace
 
-std::string sweep_svg(const SweepResult& r, const std::string& title) {
+std::string sweep_svg(const SweepResult& r, const std::string& title, Lang lang) {
   Plot p;
   p.nx = r.rows();
   p.ny = r.columns();
@@ -372,15 +372,18 @@ std::string sweep_svg(const SweepResult& r, const std::string& title) {
   }
   p.left = r.axes.size() > 1 ? 48 + widest + 12 : 24;
   const double legend_x = p.right() + 28;
-  const double width = std::max(legend_x + 215, p.left + markup::text_width(axis_note(r.axes[0]), 11) + 24);
+  const double width = std::max(legend_x + 215, p.left + markup::text_width(axis_note(r.axes[0], lang), 11) + 24);
   const double height = std::max(p.bottom() + 72, p.top + 280);
-  const std::string sub = fmt::format("{} — violation rate over {} per point (seeds 1..{}), {} in all", r.path,
-                                      counted(r.seeds, "seed"), r.seeds, counted(r.cells.size() * r.seeds, "run"));
+  const std::string sub = say(lang, W::SweepSvgSub,
+                              {{"path", r.path},
+                               {"seeds", say_count(lang, r.seeds, W::SweepSeedOne, W::SweepSeedMany)},
+                               {"n", std::to_string(r.seeds)},
+                               {"runs", say_count(lang, r.cells.size() * r.seeds, W::ShrinkRunOne, W::ShrinkRunMany)}});
   std::string s = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" class="locksim-sweep" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="sans-serif" font-size="12">)",
                               width, height);
   s += fmt::format(R"(<rect width="100%" height="100%" fill="#ffffff"/><text x="{0:.1f}" y="24" font-size="16" font-weight="bold">{1}</text><text x="{0:.1f}" y="44" font-size="12" fill="#555555">{2}</text>)",
                    p.left, esc(title), esc(sub));
-  s += cells_svg(r, p) + boundary_svg(r, p) + axes_svg(r, p) + legend_svg(r, legend_x, p.top + 12);
+  s += cells_svg(r, p, lang) + boundary_svg(r, p) + axes_svg(r, p, lang) + legend_svg(r, legend_x, p.top + 12, lang);
   return s + "</svg>\n";
 }
 

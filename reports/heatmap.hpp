@@ -17,7 +17,7 @@ std::string sweep_text(const SweepResult& r, const std::string& title, Lang lang
 std::string sweep_csv(const SweepResult& r);
 std::string sweep_json(const SweepResult& r, bool allowed);
 // The first axis runs along x, the second up y; a point is safe when no run violated anything.
-std::string sweep_svg(const SweepResult& r, const std::string& title);
+std::string sweep_svg(const SweepResult& r, const std::string& title, Lang lang = Lang::En);
 
 // Where safe and unsafe meet along the first axis, per value of the second:
 // pairs of neighbouring row indices whose safety differs.

@@ -471,6 +471,40 @@ TEST_CASE("locksim sweep --lang zh: the grid, its numbers and where safe and uns
   }
 }
 
+TEST_CASE("locksim sweep --svg --lang zh: the picture's subtitle, axes, tooltips and legend in Chinese, no English sentence left") {
+  const std::string file = "scenarios/kleppmann/gc-pause.toml";
+  const RunResult r = run_scenario(catalogue(file));
+  const ScratchDir dir("locksim-lang-sweep-svg");
+  const std::string sweep = "sweep " + file + " --set 'fault[1].duration=1s..40s:3' --set lock.ttl=5s,20s --svg ";
+  REQUIRE(locksim_in_source(sweep + (dir.path() / "zh.svg").string() + " --lang zh").status <= 1);
+  REQUIRE(locksim_in_source(sweep + (dir.path() / "en.svg").string()).status <= 1);
+  const std::string zh = read_text((dir.path() / "zh.svg").string()), en = read_text((dir.path() / "en.svg").string());
+  INFO(zh);
+  CHECK(zh.find("违规比例") != std::string::npos);
+  CHECK(zh.find("文件中：fault[1]，1s 时：client1 停顿 40s") != std::string::npos);
+  // Kept as they are: the file's path and title (the user's words), the
+  // parameters swept and the kinds' names in the tooltips and the legend.
+  std::set<std::string> ids{"fault", "duration", "lock", "ttl", "locksim", "sweep"};
+  static const std::regex part("[a-z]+");
+  for (ViolationKind k : kAllViolationKinds) {
+    const std::string name(violation_name(k));
+    for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
+  }
+  auto words_of = [&](const std::string& svg) {
+    std::string text = diagram_words(svg), without;
+    std::size_t from = 0;  // the file's path taken out (by hand, as search_english does)
+    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
+      without.append(text, from, at - from);
+      from = at + file.size();
+    }
+    return english_words(without + text.substr(from), r, 1, ids);  // line 1: the file's title
+  };
+  for (const std::string& left : words_of(zh)) CHECK_MESSAGE(false, left);
+  CHECK(words_of(en).size() > 20);
+  CHECK(en.find(">violation rate<") != std::string::npos);
+  CHECK(en.find(": 0 of 1 runs violated") != std::string::npos);
+}
+
 TEST_CASE("locksim shrink --lang zh: what it found and what it could not shrink, in Chinese, and --lang fr refused") {
   const ScratchDir dir("locksim-lang-shrink");
   const std::string shrink = "shrink scenarios/kleppmann/gc-pause-fenced.toml --seed 7505579150628244444 --out " + dir.path().string();
