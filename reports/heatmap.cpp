@@ -345,8 +345,7 @@ std::string legend_svg(const SweepResult& r, double x, double y, Lang lang) {
   y += kBar + 22;
   s += fmt::format(R"(<path d="M{:.1f} {:.1f}h18" stroke="#111111" stroke-width="3"/><text x="{:.1f}" y="{:.1f}">{}</text>)",
                    x, y, x + 26, y + 4, esc(say(lang, W::SweepSvgBoundary)));
-  const std::string kinds = kinds_legend(r, lang);
-  if (!kinds.empty()) {
+  if (!r.found().empty()) {
     y += 26;
     s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", x, y, esc(say(lang, W::SweepSvgKindsSeen)));
     for (ViolationKind k : r.found()) {
