@@ -502,6 +502,8 @@ TEST_CASE("locksim sweep --svg --lang zh: the picture's subtitle, axes, tooltips
   for (const std::string& left : words_of(zh)) CHECK_MESSAGE(false, left);
   CHECK(words_of(en).size() > 20);
   CHECK(en.find(">violation rate<") != std::string::npos);
+  CHECK(en.find(">kinds seen:</text><text x=") != std::string::npos);  // and each kind found, by name
+  CHECK(zh.find(">出现的违规：</text>") != std::string::npos);
   CHECK(en.find(": 0 of 1 runs violated") != std::string::npos);
 }
 
