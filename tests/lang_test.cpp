@@ -111,6 +111,25 @@ std::string diagram_words(const std::string& svg) {
   return out;
 }
 
+// `text` with each `path` in it replaced by a space (by hand: GCC 12 warns,
+// wrongly, of replace() here).
+std::string without_path(const std::string& text, const std::string& path) {
+  std::string without;
+  std::size_t from = 0;
+  for (auto at = text.find(path); at != std::string::npos; at = text.find(path, from)) {
+    without.append(text, from, at - from);
+    without += ' ';
+    from = at + path.size();
+  }
+  return without + text.substr(from);
+}
+
+// The lower-case words of an identifier ("stale-write": stale, write), added to `ids`.
+void add_words(std::set<std::string>& ids, const std::string& name) {
+  static const std::regex part("[a-z]+");
+  for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
+}
+
 // The English words left in a search's Chinese summary (explore, its
 // --exhaustive mode). Kept as they are: the replay commands (to the end of
 // their line), the file's path, and identifiers: the algorithm's, the fault
@@ -119,23 +138,12 @@ std::vector<std::string> search_english(std::string text, const RunResult& r, co
   // The exit line's "locksim explore:" names the program and the command.
   static const std::regex command("locksim explore( [^\n]*|:)");
   text = std::regex_replace(text, command, " ");
-  std::string without;  // the file's path taken out (by hand: GCC 12 warns, wrongly, of replace() here)
-  std::size_t from = 0;
-  for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
-    without.append(text, from, at - from);
-    without += ' ';
-    from = at + file.size();
-  }
-  text = without + text.substr(from);
+  text = without_path(text, file);
   static const std::regex doc("docs/[a-z.-]+\\.md");  // a document's path
   text = std::regex_replace(text, doc, " ");
   std::set<std::string> ids{"redis", "single", "expect"};  // the algorithm; the file's [expect] table
-  static const std::regex part("[a-z]+");
-  auto add = [&](const std::string& name) {
-    for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
-  };
-  for (const FaultKindInfo* k : fault_kinds()) add(std::string(k->name));
-  for (std::size_t e = 0; e <= static_cast<std::size_t>(kLastEvent); ++e) add(std::string(event_name(static_cast<Ev>(e))));
+  for (const FaultKindInfo* k : fault_kinds()) add_words(ids, std::string(k->name));
+  for (std::size_t e = 0; e <= static_cast<std::size_t>(kLastEvent); ++e) add_words(ids, std::string(event_name(static_cast<Ev>(e))));
   return english_words(text, r, 0, ids);
 }
 
@@ -386,20 +394,8 @@ TEST_CASE("locksim explore --matrix --lang zh: the head, the column and the foot
   // Kept as they are: the file's path, and the variants and the kinds'
   // names heading rows and columns, as --matrix and [expect] take them.
   std::set<std::string> ids{"redis", "single", "redlock", "explore"};  // and the command, `explore`
-  static const std::regex part("[a-z]+");
-  for (ViolationKind k : kAllViolationKinds) {
-    const std::string name(violation_name(k));
-    for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
-  }
-  auto words_of = [&](const std::string& text) {
-    std::string without;  // the file's path taken out (by hand, as search_english does)
-    std::size_t from = 0;
-    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
-      without.append(text, from, at - from);
-      from = at + file.size();
-    }
-    return english_words(without + text.substr(from), r, 0, ids);
-  };
+  for (ViolationKind k : kAllViolationKinds) add_words(ids, std::string(violation_name(k)));
+  auto words_of = [&](const std::string& text) { return english_words(without_path(text, file), r, 0, ids); };
   for (const std::string& left : words_of(zh.output)) CHECK_MESSAGE(false, left);
   const auto en = locksim_in_source(args);
   INFO(en.output);
@@ -421,15 +417,7 @@ TEST_CASE("locksim explore --boundary --lang zh: the range, each flip and what e
   const RunResult r = run_scenario(catalogue(file));
   // Kept as they are: the file's path, the parameter moved and the fault kind, as --boundary and [[fault]] name them.
   const std::set<std::string> ids{"fault", "duration", "lock", "pause"};
-  auto words_of = [&](const std::string& text) {
-    std::string without;  // the file's path taken out (by hand, as search_english does)
-    std::size_t from = 0;
-    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
-      without.append(text, from, at - from);
-      from = at + file.size();
-    }
-    return english_words(without + text.substr(from), r, 0, ids);
-  };
+  auto words_of = [&](const std::string& text) { return english_words(without_path(text, file), r, 0, ids); };
   for (const std::string parameter : {"fault[1].duration", "lock.ttl"}) {
     CAPTURE(parameter);
     const std::string args = "explore " + file + " --boundary " + parameter;
@@ -485,19 +473,9 @@ TEST_CASE("locksim sweep --svg --lang zh: the picture's subtitle, axes, tooltips
   // Kept as they are: the file's path and title (the user's words), the
   // parameters swept and the kinds' names in the tooltips and the legend.
   std::set<std::string> ids{"fault", "duration", "lock", "ttl", "locksim", "sweep"};
-  static const std::regex part("[a-z]+");
-  for (ViolationKind k : kAllViolationKinds) {
-    const std::string name(violation_name(k));
-    for (auto it = std::sregex_iterator(name.begin(), name.end(), part); it != std::sregex_iterator(); ++it) ids.insert(it->str());
-  }
+  for (ViolationKind k : kAllViolationKinds) add_words(ids, std::string(violation_name(k)));
   auto words_of = [&](const std::string& svg) {
-    std::string text = diagram_words(svg), without;
-    std::size_t from = 0;  // the file's path taken out (by hand, as search_english does)
-    for (auto at = text.find(file); at != std::string::npos; at = text.find(file, from)) {
-      without.append(text, from, at - from);
-      from = at + file.size();
-    }
-    return english_words(without + text.substr(from), r, 1, ids);  // line 1: the file's title
+    return english_words(without_path(diagram_words(svg), file), r, 1, ids);  // line 1: the file's title
   };
   for (const std::string& left : words_of(zh)) CHECK_MESSAGE(false, left);
   CHECK(words_of(en).size() > 20);
