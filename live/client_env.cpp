@@ -269,7 +269,9 @@ void LiveClientEnv::arm_timeout(const std::shared_ptr<Pending>& p, Duration time
     if (ec || !*alive || epoch != epoch_) return;
     deliver([this, p, conn] {
       if (p->done) return;
-      // A late reply would be taken for the next request's: close, and the next call reconnects.
+      // Replies are matched to requests by their order on the connection, and this one's may
+      // never come (the run's proxy dropped the request): the next request's reply would be
+      // taken for it. Close, and the next call reconnects.
       if (auto c = conn.lock(); c && !c->closed) close(*c);
       finish_call(p, std::nullopt);
     });
