@@ -87,7 +87,7 @@ RunResult live(const std::string& text, std::int64_t scale, bool details = false
   return run_live(parse_scenario(text, "live-faults.toml"), o);
 }
 
-TEST_CASE("a live client whose clock-drift fault slows its clocks 10% writes after its keys expired, as simulated; 0.5% does not") {
+TEST_CASE("a live client whose clock-drift fault slows its clocks 10% writes after its keys expired, as simulated, and 0.5% does not") {
   const std::string fast = slow_client("-100000"), slight = slow_client("-5000");
   const RunResult simulated = run_scenario(parse_scenario(fast, "live-faults.toml"));
   REQUIRE(simulated.verdict.count(ViolationKind::Overlap) == 1);
