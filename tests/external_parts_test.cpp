@@ -361,9 +361,16 @@ TEST_CASE("an adapter's process: lines out, lines in, and a stopped one is kille
   asio::io_context io;
   std::vector<std::string> lines;
   bool ended = false;
-  // Echoes one line, then appends to `ticks` every 10 ms until killed.
-  const std::string script = "read line; echo \"got $line\"; while :; do echo x >> " + ticks.string() + "; sleep 0.01; done";
-  AdapterProcess p(io, Command{"/bin/sh", {"-c", script}}, {}, dir.path() / "stderr",
+  // Echoes one line, then appends to `ticks` every 10 ms until killed, in
+  // one process: a shell's loop runs `sleep` through vfork, and a SIGSTOP
+  // that lands between the vfork and the exec stops the child before it
+  // runs and leaves the shell waiting for it uninterruptibly ('D', not 'T'):
+  // the group is stopped, but its leader never says so (6 of 200 tries on a
+  // loaded 2-core machine).
+  const std::string script =
+      "$| = 1; my $line = <STDIN>; chomp $line; print \"got $line\\n\"; "
+      "while (1) { open(my $f, '>>', $ARGV[0]) or die; print $f \"x\\n\"; close $f; select(undef, undef, undef, 0.01) }";
+  AdapterProcess p(io, Command{"/usr/bin/perl", {"-e", script, ticks.string()}}, {}, dir.path() / "stderr",
                    {[&](std::string l) { lines.push_back(std::move(l)); }, [&] { ended = true; }});
   p.send("hello\n");
   const Deadline deadline(Duration::s(10));
