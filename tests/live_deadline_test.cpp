@@ -1,8 +1,6 @@
 // A real-time deadline (live/common.hpp) says what is left of it, never less
 // than nothing: a wait given an already spent deadline must return at once,
 // and poll(2) takes a negative timeout for "wait forever".
-#include <utility>  // before Asio (Boost 1.74)
-
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>

@@ -2,11 +2,8 @@
 // Supervisor::launch): a server that listens anywhere else, here another
 // loopback address so that the test itself stays on the loopback interface,
 // is refused before anything talks to it.
-#include <utility>  // before Asio (Boost 1.74)
-
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <string>
 
 #include "live/servers.hpp"
